@@ -1,0 +1,409 @@
+//! What the sections of an edition file hold: their kinds and record types.
+//!
+//! Everything is little-endian and unaligned (zerocopy's byte-order types),
+//! so a record view over a section is a length check, whatever the address
+//! of the buffer. Concepts are numbered by *ordinal*: their index in
+//! [`SectionKind::ConceptIds`], which is sorted by SCTID. Descriptions have
+//! ordinals too, their index in [`SectionKind::Descriptions`].
+//!
+//! Indexed lists use one layout throughout ("CSR"): an `*Index` section of
+//! `n + 1` `U32` offsets and a section of items, where the items of entry `i`
+//! are `items[index[i]..index[i + 1]]`.
+
+use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::FormatError;
+
+macro_rules! section_kinds {
+    ($($(#[$doc:meta])* $name:ident = $code:literal,)*) => {
+        /// The kinds of section. Codes are stable across format versions;
+        /// readers ignore codes they do not know.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u32)]
+        pub enum SectionKind {
+            $($(#[$doc])* $name = $code,)*
+        }
+
+        impl SectionKind {
+            pub const ALL: &'static [SectionKind] = &[$(SectionKind::$name,)*];
+
+            pub fn from_code(code: u32) -> Option<SectionKind> {
+                match code {
+                    $($code => Some(SectionKind::$name),)*
+                    _ => None,
+                }
+            }
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(SectionKind::$name => stringify!($name),)*
+                }
+            }
+        }
+    };
+}
+
+section_kinds! {
+    /// `[U64]`: every concept's SCTID, ascending. A concept's ordinal is its
+    /// index here.
+    ConceptIds = 10,
+    /// `[ConceptRecord]`, by ordinal.
+    Concepts = 11,
+    /// `[U32; n + 1]`: offsets into `PreferredTermHeap` of each concept's
+    /// preferred term in the edition's default language refset (empty when
+    /// it has none). Kept apart from the term heap so that the common
+    /// "code → display" call touches few pages.
+    PreferredTermIndex = 12,
+    /// UTF-8 preferred terms, by concept ordinal.
+    PreferredTermHeap = 13,
+    /// CSR of active inferred is-a parents (concept ordinals, ascending).
+    ParentsIndex = 14,
+    Parents = 15,
+    /// CSR of active inferred is-a children.
+    ChildrenIndex = 16,
+    Children = 17,
+    /// CSR of each concept's proper ancestors (transitive closure of
+    /// parents), ascending: subsumption is a binary search.
+    AncestorsIndex = 18,
+    Ancestors = 19,
+    /// CSR of each concept's proper descendants, ascending.
+    DescendantsIndex = 20,
+    Descendants = 21,
+
+    /// `[DescriptionRecord]`: descriptions and text definitions, sorted by
+    /// (concept ordinal, description SCTID).
+    Descriptions = 30,
+    /// `[U32; n + 1]`: a concept's descriptions are
+    /// `Descriptions[index[c]..index[c + 1]]`.
+    ConceptDescriptionsIndex = 31,
+    /// `[DescriptionIdEntry]` sorted by SCTID.
+    DescriptionIds = 32,
+    /// UTF-8 terms, referenced by `DescriptionRecord::term_offset`.
+    TermHeap = 33,
+    /// CSR by description ordinal of `[AcceptabilityRecord]`: the active
+    /// language refset rows of each description.
+    AcceptabilityIndex = 34,
+    Acceptability = 35,
+
+    /// CSR by source concept ordinal of `[RelationshipRecord]`: active
+    /// inferred (and additional) attribute relationships other than is-a,
+    /// sorted by (group, type, target).
+    AttributesIndex = 40,
+    Attributes = 41,
+    /// CSR by destination concept ordinal of `[RelationshipRecord]` whose
+    /// `target` is the *source*: the same relationships read backwards.
+    InboundIndex = 42,
+    Inbound = 43,
+    /// CSR by source concept ordinal of `[ConcreteRecord]`.
+    ConcreteIndex = 44,
+    Concrete = 45,
+    /// UTF-8 concrete values exactly as in RF2 (`#12.5`, `"text"`).
+    ConcreteHeap = 46,
+    /// CSR by source concept ordinal of `[RelationshipRecord]`: active stated
+    /// relationships, is-a included. Present only if the release had them.
+    StatedIndex = 47,
+    Stated = 48,
+
+    /// `[RefsetRecord]` sorted by refset concept ordinal.
+    Refsets = 50,
+    /// `[MemberRecord]`: active members of every refset except language
+    /// refsets, sorted by (refset ordinal, referenced component, fields).
+    Members = 51,
+    /// UTF-8: each member's columns after `referencedComponentId`, joined by
+    /// tabs exactly as in RF2.
+    MemberFieldHeap = 52,
+    /// `[ComponentMemberEntry]` sorted by (component SCTID, member index):
+    /// the refsets a component belongs to.
+    ComponentMembers = 53,
+    /// UTF-8: per refset, its RF2 field pattern and column names, e.g.
+    /// `c\tid\teffectiveTime\t...\ttargetComponentId`.
+    RefsetSchemaHeap = 54,
+
+    /// `[U64]`: the concepts that one-byte codes in records stand for
+    /// (description types, case significance, acceptability, characteristic
+    /// types); code `0xFF` means "none".
+    Codes = 60,
+    /// UTF-8 language codes, one per line; a record's language byte indexes
+    /// this list.
+    Languages = 61,
+
+    /// An `fst::Map` from folded words to their index (see txmap-text).
+    WordFst = 70,
+    /// `[U32; words + 1]` offsets into `WordPostings`.
+    WordPostingsIndex = 71,
+    /// `[U32]` description ordinals, ascending per word.
+    WordPostings = 72,
+}
+
+impl SectionKind {
+    /// A kind's name, or its code when this reader does not know it.
+    pub fn describe(code: u32) -> String {
+        match SectionKind::from_code(code) {
+            Some(k) => k.name().to_owned(),
+            None => format!("#{code}"),
+        }
+    }
+}
+
+/// Code meaning "no value" in one-byte code fields.
+pub const NO_CODE: u8 = 0xFF;
+
+/// Flag bits of [`ConceptRecord::flags`].
+pub mod concept_flags {
+    pub const ACTIVE: u8 = 1;
+    /// Definition status is 900000000000073002 |Defined| (sufficiently
+    /// defined); otherwise primitive.
+    pub const DEFINED: u8 = 2;
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct ConceptRecord {
+    /// RF2 effectiveTime as the integer YYYYMMDD.
+    pub effective_time: U32,
+    /// Ordinal of the module concept.
+    pub module: U32,
+    pub flags: u8,
+    pub reserved: [u8; 3],
+}
+
+/// Flag bits of [`DescriptionRecord::flags`].
+pub mod description_flags {
+    pub const ACTIVE: u8 = 1;
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct DescriptionRecord {
+    pub id: U64,
+    /// Ordinal of the described concept.
+    pub concept: U32,
+    /// Ordinal of the module concept.
+    pub module: U32,
+    pub effective_time: U32,
+    /// Where the term starts in `TermHeap`.
+    pub term_offset: U32,
+    pub term_len: U16,
+    /// Code of the description type (FSN, synonym, definition).
+    pub type_code: u8,
+    /// Code of the case significance.
+    pub case_code: u8,
+    /// Index into `Languages`.
+    pub language: u8,
+    pub flags: u8,
+    pub reserved: [u8; 2],
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct DescriptionIdEntry {
+    pub id: U64,
+    pub ordinal: U32,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct AcceptabilityRecord {
+    /// Ordinal of the language refset concept.
+    pub refset: U32,
+    /// Code of the acceptability (preferred, acceptable).
+    pub acceptability_code: u8,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct RelationshipRecord {
+    /// Ordinal of the attribute (relationship type) concept.
+    pub type_ord: U32,
+    /// Ordinal of the other end: the destination in `Attributes` and
+    /// `Stated`, the source in `Inbound`.
+    pub target: U32,
+    pub group: U16,
+    /// Code of the characteristic type (inferred, additional, stated).
+    pub characteristic_code: u8,
+    pub reserved: u8,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct ConcreteRecord {
+    pub type_ord: U32,
+    pub group: U16,
+    pub characteristic_code: u8,
+    pub reserved: u8,
+    pub value_offset: U32,
+    pub value_len: U32,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct RefsetRecord {
+    /// Ordinal of the refset concept.
+    pub refset: U32,
+    /// Index of its first member in `Members`.
+    pub first_member: U32,
+    pub member_count: U32,
+    /// Where its schema line lies in `RefsetSchemaHeap`.
+    pub schema_offset: U32,
+    pub schema_len: U32,
+    /// A [`RefsetKind`] code.
+    pub kind: u8,
+    pub reserved: [u8; 3],
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct MemberRecord {
+    pub refset: U32,
+    /// SCTID of the referenced component (concept, description or
+    /// relationship).
+    pub component: U64,
+    pub fields_offset: U32,
+    pub fields_len: U32,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct ComponentMemberEntry {
+    pub component: U64,
+    /// Index into `Members`.
+    pub member: U32,
+}
+
+/// What a refset is, as far as txmap treats refsets differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum RefsetKind {
+    Simple = 0,
+    Association = 1,
+    AttributeValue = 2,
+    SimpleMap = 3,
+    ComplexMap = 4,
+    ExtendedMap = 5,
+    MrcmDomain = 6,
+    MrcmAttributeDomain = 7,
+    MrcmAttributeRange = 8,
+    MrcmModuleScope = 9,
+    ModuleDependency = 10,
+    OwlExpression = 11,
+    DescriptionType = 12,
+    RefsetDescriptor = 13,
+    Other = 255,
+}
+
+impl RefsetKind {
+    pub fn from_code(code: u8) -> RefsetKind {
+        use RefsetKind::*;
+        match code {
+            0 => Simple,
+            1 => Association,
+            2 => AttributeValue,
+            3 => SimpleMap,
+            4 => ComplexMap,
+            5 => ExtendedMap,
+            6 => MrcmDomain,
+            7 => MrcmAttributeDomain,
+            8 => MrcmAttributeRange,
+            9 => MrcmModuleScope,
+            10 => ModuleDependency,
+            11 => OwlExpression,
+            12 => DescriptionType,
+            13 => RefsetDescriptor,
+            _ => Other,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        use RefsetKind::*;
+        match self {
+            Simple => "simple",
+            Association => "association",
+            AttributeValue => "attribute-value",
+            SimpleMap => "simple-map",
+            ComplexMap => "complex-map",
+            ExtendedMap => "extended-map",
+            MrcmDomain => "mrcm-domain",
+            MrcmAttributeDomain => "mrcm-attribute-domain",
+            MrcmAttributeRange => "mrcm-attribute-range",
+            MrcmModuleScope => "mrcm-module-scope",
+            ModuleDependency => "module-dependency",
+            OwlExpression => "owl-expression",
+            DescriptionType => "description-type",
+            RefsetDescriptor => "refset-descriptor",
+            Other => "other",
+        }
+    }
+}
+
+/// A typed view of a section as a slice of records: a length check, O(1).
+pub fn records<T>(kind: SectionKind, bytes: &[u8]) -> Result<&[T], FormatError>
+where
+    T: FromBytes + KnownLayout + Immutable + Unaligned,
+{
+    <[T]>::ref_from_bytes(bytes).map_err(|_| FormatError::RecordSize {
+        kind,
+        len: bytes.len() as u64,
+        record: size_of::<T>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_sizes_are_part_of_the_format() {
+        // Changing any of these is a major format change.
+        assert_eq!(size_of::<ConceptRecord>(), 12);
+        assert_eq!(size_of::<DescriptionRecord>(), 32);
+        assert_eq!(size_of::<DescriptionIdEntry>(), 12);
+        assert_eq!(size_of::<AcceptabilityRecord>(), 5);
+        assert_eq!(size_of::<RelationshipRecord>(), 12);
+        assert_eq!(size_of::<ConcreteRecord>(), 16);
+        assert_eq!(size_of::<RefsetRecord>(), 24);
+        assert_eq!(size_of::<MemberRecord>(), 20);
+        assert_eq!(size_of::<ComponentMemberEntry>(), 12);
+    }
+
+    #[test]
+    fn kind_codes_round_trip() {
+        for &k in SectionKind::ALL {
+            assert_eq!(SectionKind::from_code(k as u32), Some(k));
+        }
+        assert_eq!(SectionKind::from_code(9999), None);
+        for code in 0..=255u8 {
+            let k = RefsetKind::from_code(code);
+            assert!(k == RefsetKind::Other || k as u8 == code);
+        }
+    }
+
+    #[test]
+    fn records_checks_length_only() {
+        let bytes = [0u8; 25];
+        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[..24]).is_ok());
+        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[1..25]).is_ok());
+        assert!(matches!(
+            records::<ConceptRecord>(SectionKind::Concepts, &bytes[..23]),
+            Err(FormatError::RecordSize { .. })
+        ));
+    }
+}
