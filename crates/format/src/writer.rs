@@ -128,10 +128,9 @@ impl FileWriter {
             .persist(&self.path)
             .map_err(|e| FormatError::Io(e.error))?;
         // The rename is durable only once the directory entry is synced.
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(Ok(d)) = dir.map(File::open) {
+            let _ = d.sync_all();
         }
         Ok(self.path)
     }
