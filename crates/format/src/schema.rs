@@ -105,10 +105,12 @@ section_kinds! {
     StatedIndex = 47,
     Stated = 48,
 
-    /// `[RefsetRecord]` sorted by refset concept ordinal.
+    /// `[RefsetRecord]` sorted by refset SCTID.
     Refsets = 50,
     /// `[MemberRecord]`: active members of every refset except language
-    /// refsets, sorted by (refset ordinal, referenced component, fields).
+    /// refsets, grouped by refset in `Refsets` order, each group sorted by
+    /// referenced component. A member's refset is the `Refsets` entry whose
+    /// range holds it.
     Members = 51,
     /// UTF-8: each member's columns after `referencedComponentId`, joined by
     /// tabs exactly as in RF2.
@@ -122,7 +124,7 @@ section_kinds! {
 
     /// `[U64]`: the concepts that one-byte codes in records stand for
     /// (description types, case significance, acceptability, characteristic
-    /// types); code `0xFF` means "none".
+    /// types, language refsets); code `0xFF` means "none".
     Codes = 60,
     /// UTF-8 language codes, one per line; a record's language byte indexes
     /// this list.
@@ -213,8 +215,9 @@ pub struct DescriptionIdEntry {
 )]
 #[repr(C)]
 pub struct AcceptabilityRecord {
-    /// Ordinal of the language refset concept.
-    pub refset: U32,
+    /// Code of the language refset: language refsets are few, and their
+    /// concepts need not be in the release.
+    pub refset_code: u8,
     /// Code of the acceptability (preferred, acceptable).
     pub acceptability_code: u8,
 }
@@ -253,8 +256,9 @@ pub struct ConcreteRecord {
 )]
 #[repr(C)]
 pub struct RefsetRecord {
-    /// Ordinal of the refset concept.
-    pub refset: U32,
+    /// SCTID of the refset concept, which need not be in the release (a
+    /// subset release may ship members of refsets whose concepts it lacks).
+    pub refset: U64,
     /// Index of its first member in `Members`.
     pub first_member: U32,
     pub member_count: U32,
@@ -263,7 +267,7 @@ pub struct RefsetRecord {
     pub schema_len: U32,
     /// A [`RefsetKind`] code.
     pub kind: u8,
-    pub reserved: [u8; 3],
+    pub reserved: [u8; 7],
 }
 
 #[derive(
@@ -271,7 +275,6 @@ pub struct RefsetRecord {
 )]
 #[repr(C)]
 pub struct MemberRecord {
-    pub refset: U32,
     /// SCTID of the referenced component (concept, description or
     /// relationship).
     pub component: U64,
@@ -376,11 +379,11 @@ mod tests {
         assert_eq!(size_of::<ConceptRecord>(), 12);
         assert_eq!(size_of::<DescriptionRecord>(), 32);
         assert_eq!(size_of::<DescriptionIdEntry>(), 12);
-        assert_eq!(size_of::<AcceptabilityRecord>(), 5);
+        assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<RelationshipRecord>(), 12);
         assert_eq!(size_of::<ConcreteRecord>(), 16);
-        assert_eq!(size_of::<RefsetRecord>(), 24);
-        assert_eq!(size_of::<MemberRecord>(), 20);
+        assert_eq!(size_of::<RefsetRecord>(), 32);
+        assert_eq!(size_of::<MemberRecord>(), 16);
         assert_eq!(size_of::<ComponentMemberEntry>(), 12);
     }
 

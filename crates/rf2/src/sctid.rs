@@ -195,7 +195,10 @@ pub fn make(item: u64, namespace: Option<u32>, kind: ComponentKind) -> u64 {
         }
     };
     let id = payload * 10 + u64::from(check_digit(payload));
-    assert!(id < 1_000_000_000_000_000_000, "SCTID {id} longer than 18 digits");
+    assert!(
+        id < 1_000_000_000_000_000_000,
+        "SCTID {id} longer than 18 digits"
+    );
     // Short items are padded by the partition itself; an id below six digits
     // would be rejected by `validate`, so generators start items at 100.
     id
@@ -287,6 +290,9 @@ mod tests {
             }
         }
         // The test edition's module id is item 3 in namespace 1000003.
-        assert_eq!(make(3, Some(1_000_003), ComponentKind::Concept), 31000003106);
+        assert_eq!(
+            make(3, Some(1_000_003), ComponentKind::Concept),
+            31000003106
+        );
     }
 }

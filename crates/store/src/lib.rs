@@ -1,1 +1,67 @@
-//! TODO
+//! The read-only view of a txmap edition file: [`Edition`].
+//!
+//! An [`Edition`] answers what a terminology server asks of one SNOMED CT
+//! edition — concepts, descriptions and preferred terms, the is-a hierarchy
+//! and its closure, attribute relationships, refset membership, historical
+//! associations and word search — straight from the file's bytes. It is
+//! generic over the bytes' owner (`B: AsRef<[u8]>`): the CLI and server hand
+//! it a memory map, tests a `Vec<u8>`, and the same code serves both.
+//!
+//! Opening costs a few milliseconds whatever the file's size: the container
+//! checks its header and section table, and the store checks record sizes,
+//! index lengths and parses only the small tables (codes, languages,
+//! refsets). The big sections are *not* read on open — they are checksummed
+//! by [`Edition::verify`], which reads the whole file — so every accessor
+//! treats their contents as untrusted: ordinals, offsets and UTF-8 are
+//! checked on each use, and damage is reported as [`StoreError::Corrupt`],
+//! never a panic or an out-of-bounds read.
+//!
+//! The crate forbids `unsafe`: it needs none, since all record access goes
+//! through zerocopy's checked views of unaligned little-endian types.
+//! Mapping files (the one unsafe operation in the read path) is done by the
+//! binaries that own the file's lifetime, not here.
+
+#![forbid(unsafe_code)]
+
+mod edition;
+mod error;
+mod search;
+mod types;
+
+pub use edition::Edition;
+pub use error::StoreError;
+pub use search::{SEARCH_MAX_CANDIDATES, SearchOptions};
+pub use txmap_format::schema::RefsetKind;
+pub use txmap_format::{Metadata, SectionKind};
+pub use txmap_text::{MatchMode, MatchTier, RankKey};
+pub use types::{
+    Association, Concept, ConcreteValue, Description, Identity, Member, Ordinals, RefsetInfo,
+    Relationship, SearchHit, SectionInfo, Status,
+};
+
+/// Well-known SCTIDs the store interprets.
+pub mod sctid {
+    /// |Fully specified name|.
+    pub const FSN: u64 = 900000000000003001;
+    /// |Synonym|.
+    pub const SYNONYM: u64 = 900000000000013009;
+    /// |Definition| (text definitions).
+    pub const DEFINITION: u64 = 900000000000550004;
+    /// |Preferred| acceptability.
+    pub const PREFERRED: u64 = 900000000000548007;
+    /// |Acceptable| acceptability.
+    pub const ACCEPTABLE: u64 = 900000000000549004;
+    /// |Inferred relationship|.
+    pub const INFERRED: u64 = 900000000000011006;
+    /// |Additional relationship|.
+    pub const ADDITIONAL: u64 = 900000000000227009;
+    /// |Stated relationship|.
+    pub const STATED: u64 = 900000000000010007;
+    /// |Is a|.
+    pub const IS_A: u64 = 116680003;
+}
+
+#[cfg(test)]
+mod testfile;
+#[cfg(test)]
+mod tests;

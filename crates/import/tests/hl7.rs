@@ -1,0 +1,48 @@
+//! Imports the HL7 terminology test edition (../shared/tx-ecosystem) and
+//! checks facts read from its RF2 files. Skipped, with a notice, when the
+//! suite is not beside the checkout.
+
+use std::path::PathBuf;
+
+use txmap_import::{ImportOptions, Quiet};
+use txmap_store::Edition;
+
+fn snomed_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("TX_ECOSYSTEM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tx-ecosystem")
+        });
+    let dir = base.join("tx-source/snomed");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: {} not found (set TX_ECOSYSTEM_DIR)",
+            dir.display()
+        );
+        None
+    }
+}
+
+#[test]
+fn hl7_test_edition() {
+    let Some(dir) = snomed_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("hl7.txmap");
+    let report =
+        txmap_import::import(&ImportOptions::new(vec![dir], file.clone()), &Quiet).unwrap();
+    assert_eq!(
+        report.identity.version_uri,
+        "http://snomed.info/xsct/31000003106/version/20250909"
+    );
+    let bytes = std::fs::read(&file).unwrap();
+    let e = Edition::open(bytes).unwrap();
+    e.verify(|_| {}).unwrap();
+    assert_eq!(
+        e.identity().version_uri,
+        "http://snomed.info/xsct/31000003106/version/20250909"
+    );
+    assert_eq!(e.concept_count(), 2258);
+    eprintln!("{:#?}", report.counts);
+}

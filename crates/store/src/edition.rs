@@ -1,0 +1,1087 @@
+//! [`Edition`]: opening an edition file and answering questions from it.
+
+use std::fmt;
+use std::ops::Range;
+
+use txmap_format::schema::{
+    AcceptabilityRecord, ComponentMemberEntry, ConceptRecord, ConcreteRecord, DescriptionIdEntry,
+    DescriptionRecord, MemberRecord, NO_CODE, RefsetKind, RefsetRecord, RelationshipRecord,
+    concept_flags, description_flags,
+};
+use txmap_format::{Container, Metadata, SectionEntry, SectionKind, records};
+use zerocopy::little_endian::{U32, U64};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+use crate::StoreError;
+use crate::sctid;
+use crate::types::{
+    Association, Concept, ConcreteValue, Description, Identity, Member, Ordinals, RefsetInfo,
+    Relationship, SectionInfo, Status,
+};
+
+use SectionKind::*;
+
+/// Sections every edition has. The others (stated relationships, concrete
+/// values, inbound relationships) may be absent and then read as empty.
+const REQUIRED: &[SectionKind] = &[
+    ConceptIds,
+    Concepts,
+    PreferredTermIndex,
+    PreferredTermHeap,
+    ParentsIndex,
+    Parents,
+    ChildrenIndex,
+    Children,
+    AncestorsIndex,
+    Ancestors,
+    DescendantsIndex,
+    Descendants,
+    Descriptions,
+    ConceptDescriptionsIndex,
+    DescriptionIds,
+    TermHeap,
+    AcceptabilityIndex,
+    Acceptability,
+    AttributesIndex,
+    Attributes,
+    Refsets,
+    Members,
+    MemberFieldHeap,
+    ComponentMembers,
+    RefsetSchemaHeap,
+    Codes,
+    Languages,
+    WordFst,
+    WordPostingsIndex,
+    WordPostings,
+];
+
+/// Sections small enough to checksum and parse on every open. The fst is
+/// among them because the `fst` crate trusts its input: it must not be
+/// built over bytes that fail their checksum.
+const VERIFIED_ON_OPEN: &[SectionKind] = &[Codes, Languages, Refsets, RefsetSchemaHeap, WordFst];
+
+/// One slot per section kind code.
+const SLOTS: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < SectionKind::ALL.len() {
+        let code = SectionKind::ALL[i] as u32 as usize;
+        if code > max {
+            max = code;
+        }
+        i += 1;
+    }
+    max + 1
+};
+
+/// A refset's row, parsed on open.
+#[derive(Debug)]
+struct RefsetEntry {
+    id: u64,
+    kind: RefsetKind,
+    first_member: u32,
+    member_count: u32,
+    pattern: String,
+    columns: Vec<String>,
+}
+
+/// A read-only view of an edition file over `B`: a `Vec<u8>`, a memory map,
+/// a `&[u8]` — anything that derefs to the file's bytes.
+///
+/// The edition keeps only where each section lies and a few small parsed
+/// tables; every call re-slices `B`, which costs a bounds check. Accessors
+/// never panic and never trust the bytes: whatever the file holds, they
+/// answer or return [`StoreError::Corrupt`].
+pub struct Edition<B: AsRef<[u8]>> {
+    bytes: B,
+    slots: [Option<(usize, usize)>; SLOTS],
+    entries: Vec<SectionEntry>,
+    metadata: Metadata,
+    identity: Identity,
+    concept_count: u32,
+    description_count: u32,
+    /// What one-byte codes in records stand for.
+    codes: Vec<u64>,
+    languages: Vec<String>,
+    /// Ascending by ordinal, hence by SCTID.
+    refsets: Vec<RefsetEntry>,
+    /// Ordinal of the default language refset, if it is a concept here.
+    default_language: Option<u64>,
+}
+
+impl<B: AsRef<[u8]>> fmt::Debug for Edition<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Edition")
+            .field("identity", &self.identity)
+            .field("len", &self.bytes.as_ref().len())
+            .field("concepts", &self.concept_count)
+            .field("descriptions", &self.description_count)
+            .field("refsets", &self.refsets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: AsRef<[u8]>> Edition<B> {
+    /// Opens an edition in time independent of its size: checks the
+    /// container (header, section table, metadata checksum), that every
+    /// required section is present with a whole number of records and that
+    /// indexes have one entry per concept or description, and checksums
+    /// and parses the few small sections (codes, languages, refsets, the
+    /// word fst). The big sections are checked by [`verify`](Self::verify).
+    pub fn open(bytes: B) -> Result<Self, StoreError> {
+        let (slots, entries, metadata, identity) = {
+            let c = Container::open(bytes.as_ref())?;
+            let identity = parse_identity(c.metadata())?;
+            for &kind in REQUIRED {
+                c.require(kind)?;
+            }
+            for &kind in VERIFIED_ON_OPEN {
+                c.verify_section(kind)?;
+            }
+            let mut slots = [None; SLOTS];
+            for e in c.entries() {
+                let Some(kind) = SectionKind::from_code(e.kind.get()) else {
+                    continue;
+                };
+                let range = usize::try_from(e.offset.get())
+                    .ok()
+                    .and_then(|s| Some((s, s.checked_add(usize::try_from(e.len.get()).ok()?)?)));
+                let Some(range) = range else {
+                    return Err(StoreError::corrupt(
+                        kind,
+                        "section lies beyond the address space",
+                    ));
+                };
+                if let Some(slot) = slots.get_mut(kind as u32 as usize) {
+                    *slot = Some(range);
+                }
+            }
+            (slots, c.entries().to_vec(), c.metadata().clone(), identity)
+        };
+        let mut edition = Edition {
+            bytes,
+            slots,
+            entries,
+            metadata,
+            identity,
+            concept_count: 0,
+            description_count: 0,
+            codes: Vec::new(),
+            languages: Vec::new(),
+            refsets: Vec::new(),
+            default_language: None,
+        };
+        edition.check_layout()?;
+        edition.load_tables()?;
+        edition.text_index()?;
+        Ok(edition)
+    }
+
+    /// Record sizes and index lengths: O(1) per section.
+    fn check_layout(&mut self) -> Result<(), StoreError> {
+        let ids: &[U64] = self.recs(ConceptIds)?;
+        let n = u32::try_from(ids.len())
+            .ok()
+            .filter(|&n| n < u32::MAX)
+            .ok_or_else(|| StoreError::corrupt(ConceptIds, "more concepts than u32 ordinals"))?;
+        let concepts: &[ConceptRecord] = self.recs(Concepts)?;
+        expect_count(Concepts, concepts.len(), n)?;
+        let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
+        let d = u32::try_from(descriptions.len())
+            .ok()
+            .filter(|&d| d < u32::MAX)
+            .ok_or_else(|| StoreError::corrupt(Descriptions, "more descriptions than u32"))?;
+        let ids: &[DescriptionIdEntry] = self.recs(DescriptionIds)?;
+        expect_count(DescriptionIds, ids.len(), d)?;
+
+        self.check_csr::<u8>(PreferredTermIndex, PreferredTermHeap, n)?;
+        for (index, items) in [
+            (ParentsIndex, Parents),
+            (ChildrenIndex, Children),
+            (AncestorsIndex, Ancestors),
+            (DescendantsIndex, Descendants),
+        ] {
+            self.check_csr::<U32>(index, items, n)?;
+        }
+        self.check_csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, n)?;
+        self.check_csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, d)?;
+        for (index, items) in [
+            (AttributesIndex, Attributes),
+            (InboundIndex, Inbound),
+            (StatedIndex, Stated),
+        ] {
+            self.check_csr::<RelationshipRecord>(index, items, n)?;
+        }
+        self.check_csr::<ConcreteRecord>(ConcreteIndex, Concrete, n)?;
+
+        let members: &[MemberRecord] = self.recs(Members)?;
+        let by_component: &[ComponentMemberEntry] = self.recs(ComponentMembers)?;
+        if members.len() != by_component.len() {
+            return Err(StoreError::corrupt(
+                ComponentMembers,
+                format!(
+                    "{} entries for {} members",
+                    by_component.len(),
+                    members.len()
+                ),
+            ));
+        }
+        let _: &[U32] = self.recs(WordPostingsIndex)?;
+        let _: &[U32] = self.recs(WordPostings)?;
+        self.concept_count = n;
+        self.description_count = d;
+        Ok(())
+    }
+
+    /// An index of `entries + 1` offsets into `items`, starting at 0 and
+    /// ending at the number of items. An absent optional index reads as
+    /// empty, but not when its items are present.
+    fn check_csr<T>(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+        entries: u32,
+    ) -> Result<(), StoreError>
+    where
+        T: FromBytes + KnownLayout + Immutable + Unaligned,
+    {
+        let offsets: &[U32] = self.recs(index)?;
+        let values: &[T] = self.recs(items)?;
+        if !self.present(index) {
+            if self.present(items) {
+                return Err(StoreError::corrupt(
+                    index,
+                    format!("absent, but {} is present", items.name()),
+                ));
+            }
+            return Ok(());
+        }
+        if !self.present(items) {
+            return Err(StoreError::corrupt(
+                items,
+                format!("absent, but {} is present", index.name()),
+            ));
+        }
+        if offsets.len() as u64 != u64::from(entries) + 1 {
+            return Err(StoreError::corrupt(
+                index,
+                format!(
+                    "{} offsets for {entries} entries (expected {})",
+                    offsets.len(),
+                    u64::from(entries) + 1
+                ),
+            ));
+        }
+        let first = offsets.first().map_or(0, |o| o.get());
+        let last = offsets.last().map_or(0, |o| o.get());
+        if first != 0 || last as usize != values.len() {
+            return Err(StoreError::corrupt(
+                index,
+                format!(
+                    "offsets run {first}..{last} over {} items of {}",
+                    values.len(),
+                    items.name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parses the small sections verified on open.
+    fn load_tables(&mut self) -> Result<(), StoreError> {
+        let codes: &[U64] = self.recs(Codes)?;
+        if codes.len() >= usize::from(NO_CODE) {
+            return Err(StoreError::corrupt(
+                Codes,
+                format!("{} codes; at most 255 fit in a code byte", codes.len()),
+            ));
+        }
+        let codes = codes.iter().map(|c| c.get()).collect();
+
+        let languages = std::str::from_utf8(self.raw(Languages)?)
+            .map_err(|e| StoreError::corrupt(Languages, e.to_string()))?
+            .split_terminator('\n')
+            .map(str::to_owned)
+            .collect();
+
+        let records: &[RefsetRecord] = self.recs(Refsets)?;
+        let member_total = self.recs::<MemberRecord>(Members)?.len();
+        let mut refsets: Vec<RefsetEntry> = Vec::with_capacity(records.len());
+        for r in records {
+            let id = r.refset.get();
+            if refsets.last().is_some_and(|prev| prev.id >= id) {
+                return Err(StoreError::corrupt(
+                    Refsets,
+                    "refsets not in ascending SCTID order",
+                ));
+            }
+            if refsets.last().is_some_and(|prev| {
+                prev.first_member as u64 + prev.member_count as u64 > r.first_member.get() as u64
+            }) {
+                return Err(StoreError::corrupt(
+                    Refsets,
+                    "refset member ranges overlap or are out of order",
+                ));
+            }
+            let (first, count) = (r.first_member.get(), r.member_count.get());
+            let end = (first as usize).checked_add(count as usize);
+            if end.is_none_or(|end| end > member_total) {
+                return Err(StoreError::corrupt(
+                    Refsets,
+                    format!(
+                        "members {first}+{count} of refset {id} exceed the {member_total} members"
+                    ),
+                ));
+            }
+            let schema = self.heap_str(
+                RefsetSchemaHeap,
+                r.schema_offset.get(),
+                r.schema_len.get() as usize,
+            )?;
+            let mut parts = schema.split('\t');
+            let pattern = parts.next().unwrap_or_default().to_owned();
+            let columns = parts.map(str::to_owned).collect();
+            refsets.push(RefsetEntry {
+                id,
+                kind: RefsetKind::from_code(r.kind),
+                first_member: first,
+                member_count: count,
+                pattern,
+                columns,
+            });
+        }
+        self.codes = codes;
+        self.languages = languages;
+        self.refsets = refsets;
+        self.default_language = Some(self.identity.default_language_refset).filter(|&r| r != 0);
+        Ok(())
+    }
+
+    // ----- raw access -------------------------------------------------------
+
+    fn present(&self, kind: SectionKind) -> bool {
+        matches!(self.slots.get(kind as u32 as usize), Some(Some(_)))
+    }
+
+    /// A section's bytes; an absent section is empty.
+    pub(crate) fn raw(&self, kind: SectionKind) -> Result<&[u8], StoreError> {
+        match self.slots.get(kind as u32 as usize) {
+            Some(Some((start, end))) => self
+                .bytes
+                .as_ref()
+                .get(*start..*end)
+                .ok_or_else(|| StoreError::corrupt(kind, "section lies outside the buffer")),
+            _ => Ok(&[]),
+        }
+    }
+
+    pub(crate) fn recs<T>(&self, kind: SectionKind) -> Result<&[T], StoreError>
+    where
+        T: FromBytes + KnownLayout + Immutable + Unaligned,
+    {
+        records::<T>(kind, self.raw(kind)?).map_err(StoreError::from)
+    }
+
+    /// Entry `i` of a CSR index as a range of items.
+    fn csr_range(&self, index: SectionKind, i: u32) -> Result<Range<usize>, StoreError> {
+        let offsets: &[U32] = self.recs(index)?;
+        if offsets.is_empty() {
+            return Ok(0..0); // an absent optional index
+        }
+        let i = i as usize;
+        match (
+            offsets.get(i),
+            i.checked_add(1).and_then(|j| offsets.get(j)),
+        ) {
+            (Some(s), Some(e)) if s.get() <= e.get() => Ok(s.get() as usize..e.get() as usize),
+            (Some(s), Some(e)) => Err(StoreError::corrupt(
+                index,
+                format!("entry {i} runs backwards ({}..{})", s.get(), e.get()),
+            )),
+            _ => Err(StoreError::corrupt(
+                index,
+                format!("no entry {i} among {} offsets", offsets.len()),
+            )),
+        }
+    }
+
+    /// The items of CSR entry `i`, and the index of the first.
+    fn csr<T>(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+        i: u32,
+    ) -> Result<(usize, &[T]), StoreError>
+    where
+        T: FromBytes + KnownLayout + Immutable + Unaligned,
+    {
+        let range = self.csr_range(index, i)?;
+        let values: &[T] = self.recs(items)?;
+        match values.get(range.clone()) {
+            Some(v) => Ok((range.start, v)),
+            None => Err(StoreError::corrupt(
+                index,
+                format!(
+                    "entry {i} spans {}..{} of {} items",
+                    range.start,
+                    range.end,
+                    values.len()
+                ),
+            )),
+        }
+    }
+
+    fn heap_str(&self, kind: SectionKind, offset: u32, len: usize) -> Result<&str, StoreError> {
+        let heap = self.raw(kind)?;
+        let start = offset as usize;
+        let bytes = start
+            .checked_add(len)
+            .and_then(|end| heap.get(start..end))
+            .ok_or_else(|| {
+                StoreError::corrupt(
+                    kind,
+                    format!("string {start}+{len} past the end ({} bytes)", heap.len()),
+                )
+            })?;
+        std::str::from_utf8(bytes)
+            .map_err(|e| StoreError::corrupt(kind, format!("string at {start}: {e}")))
+    }
+
+    /// The SCTID of a concept ordinal read from section `origin`.
+    fn id_at(&self, ordinal: u32, origin: SectionKind) -> Result<u64, StoreError> {
+        let ids: &[U64] = self.recs(ConceptIds)?;
+        ids.get(ordinal as usize).map(|id| id.get()).ok_or_else(|| {
+            StoreError::corrupt(
+                origin,
+                format!("concept ordinal {ordinal} out of range ({})", ids.len()),
+            )
+        })
+    }
+
+    /// The SCTID a code byte stands for; 0 for "none".
+    fn code(&self, code: u8, origin: SectionKind) -> Result<u64, StoreError> {
+        if code == NO_CODE {
+            return Ok(0);
+        }
+        self.codes.get(usize::from(code)).copied().ok_or_else(|| {
+            StoreError::corrupt(
+                origin,
+                format!("code {code} out of range ({} codes)", self.codes.len()),
+            )
+        })
+    }
+
+    fn check_concept(&self, ordinal: u32) -> Result<(), StoreError> {
+        if ordinal < self.concept_count {
+            Ok(())
+        } else {
+            Err(StoreError::OutOfRange {
+                what: "concept",
+                ordinal,
+                count: self.concept_count,
+            })
+        }
+    }
+
+    fn check_description(&self, ordinal: u32) -> Result<(), StoreError> {
+        if ordinal < self.description_count {
+            Ok(())
+        } else {
+            Err(StoreError::OutOfRange {
+                what: "description",
+                ordinal,
+                count: self.description_count,
+            })
+        }
+    }
+
+    // ----- identity ---------------------------------------------------------
+
+    /// Checks every byte of the file against its checksums, then the word
+    /// index's internal consistency; reads it all. `progress` is told how
+    /// many bytes have been checked so far.
+    pub fn verify(&self, progress: impl FnMut(u64)) -> Result<(), StoreError> {
+        Container::open(self.bytes.as_ref())?.verify(progress)?;
+        self.verify_word_index()
+    }
+
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// All metadata, including `count.*` keys.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// The section table, in file order.
+    pub fn sections(&self) -> Vec<SectionInfo> {
+        let mut out: Vec<SectionInfo> = self
+            .entries
+            .iter()
+            .map(|e| SectionInfo {
+                name: SectionKind::describe(e.kind.get()),
+                code: e.kind.get(),
+                offset: e.offset.get(),
+                len: e.len.get(),
+                count: e.count.get(),
+            })
+            .collect();
+        out.sort_by_key(|s| s.offset);
+        out
+    }
+
+    /// The underlying bytes.
+    pub fn bytes(&self) -> &B {
+        &self.bytes
+    }
+
+    pub fn into_inner(self) -> B {
+        self.bytes
+    }
+
+    // ----- concepts ---------------------------------------------------------
+
+    pub fn concept_count(&self) -> u32 {
+        self.concept_count
+    }
+
+    pub fn description_count(&self) -> u32 {
+        self.description_count
+    }
+
+    /// A concept's ordinal: binary search over the sorted SCTIDs.
+    pub fn ordinal(&self, sctid: u64) -> Option<u32> {
+        let ids: &[U64] = self.recs(ConceptIds).ok()?;
+        let i = ids.binary_search_by(|id| id.get().cmp(&sctid)).ok()?;
+        u32::try_from(i).ok()
+    }
+
+    pub fn sctid(&self, ordinal: u32) -> Result<u64, StoreError> {
+        self.check_concept(ordinal)?;
+        self.id_at(ordinal, ConceptIds)
+    }
+
+    pub fn concept(&self, sctid: u64) -> Result<Option<Concept>, StoreError> {
+        match self.ordinal(sctid) {
+            Some(o) => self.concept_at(o).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn concept_at(&self, ordinal: u32) -> Result<Concept, StoreError> {
+        self.check_concept(ordinal)?;
+        let records: &[ConceptRecord] = self.recs(Concepts)?;
+        let r = records
+            .get(ordinal as usize)
+            .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))?;
+        Ok(Concept {
+            id: self.id_at(ordinal, ConceptIds)?,
+            ordinal,
+            active: r.flags & concept_flags::ACTIVE != 0,
+            defined: r.flags & concept_flags::DEFINED != 0,
+            module: self.id_at(r.module.get(), Concepts)?,
+            effective_time: r.effective_time.get(),
+        })
+    }
+
+    // ----- descriptions -----------------------------------------------------
+
+    pub(crate) fn make_description(
+        &self,
+        ordinal: u32,
+        r: &DescriptionRecord,
+    ) -> Result<Description<'_>, StoreError> {
+        let language = self.languages.get(usize::from(r.language)).ok_or_else(|| {
+            StoreError::corrupt(
+                Descriptions,
+                format!(
+                    "language {} out of range ({} languages)",
+                    r.language,
+                    self.languages.len()
+                ),
+            )
+        })?;
+        Ok(Description {
+            id: r.id.get(),
+            ordinal,
+            concept: self.id_at(r.concept.get(), Descriptions)?,
+            active: r.flags & description_flags::ACTIVE != 0,
+            module: self.id_at(r.module.get(), Descriptions)?,
+            effective_time: r.effective_time.get(),
+            type_id: self.code(r.type_code, Descriptions)?,
+            case_significance: self.code(r.case_code, Descriptions)?,
+            language,
+            term: self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?,
+        })
+    }
+
+    /// A concept's descriptions and text definitions, active or not, in
+    /// description-SCTID order.
+    pub fn descriptions(&self, ordinal: u32) -> Result<Vec<Description<'_>>, StoreError> {
+        self.check_concept(ordinal)?;
+        let (first, records) =
+            self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
+        records
+            .iter()
+            .zip(first..)
+            .map(|(r, i)| self.make_description(desc_ordinal(i)?, r))
+            .collect()
+    }
+
+    /// A description by its ordinal.
+    pub fn description_at(&self, ordinal: u32) -> Result<Description<'_>, StoreError> {
+        self.check_description(ordinal)?;
+        let records: &[DescriptionRecord] = self.recs(Descriptions)?;
+        let r = records
+            .get(ordinal as usize)
+            .ok_or_else(|| StoreError::corrupt(Descriptions, "fewer records than counted"))?;
+        self.make_description(ordinal, r)
+    }
+
+    /// A description by its SCTID: binary search over the description ids.
+    pub fn description(&self, desc_sctid: u64) -> Result<Option<Description<'_>>, StoreError> {
+        let ids: &[DescriptionIdEntry] = self.recs(DescriptionIds)?;
+        let Ok(i) = ids.binary_search_by(|e| e.id.get().cmp(&desc_sctid)) else {
+            return Ok(None);
+        };
+        let ordinal = ids.get(i).map_or(u32::MAX, |e| e.ordinal.get());
+        match self.description_at(ordinal) {
+            Err(StoreError::OutOfRange { .. }) => Err(StoreError::corrupt(
+                DescriptionIds,
+                format!("description ordinal {ordinal} out of range"),
+            )),
+            other => other.map(Some),
+        }
+    }
+
+    /// A description's active language refset rows: (refset, acceptability)
+    /// SCTIDs.
+    pub fn acceptability(&self, desc_ordinal: u32) -> Result<Vec<(u64, u64)>, StoreError> {
+        self.check_description(desc_ordinal)?;
+        let (_, rows) =
+            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    self.code(r.refset_code, Acceptability)?,
+                    self.code(r.acceptability_code, Acceptability)?,
+                ))
+            })
+            .collect()
+    }
+
+    /// Whether a description is preferred in the language refset `refset`.
+    fn preferred_in(&self, desc_ordinal: u32, refset: u64) -> Result<bool, StoreError> {
+        let (_, rows) =
+            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        for r in rows {
+            if self.code(r.refset_code, Acceptability)? == refset
+                && self.code(r.acceptability_code, Acceptability)? == sctid::PREFERRED
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// A concept's preferred term in the edition's default language refset,
+    /// from the compact preferred-term table.
+    pub fn preferred_term(&self, ordinal: u32) -> Result<Option<&str>, StoreError> {
+        self.check_concept(ordinal)?;
+        let range = self.csr_range(PreferredTermIndex, ordinal)?;
+        let Ok(offset) = u32::try_from(range.start) else {
+            return Err(StoreError::corrupt(PreferredTermIndex, "offset overflow"));
+        };
+        let term = self.heap_str(PreferredTermHeap, offset, range.len())?;
+        Ok(if term.is_empty() { None } else { Some(term) })
+    }
+
+    /// The active description of `type_id` preferred in the first of
+    /// `language_refsets` that has one.
+    fn preferred_of_type(
+        &self,
+        ordinal: u32,
+        type_id: u64,
+        language_refsets: &[u64],
+    ) -> Result<Option<Description<'_>>, StoreError> {
+        let candidates: Vec<Description<'_>> = self
+            .descriptions(ordinal)?
+            .into_iter()
+            .filter(|d| d.active && d.type_id == type_id)
+            .collect();
+        for &refset in language_refsets {
+            for d in &candidates {
+                if self.preferred_in(d.ordinal, refset)? {
+                    return Ok(Some(*d));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The concept's preferred synonym in the first of `language_refsets`
+    /// that has one.
+    pub fn preferred_term_in(
+        &self,
+        ordinal: u32,
+        language_refsets: &[u64],
+    ) -> Result<Option<Description<'_>>, StoreError> {
+        self.preferred_of_type(ordinal, sctid::SYNONYM, language_refsets)
+    }
+
+    /// The concept's FSN preferred in the first of `language_refsets` that
+    /// has one, else its first active FSN.
+    pub fn fsn(
+        &self,
+        ordinal: u32,
+        language_refsets: &[u64],
+    ) -> Result<Option<Description<'_>>, StoreError> {
+        if let Some(d) = self.preferred_of_type(ordinal, sctid::FSN, language_refsets)? {
+            return Ok(Some(d));
+        }
+        Ok(self
+            .descriptions(ordinal)?
+            .into_iter()
+            .find(|d| d.active && d.type_id == sctid::FSN))
+    }
+
+    /// Whether a description is its concept's preferred synonym in the
+    /// default language refset.
+    pub fn is_preferred_term(&self, desc_ordinal: u32) -> Result<bool, StoreError> {
+        self.is_preferred_description(&self.description_at(desc_ordinal)?)
+    }
+
+    pub(crate) fn is_preferred_description(&self, d: &Description<'_>) -> Result<bool, StoreError> {
+        match self.default_language {
+            Some(refset) if d.active && d.type_id == sctid::SYNONYM => {
+                self.preferred_in(d.ordinal, refset)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    // ----- hierarchy --------------------------------------------------------
+
+    fn ordinals(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+        ordinal: u32,
+    ) -> Result<Ordinals<'_>, StoreError> {
+        self.check_concept(ordinal)?;
+        Ok(Ordinals::new(self.csr::<U32>(index, items, ordinal)?.1))
+    }
+
+    /// Active inferred is-a parents.
+    pub fn parents(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
+        self.ordinals(ParentsIndex, Parents, ordinal)
+    }
+
+    pub fn children(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
+        self.ordinals(ChildrenIndex, Children, ordinal)
+    }
+
+    /// Proper ancestors (the transitive closure of parents).
+    pub fn ancestors(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
+        self.ordinals(AncestorsIndex, Ancestors, ordinal)
+    }
+
+    /// Proper descendants.
+    pub fn descendants(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
+        self.ordinals(DescendantsIndex, Descendants, ordinal)
+    }
+
+    /// Whether `a` subsumes `b`: `a == b` or `a` is an ancestor of `b`.
+    pub fn subsumes(&self, a: u32, b: u32) -> Result<bool, StoreError> {
+        self.check_concept(a)?;
+        Ok(a == b || self.ancestors(b)?.contains(a))
+    }
+
+    // ----- relationships ----------------------------------------------------
+
+    fn relationships(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+        ordinal: u32,
+    ) -> Result<Vec<Relationship>, StoreError> {
+        self.check_concept(ordinal)?;
+        let (_, rows) = self.csr::<RelationshipRecord>(index, items, ordinal)?;
+        rows.iter()
+            .map(|r| {
+                Ok(Relationship {
+                    type_id: self.id_at(r.type_ord.get(), items)?,
+                    target: self.id_at(r.target.get(), items)?,
+                    group: r.group.get(),
+                    characteristic_type: self.code(r.characteristic_code, items)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Active inferred (and additional) attribute relationships, is-a
+    /// excluded, sorted by (group, type, target).
+    pub fn attributes(&self, ordinal: u32) -> Result<Vec<Relationship>, StoreError> {
+        self.relationships(AttributesIndex, Attributes, ordinal)
+    }
+
+    /// The attribute relationships pointing at the concept; `target` is
+    /// their source. Empty if the edition has no inbound index.
+    pub fn inbound(&self, ordinal: u32) -> Result<Vec<Relationship>, StoreError> {
+        self.relationships(InboundIndex, Inbound, ordinal)
+    }
+
+    /// Active stated relationships, is-a included; empty if the release had
+    /// none.
+    pub fn stated(&self, ordinal: u32) -> Result<Vec<Relationship>, StoreError> {
+        self.relationships(StatedIndex, Stated, ordinal)
+    }
+
+    pub fn concrete_values(&self, ordinal: u32) -> Result<Vec<ConcreteValue<'_>>, StoreError> {
+        self.check_concept(ordinal)?;
+        let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
+        rows.iter()
+            .map(|r| {
+                Ok(ConcreteValue {
+                    type_id: self.id_at(r.type_ord.get(), Concrete)?,
+                    group: r.group.get(),
+                    characteristic_type: self.code(r.characteristic_code, Concrete)?,
+                    value: self.heap_str(
+                        ConcreteHeap,
+                        r.value_offset.get(),
+                        r.value_len.get() as usize,
+                    )?,
+                })
+            })
+            .collect()
+    }
+
+    // ----- refsets ----------------------------------------------------------
+
+    fn info<'s>(&'s self, e: &'s RefsetEntry) -> RefsetInfo<'s> {
+        RefsetInfo {
+            id: e.id,
+            kind: e.kind,
+            member_count: e.member_count,
+            pattern: &e.pattern,
+            columns: &e.columns,
+        }
+    }
+
+    fn refset_entry(&self, id: u64) -> Option<&RefsetEntry> {
+        let i = self.refsets.binary_search_by(|e| e.id.cmp(&id)).ok()?;
+        self.refsets.get(i)
+    }
+
+    /// The refset whose member range holds member `index`.
+    fn refset_of_member(&self, index: usize) -> Option<&RefsetEntry> {
+        let i = self
+            .refsets
+            .partition_point(|e| e.first_member as usize <= index)
+            .checked_sub(1)?;
+        let e = self.refsets.get(i)?;
+        (index < e.first_member as usize + e.member_count as usize).then_some(e)
+    }
+
+    /// The edition's refsets (language refsets excluded), by SCTID.
+    pub fn refsets(&self) -> impl ExactSizeIterator<Item = RefsetInfo<'_>> {
+        self.refsets.iter().map(|e| self.info(e))
+    }
+
+    pub fn refset(&self, id: u64) -> Option<RefsetInfo<'_>> {
+        self.refset_entry(id).map(|e| self.info(e))
+    }
+
+    fn member_at(&self, index: usize) -> Result<Member<'_>, StoreError> {
+        let records: &[MemberRecord] = self.recs(Members)?;
+        let m = records.get(index).ok_or_else(|| {
+            StoreError::corrupt(
+                Members,
+                format!("member {index} out of range ({})", records.len()),
+            )
+        })?;
+        let refset = self
+            .refset_of_member(index)
+            .ok_or_else(|| {
+                StoreError::corrupt(Members, format!("member {index} belongs to no refset"))
+            })?
+            .id;
+        Ok(Member {
+            refset,
+            component: m.component.get(),
+            fields: self.heap_str(
+                MemberFieldHeap,
+                m.fields_offset.get(),
+                m.fields_len.get() as usize,
+            )?,
+        })
+    }
+
+    /// The member records of a refset.
+    fn member_records(&self, e: &RefsetEntry) -> Result<(usize, &[MemberRecord]), StoreError> {
+        let records: &[MemberRecord] = self.recs(Members)?;
+        let start = e.first_member as usize;
+        start
+            .checked_add(e.member_count as usize)
+            .and_then(|end| records.get(start..end))
+            .map(|r| (start, r))
+            .ok_or_else(|| StoreError::corrupt(Refsets, "member range past the end"))
+    }
+
+    /// A refset's active members, by referenced component. Empty if the
+    /// refset is not in the edition (see [`refset`](Self::refset)).
+    pub fn members(&self, refset: u64) -> Result<Vec<Member<'_>>, StoreError> {
+        self.members_page(refset, 0, usize::MAX)
+    }
+
+    /// At most `limit` members of a refset from the `skip`th.
+    pub fn members_page(
+        &self,
+        refset: u64,
+        skip: usize,
+        limit: usize,
+    ) -> Result<Vec<Member<'_>>, StoreError> {
+        let Some(e) = self.refset_entry(refset) else {
+            return Ok(Vec::new());
+        };
+        let (start, records) = self.member_records(e)?;
+        let count = records.len().saturating_sub(skip).min(limit);
+        (0..count)
+            .map(|i| self.member_at(start + skip + i))
+            .collect()
+    }
+
+    /// Whether `component` is an active member of `refset`: binary search.
+    pub fn is_member(&self, refset: u64, component: u64) -> Result<bool, StoreError> {
+        let Some(e) = self.refset_entry(refset) else {
+            return Ok(false);
+        };
+        let (_, records) = self.member_records(e)?;
+        let i = records.partition_point(|m| m.component.get() < component);
+        Ok(records
+            .get(i)
+            .is_some_and(|m| m.component.get() == component))
+    }
+
+    /// Every active refset membership of a component (concept, description
+    /// or relationship), language refsets excluded.
+    pub fn component_refsets(&self, component: u64) -> Result<Vec<Member<'_>>, StoreError> {
+        let entries: &[ComponentMemberEntry] = self.recs(ComponentMembers)?;
+        let first = entries.partition_point(|e| e.component.get() < component);
+        let mut out = Vec::new();
+        for e in entries.get(first..).unwrap_or_default() {
+            if e.component.get() != component {
+                break;
+            }
+            let m = self.member_at(e.member.get() as usize)?;
+            if m.component != component {
+                return Err(StoreError::corrupt(
+                    ComponentMembers,
+                    format!(
+                        "entry for {component} points at member {} of {}",
+                        e.member.get(),
+                        m.component
+                    ),
+                ));
+            }
+            out.push(m);
+        }
+        Ok(out)
+    }
+
+    /// Historical associations from `concept` (a concept SCTID), from the
+    /// association refsets.
+    pub fn associations(&self, concept: u64) -> Result<Vec<Association>, StoreError> {
+        let entries: &[ComponentMemberEntry] = self.recs(ComponentMembers)?;
+        let members: &[MemberRecord] = self.recs(Members)?;
+        let first = entries.partition_point(|e| e.component.get() < concept);
+        let mut out = Vec::new();
+        for e in entries.get(first..).unwrap_or_default() {
+            if e.component.get() != concept {
+                break;
+            }
+            if members.get(e.member.get() as usize).is_none() {
+                return Err(StoreError::corrupt(
+                    ComponentMembers,
+                    format!("member {} out of range", e.member.get()),
+                ));
+            }
+            let is_association = self
+                .refset_of_member(e.member.get() as usize)
+                .is_some_and(|r| r.kind == RefsetKind::Association);
+            if !is_association {
+                continue;
+            }
+            let m = self.member_at(e.member.get() as usize)?;
+            let target = m
+                .field(0)
+                .and_then(|t| t.parse::<u64>().ok())
+                .ok_or_else(|| {
+                    StoreError::corrupt(
+                        MemberFieldHeap,
+                        format!("association target {:?} is not an SCTID", m.fields),
+                    )
+                })?;
+            out.push(Association {
+                refset: m.refset,
+                target,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn desc_ordinal(i: usize) -> Result<u32, StoreError> {
+    u32::try_from(i).map_err(|_| StoreError::corrupt(ConceptDescriptionsIndex, "ordinal overflow"))
+}
+
+fn expect_count(kind: SectionKind, actual: usize, expected: u32) -> Result<(), StoreError> {
+    if actual as u64 == u64::from(expected) {
+        Ok(())
+    } else {
+        Err(StoreError::corrupt(
+            kind,
+            format!("{actual} records, expected {expected}"),
+        ))
+    }
+}
+
+fn parse_identity(meta: &Metadata) -> Result<Identity, StoreError> {
+    let get = |key: &'static str| {
+        meta.get(key)
+            .map(String::as_str)
+            .ok_or(StoreError::MissingMetadata(key))
+    };
+    let bad = |key: &'static str, value: &str| StoreError::BadMetadata {
+        key,
+        value: value.to_owned(),
+    };
+    let sctid = |key: &'static str| {
+        let v = get(key)?;
+        match v.parse::<u64>() {
+            Ok(id) if id > 0 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(id),
+            _ => Err(bad(key, v)),
+        }
+    };
+    let time = get("effective_time")?;
+    let effective_time = match time.parse::<u32>() {
+        Ok(t) if time.len() == 8 && time.bytes().all(|b| b.is_ascii_digit()) => t,
+        _ => return Err(bad("effective_time", time)),
+    };
+    let status = match get("status")? {
+        "published" => Status::Published,
+        "unpublished" => Status::Unpublished,
+        other => return Err(bad("status", other)),
+    };
+    Ok(Identity {
+        edition_uri: get("edition_uri")?.to_owned(),
+        version_uri: get("version_uri")?.to_owned(),
+        edition_module: sctid("edition_module")?,
+        effective_time,
+        status,
+        default_language_refset: sctid("default_language_refset")?,
+        txmap_version: get("txmap_version")?.to_owned(),
+    })
+}

@@ -1,0 +1,840 @@
+//! Tests over the hand-built edition of [`crate::testfile`].
+
+use std::sync::OnceLock;
+
+use txmap_format::{ALIGN, Container, FormatError, HEADER_LEN};
+
+use crate::sctid::*;
+use crate::testfile::*;
+use crate::*;
+
+fn tiny_bytes() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| TestEdition::tiny().write())
+}
+
+fn tiny() -> Edition<&'static [u8]> {
+    Edition::open(tiny_bytes()).unwrap()
+}
+
+fn ord<B: AsRef<[u8]>>(e: &Edition<B>, id: u64) -> u32 {
+    e.ordinal(id)
+        .unwrap_or_else(|| panic!("{id} not in the edition"))
+}
+
+fn ids<B: AsRef<[u8]>>(e: &Edition<B>, ords: Ordinals<'_>) -> Vec<u64> {
+    ords.iter().map(|o| e.sctid(o).unwrap()).collect()
+}
+
+#[test]
+fn identity_metadata_and_sections() {
+    let e = tiny();
+    let id = e.identity();
+    assert_eq!(id.edition_uri, "http://snomed.info/sct/900000000000207008");
+    assert_eq!(
+        id.version_uri,
+        "http://snomed.info/sct/900000000000207008/version/20240101"
+    );
+    assert_eq!(id.edition_module, CORE);
+    assert_eq!(id.effective_time, 20240101);
+    assert_eq!(id.status, Status::Published);
+    assert_eq!(id.status.to_string(), "published");
+    assert_eq!(id.default_language_refset, US);
+    assert_eq!(id.txmap_version, "0.1.0");
+    assert_eq!(e.metadata()["status"], "published");
+    assert_eq!(e.concept_count(), 18);
+    assert_eq!(e.description_count(), 41);
+
+    let sections = e.sections();
+    assert!(sections.windows(2).all(|w| w[0].offset < w[1].offset));
+    let concepts = sections.iter().find(|s| s.name == "Concepts").unwrap();
+    assert_eq!(concepts.code, SectionKind::Concepts as u32);
+    assert_eq!(concepts.len, 18 * 12);
+    assert_eq!(concepts.count, 18);
+    assert!(sections.iter().any(|s| s.name == "Stated"));
+    assert!(format!("{e:?}").contains("concepts: 18"));
+    e.verify(|_| {}).unwrap();
+}
+
+#[test]
+fn works_over_any_owner() {
+    let owned = Edition::open(tiny_bytes().to_vec()).unwrap();
+    assert_eq!(owned.concept_count(), 18);
+    let boxed = Edition::open(tiny_bytes().to_vec().into_boxed_slice()).unwrap();
+    assert_eq!(
+        boxed.preferred_term(ord(&boxed, MI)).unwrap(),
+        Some("Myocardial infarction")
+    );
+    assert_eq!(owned.into_inner().len(), tiny_bytes().len());
+}
+
+#[test]
+fn concepts() {
+    let e = tiny();
+    let n = e.concept_count();
+    let mut prev = 0;
+    for o in 0..n {
+        let id = e.sctid(o).unwrap();
+        assert!(id > prev);
+        prev = id;
+        assert_eq!(e.ordinal(id), Some(o));
+        let c = e.concept_at(o).unwrap();
+        assert_eq!((c.id, c.ordinal), (id, o));
+        assert_eq!(c.module, CORE);
+        assert_eq!(c.effective_time, 20240101);
+        assert_eq!(c.active, id != OLD_MI);
+        assert_eq!(c.defined, id == MI);
+    }
+    assert_eq!(e.concept(MI).unwrap().unwrap().id, MI);
+    assert_eq!(e.concept(12345).unwrap(), None);
+    assert_eq!(e.ordinal(0), None);
+    assert_eq!(e.ordinal(u64::MAX), None);
+    assert!(matches!(
+        e.sctid(n),
+        Err(StoreError::OutOfRange {
+            what: "concept",
+            ordinal,
+            count
+        }) if ordinal == n && count == n
+    ));
+    assert!(e.concept_at(u32::MAX).is_err());
+    for f in [
+        |e: &Edition<&[u8]>, o| e.parents(o).map(drop),
+        |e: &Edition<&[u8]>, o| e.descriptions(o).map(drop),
+        |e: &Edition<&[u8]>, o| e.attributes(o).map(drop),
+        |e: &Edition<&[u8]>, o| e.preferred_term(o).map(drop),
+    ] {
+        let err = f(&e, n).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "concept ordinal 18 out of range (the edition has 18)"
+        );
+    }
+}
+
+#[test]
+fn descriptions() {
+    let e = tiny();
+    let mi = ord(&e, MI);
+    let ds = e.descriptions(mi).unwrap();
+    let got: Vec<u64> = ds.iter().map(|d| d.id).collect();
+    let mut want = vec![
+        MI_PT,
+        MI_FSN,
+        MI_CARDIAC,
+        MI_ATTACK,
+        MI_FRENCH,
+        MI_DEFINITION,
+        MI_INACTIVE,
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    for d in &ds {
+        assert_eq!(d.concept, MI);
+        assert_eq!(d.module, CORE);
+        assert_eq!(d.case_significance, CASE_INSENSITIVE);
+        assert_eq!(e.description(d.id).unwrap(), Some(*d));
+        assert_eq!(e.description_at(d.ordinal).unwrap(), *d);
+    }
+    let french = e.description(MI_FRENCH).unwrap().unwrap();
+    assert_eq!(
+        (french.language, french.term, french.type_id),
+        ("fr", "Infarctus du myocarde", SYNONYM)
+    );
+    let fsn = e.description(MI_FSN).unwrap().unwrap();
+    assert_eq!((fsn.language, fsn.type_id), ("en", FSN));
+    assert!(!e.description(MI_INACTIVE).unwrap().unwrap().active);
+    assert_eq!(
+        e.description(MI_DEFINITION).unwrap().unwrap().type_id,
+        DEFINITION
+    );
+    assert_eq!(e.description(1).unwrap(), None);
+    assert!(matches!(
+        e.description_at(e.description_count()),
+        Err(StoreError::OutOfRange {
+            what: "description",
+            ..
+        })
+    ));
+    // Every description is reachable both ways.
+    let mut seen = 0;
+    for o in 0..e.concept_count() {
+        for d in e.descriptions(o).unwrap() {
+            assert_eq!(d.concept, e.sctid(o).unwrap());
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, e.description_count());
+}
+
+#[test]
+fn acceptability_and_preferred_terms() {
+    let e = tiny();
+    let mi = ord(&e, MI);
+    let cardiac = e.description(MI_CARDIAC).unwrap().unwrap();
+    let mut acc = e.acceptability(cardiac.ordinal).unwrap();
+    acc.sort();
+    assert_eq!(acc, vec![(GB, PREFERRED), (US, ACCEPTABLE)]);
+    let french = e.description(MI_FRENCH).unwrap().unwrap();
+    assert!(e.acceptability(french.ordinal).unwrap().is_empty());
+    assert!(e.acceptability(e.description_count()).is_err());
+
+    assert_eq!(e.preferred_term(mi).unwrap(), Some("Myocardial infarction"));
+    assert_eq!(
+        e.preferred_term(ord(&e, OLD_MI)).unwrap(),
+        Some("Heart attack concept")
+    );
+    for o in 0..e.concept_count() {
+        // The compact table agrees with the language refset rows.
+        let pt = e.preferred_term(o).unwrap();
+        let from_refset = e.preferred_term_in(o, &[US]).unwrap().map(|d| d.term);
+        assert_eq!(pt, from_refset);
+        assert!(pt.is_some());
+    }
+    let term = |refsets: &[u64]| e.preferred_term_in(mi, refsets).unwrap().map(|d| d.id);
+    assert_eq!(term(&[US]), Some(MI_PT));
+    assert_eq!(term(&[GB]), Some(MI_CARDIAC));
+    assert_eq!(term(&[GB, US]), Some(MI_CARDIAC));
+    assert_eq!(term(&[12345, US]), Some(MI_PT));
+    assert_eq!(term(&[ICD10]), None);
+    assert_eq!(term(&[]), None);
+
+    let fsn = |refsets: &[u64]| e.fsn(mi, refsets).unwrap().map(|d| d.term);
+    assert_eq!(fsn(&[US]), Some("Myocardial infarction (disorder)"));
+    // Not preferred anywhere listed: any active FSN.
+    assert_eq!(fsn(&[]), Some("Myocardial infarction (disorder)"));
+
+    assert!(
+        e.is_preferred_term(e.description(MI_PT).unwrap().unwrap().ordinal)
+            .unwrap()
+    );
+    assert!(!e.is_preferred_term(cardiac.ordinal).unwrap());
+    // FSNs are preferred in the refset but are not preferred *terms*.
+    assert!(
+        !e.is_preferred_term(e.description(MI_FSN).unwrap().unwrap().ordinal)
+            .unwrap()
+    );
+}
+
+#[test]
+fn hierarchy() {
+    let e = tiny();
+    let (root, finding, disease, mi) = (
+        ord(&e, ROOT),
+        ord(&e, FINDING),
+        ord(&e, DISEASE),
+        ord(&e, MI),
+    );
+    assert_eq!(ids(&e, e.parents(mi).unwrap()), vec![DISEASE]);
+    assert!(e.parents(root).unwrap().is_empty());
+    assert!(e.parents(ord(&e, OLD_MI)).unwrap().is_empty());
+    let mut kids = ids(&e, e.children(disease).unwrap());
+    kids.sort();
+    assert_eq!(kids, vec![MI, ARRHYTHMIA]);
+    let anc = e.ancestors(mi).unwrap();
+    assert_eq!(anc.len(), 3);
+    assert!(
+        anc.iter()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .all(|w| w[0] < w[1])
+    );
+    assert!(anc.contains(root) && anc.contains(finding) && anc.contains(disease));
+    assert!(!anc.contains(mi));
+    assert_eq!(anc.to_vec(), anc.into_iter().collect::<Vec<_>>());
+    let desc = e.descendants(finding).unwrap();
+    assert_eq!(desc.len(), 3);
+    assert!(desc.contains(mi) && desc.contains(disease));
+    assert_eq!(e.descendants(root).unwrap().len(), 16); // all but itself and the inactive one
+    assert!(e.descendants(mi).unwrap().is_empty());
+    assert_eq!(desc.get(0), desc.iter().next());
+    assert_eq!(desc.get(3), None);
+
+    assert!(e.subsumes(root, mi).unwrap());
+    assert!(e.subsumes(disease, mi).unwrap());
+    assert!(e.subsumes(mi, mi).unwrap());
+    assert!(!e.subsumes(mi, disease).unwrap());
+    assert!(!e.subsumes(ord(&e, BODY), mi).unwrap());
+    assert!(!e.subsumes(root, ord(&e, OLD_MI)).unwrap());
+    assert!(e.subsumes(root, e.concept_count()).is_err());
+    assert!(e.subsumes(e.concept_count(), root).is_err());
+}
+
+#[test]
+fn relationships() {
+    let e = tiny();
+    let (mi, heart) = (ord(&e, MI), ord(&e, HEART));
+    let site = Relationship {
+        type_id: FINDING_SITE,
+        target: HEART,
+        group: 1,
+        characteristic_type: INFERRED,
+    };
+    assert_eq!(e.attributes(mi).unwrap(), vec![site]);
+    assert!(e.attributes(heart).unwrap().is_empty());
+    assert_eq!(
+        e.inbound(heart).unwrap(),
+        vec![Relationship { target: MI, ..site }]
+    );
+    assert!(e.inbound(mi).unwrap().is_empty());
+    assert_eq!(
+        e.stated(mi).unwrap(),
+        vec![
+            Relationship {
+                type_id: IS_A,
+                target: DISEASE,
+                group: 0,
+                characteristic_type: STATED
+            },
+            Relationship {
+                characteristic_type: STATED,
+                ..site
+            },
+        ]
+    );
+    assert_eq!(
+        e.concrete_values(heart).unwrap(),
+        vec![ConcreteValue {
+            type_id: COUNT,
+            group: 0,
+            characteristic_type: INFERRED,
+            value: "#4"
+        }]
+    );
+    assert!(e.concrete_values(mi).unwrap().is_empty());
+}
+
+#[test]
+fn optional_sections_may_be_absent() {
+    let mut t = TestEdition::tiny();
+    t.with_stated = false;
+    t.with_inbound = false;
+    t.with_concrete = false;
+    let bytes = t.write();
+    let e = Edition::open(&bytes[..]).unwrap();
+    for o in 0..e.concept_count() {
+        assert!(e.stated(o).unwrap().is_empty());
+        assert!(e.inbound(o).unwrap().is_empty());
+        assert!(e.concrete_values(o).unwrap().is_empty());
+    }
+    assert_eq!(e.attributes(ord(&e, MI)).unwrap().len(), 1);
+    assert!(e.stated(e.concept_count()).is_err());
+}
+
+#[test]
+fn refsets_and_members() {
+    let e = tiny();
+    let all: Vec<(u64, RefsetKind, u32)> = e
+        .refsets()
+        .map(|r| (r.id, r.kind, r.member_count))
+        .collect();
+    assert_eq!(
+        all,
+        vec![
+            (ICD10, RefsetKind::ComplexMap, 1),
+            (LATERALIZABLE, RefsetKind::Simple, 2),
+            (INACTIVATION, RefsetKind::AttributeValue, 1),
+            (SAME_AS, RefsetKind::Association, 1),
+        ]
+    );
+    let map = e.refset(ICD10).unwrap();
+    assert_eq!(map.pattern, "iissscc");
+    assert_eq!(map.columns.len(), 13);
+    assert_eq!(map.columns[0], "id");
+    assert_eq!(map.field_names()[4], "mapTarget");
+    let simple = e.refset(LATERALIZABLE).unwrap();
+    assert_eq!(simple.pattern, "");
+    assert!(simple.field_names().is_empty());
+    assert!(e.refset(US).is_none(), "language refsets are not listed");
+    assert!(e.refset(MI).is_none());
+
+    let members = e.members(LATERALIZABLE).unwrap();
+    assert_eq!(
+        members.iter().map(|m| m.component).collect::<Vec<_>>(),
+        vec![HEART, BODY]
+    );
+    assert!(
+        members
+            .iter()
+            .all(|m| m.refset == LATERALIZABLE && m.field(0).is_none())
+    );
+    assert_eq!(members[0].field_values().count(), 0);
+    assert_eq!(e.members_page(LATERALIZABLE, 1, 10).unwrap(), members[1..]);
+    assert_eq!(e.members_page(LATERALIZABLE, 0, 1).unwrap(), members[..1]);
+    assert!(e.members_page(LATERALIZABLE, 5, 10).unwrap().is_empty());
+    assert!(e.members(12345).unwrap().is_empty());
+
+    let icd = e.members(ICD10).unwrap();
+    assert_eq!(icd.len(), 1);
+    assert_eq!(icd[0].component, MI);
+    assert_eq!(icd[0].field(4), Some("I21.9"));
+    assert_eq!(icd[0].field(7), None);
+    assert_eq!(icd[0].field_values().count(), 7);
+
+    assert!(e.is_member(LATERALIZABLE, HEART).unwrap());
+    assert!(e.is_member(LATERALIZABLE, BODY).unwrap());
+    assert!(!e.is_member(LATERALIZABLE, MI).unwrap());
+    assert!(!e.is_member(12345, HEART).unwrap());
+    assert!(e.is_member(SAME_AS, OLD_MI).unwrap());
+
+    let mut of_old = e.component_refsets(OLD_MI).unwrap();
+    of_old.sort_by_key(|m| m.refset);
+    assert_eq!(
+        of_old,
+        vec![
+            Member {
+                refset: INACTIVATION,
+                component: OLD_MI,
+                fields: "900000000000482003"
+            },
+            Member {
+                refset: SAME_AS,
+                component: OLD_MI,
+                fields: "22298006"
+            },
+        ]
+    );
+    assert_eq!(e.component_refsets(HEART).unwrap().len(), 1);
+    assert!(e.component_refsets(ROOT).unwrap().is_empty());
+    assert!(e.component_refsets(u64::MAX).unwrap().is_empty());
+
+    assert_eq!(
+        e.associations(OLD_MI).unwrap(),
+        vec![Association {
+            refset: SAME_AS,
+            target: MI
+        }]
+    );
+    assert!(e.associations(MI).unwrap().is_empty());
+    assert!(e.associations(HEART).unwrap().is_empty());
+}
+
+#[test]
+fn search_ranks_hits() {
+    let e = tiny();
+    fn terms<'a>(hits: &[SearchHit<'a>]) -> Vec<&'a str> {
+        hits.iter().map(|h| h.description.term).collect()
+    }
+
+    let hits = e.search("myocardial infarction", 10).unwrap();
+    assert_eq!(
+        terms(&hits),
+        vec!["Myocardial infarction", "Myocardial infarction (disorder)"]
+    );
+    assert_eq!(hits[0].rank.tier(), MatchTier::Exact);
+    assert!(hits[0].preferred && !hits[1].preferred);
+
+    // Same tier and length: the preferred term wins over a lower concept id.
+    let hits = e.search("Cardiac", 10).unwrap();
+    assert_eq!(
+        terms(&hits),
+        vec![
+            "Cardiac arrhythmia",
+            "Cardiac infarction",
+            "Cardiac arrhythmia (disorder)"
+        ]
+    );
+    assert_eq!(hits[0].rank, hits[1].rank);
+    assert_eq!(hits[1].description.concept, MI);
+
+    // Prefixes, any word order, accents and case folded; inactive
+    // descriptions, inactive concepts and definitions excluded.
+    let hits = e.search("INF MYÓ", 10).unwrap();
+    assert_eq!(
+        terms(&hits),
+        vec![
+            "Myocardial infarction",
+            "Infarctus du myocarde",
+            "Myocardial infarction (disorder)"
+        ]
+    );
+    assert_eq!(
+        terms(&e.search("heart att", 10).unwrap()),
+        vec!["Heart attack"]
+    );
+    assert_eq!(e.search("myocardial", 1).unwrap().len(), 1);
+    assert!(e.search("zzz", 10).unwrap().is_empty());
+    assert!(e.search("necrosis", 10).unwrap().is_empty());
+
+    let all = SearchOptions {
+        include_inactive: true,
+        include_definitions: true,
+        ..SearchOptions::default()
+    };
+    let hits = e.search_with("heart", 20, &all).unwrap();
+    assert!(terms(&hits).contains(&"Heart attack concept"));
+    assert!(
+        terms(&hits).contains(
+            &"Necrosis of the heart muscle caused by an interruption of the blood supply"
+        )
+    );
+    let hits = e.search_with("myocardial", 20, &all).unwrap();
+    assert!(terms(&hits).contains(&"Myocardial infarct"));
+
+    let per_concept = SearchOptions {
+        best_per_concept: true,
+        ..SearchOptions::default()
+    };
+    let hits = e.search_with("heart", 20, &per_concept).unwrap();
+    assert_eq!(terms(&hits), vec!["Heart attack", "Heart structure"]);
+
+    let words = SearchOptions {
+        mode: MatchMode::Words,
+        ..SearchOptions::default()
+    };
+    assert!(e.search_with("myo", 10, &words).unwrap().is_empty());
+
+    assert!(matches!(e.search("--", 10), Err(StoreError::EmptyQuery)));
+    let tight = SearchOptions {
+        max_candidates: 1,
+        ..SearchOptions::default()
+    };
+    let err = e.search_with("heart", 10, &tight).unwrap_err();
+    assert!(matches!(err, StoreError::TooCostly));
+    assert!(err.to_string().contains("too broad"));
+}
+
+#[test]
+fn metadata_is_checked() {
+    for key in [
+        "edition_uri",
+        "version_uri",
+        "edition_module",
+        "effective_time",
+        "status",
+        "default_language_refset",
+        "txmap_version",
+    ] {
+        let mut t = TestEdition::tiny();
+        t.metadata.remove(key);
+        let err = Edition::open(t.write()).unwrap_err();
+        assert!(
+            matches!(err, StoreError::MissingMetadata(k) if k == key),
+            "{err}"
+        );
+        assert!(err.to_string().contains(key));
+    }
+    for (key, value) in [
+        ("status", "draft"),
+        ("effective_time", "2024-01-01"),
+        ("effective_time", "240101"),
+        ("edition_module", "core"),
+        ("default_language_refset", "-1"),
+    ] {
+        let mut t = TestEdition::tiny();
+        t.metadata.insert(key.into(), value.into());
+        let err = Edition::open(t.write()).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::BadMetadata { key: k, value: v } if *k == key && v == value),
+            "{err}"
+        );
+    }
+    let mut t = TestEdition::tiny();
+    t.metadata.insert("status".into(), "unpublished".into());
+    t.metadata.insert("count.concepts".into(), "18".into());
+    let e = Edition::open(t.write()).unwrap();
+    assert_eq!(e.identity().status, Status::Unpublished);
+    assert_eq!(e.metadata()["count.concepts"], "18");
+}
+
+#[test]
+fn foreign_and_truncated_files_are_refused() {
+    let bytes = tiny_bytes();
+    let err = Edition::open(&bytes[..bytes.len() - 1]).unwrap_err();
+    assert!(matches!(
+        err,
+        StoreError::Format(FormatError::LengthMismatch { .. })
+    ));
+    assert!(err.to_string().contains("truncated"), "{err}");
+    let err = Edition::open(&bytes[..100]).unwrap_err();
+    assert!(err.to_string().contains("truncated"), "{err}");
+    let err = Edition::open(&bytes[..10]).unwrap_err();
+    assert!(err.to_string().contains("too short"), "{err}");
+    let err = Edition::open(&b""[..]).unwrap_err();
+    assert!(err.to_string().contains("too short"), "{err}");
+
+    let mut zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec();
+    zip.resize(5000, 0);
+    let err = Edition::open(zip).unwrap_err();
+    assert!(matches!(err, StoreError::Format(FormatError::BadMagic)));
+    assert!(
+        err.to_string().contains("not a txmap edition file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_required_sections_are_refused() {
+    let t = TestEdition::tiny();
+    for kind in [
+        SectionKind::Concepts,
+        SectionKind::WordFst,
+        SectionKind::AncestorsIndex,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.txmap");
+        let mut w = txmap_format::FileWriter::create(&path).unwrap();
+        for (k, bytes, count) in t.sections() {
+            if k != kind {
+                w.add_section(k, &bytes, count).unwrap();
+            }
+        }
+        w.finish(&t.metadata).unwrap();
+        let err = Edition::open(std::fs::read(&path).unwrap()).unwrap_err();
+        assert!(
+            matches!(err, StoreError::Format(FormatError::MissingSection(k)) if k == kind),
+            "{err}"
+        );
+        assert!(err.to_string().contains(kind.name()));
+    }
+}
+
+/// Writes the tiny edition with one section's bytes replaced.
+fn with_section(kind: SectionKind, f: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+    let t = TestEdition::tiny();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.txmap");
+    let mut w = txmap_format::FileWriter::create(&path).unwrap();
+    for (k, mut bytes, count) in t.sections() {
+        if k == kind {
+            f(&mut bytes);
+        }
+        w.add_section(k, &bytes, count).unwrap();
+    }
+    w.finish(&t.metadata).unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+#[test]
+fn layout_errors_are_caught_on_open() {
+    use SectionKind::*;
+    // Checksums are right (the writer computed them); the contents are not.
+    type Edit = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(SectionKind, Edit, &str)> = vec![
+        (
+            Concepts,
+            Box::new(|b| b.truncate(b.len() - 1)),
+            "not a multiple",
+        ),
+        (
+            Concepts,
+            Box::new(|b| b.truncate(b.len() - 12)),
+            "17 records, expected 18",
+        ),
+        (
+            ParentsIndex,
+            Box::new(|b| b.truncate(b.len() - 4)),
+            "expected 19",
+        ),
+        (ParentsIndex, Box::new(|b| b[0] = 1), "offsets run 1.."),
+        (Ancestors, Box::new(|b| b.extend([0; 4])), "over"),
+        (
+            DescriptionIds,
+            Box::new(|b| b.truncate(b.len() - 12)),
+            "expected 41",
+        ),
+        (
+            ComponentMembers,
+            Box::new(|b| b.truncate(b.len() - 12)),
+            "entries for",
+        ),
+        (Codes, Box::new(|b| b.resize(255 * 8, 0)), "at most 255"),
+        (Languages, Box::new(|b| b[0] = 0xFF), "Languages is corrupt"),
+        (Refsets, Box::new(|b| b[12] = 200), "exceed"),
+        (Refsets, Box::new(|b| b[7] = 0x7F), "ascending"),
+        (
+            RefsetSchemaHeap,
+            Box::new(|b| b.truncate(3)),
+            "past the end",
+        ),
+        (
+            WordPostingsIndex,
+            Box::new(|b| b.truncate(b.len() - 4)),
+            "word index",
+        ),
+        (WordFst, Box::new(|b| b.truncate(b.len() - 1)), "fst"),
+    ];
+    for (kind, f, message) in cases {
+        let bytes = with_section(kind, f);
+        let err = Edition::open(bytes).unwrap_err();
+        assert!(err.to_string().contains(message), "{kind:?}: {err}");
+    }
+}
+
+#[test]
+fn corrupt_values_in_big_sections_are_errors() {
+    use SectionKind::*;
+    let mi_index = |e: &Edition<Vec<u8>>| ord(e, MI);
+    // A parent ordinal out of range.
+    let bytes = with_section(Parents, |b| b[0..4].copy_from_slice(&1000u32.to_le_bytes()));
+    let e = Edition::open(bytes).unwrap();
+    let o = (0..e.concept_count())
+        .find(|&o| !e.parents(o).unwrap().is_empty())
+        .unwrap();
+    let p = e.parents(o).unwrap().get(0).unwrap();
+    assert_eq!(p, 1000);
+    assert!(matches!(e.sctid(p), Err(StoreError::OutOfRange { .. })));
+    // A term past the heap, bad UTF-8 in the term heap.
+    let bytes = with_section(TermHeap, |b| b.truncate(10));
+    let e = Edition::open(bytes).unwrap();
+    let err = e.descriptions(mi_index(&e)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Corrupt {
+                section: TermHeap,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let bytes = with_section(TermHeap, |b| b.iter_mut().for_each(|c| *c = 0xFF));
+    let e = Edition::open(bytes).unwrap();
+    let err = e.descriptions(mi_index(&e)).unwrap_err();
+    assert!(err.to_string().contains("TermHeap is corrupt"), "{err}");
+    assert!(matches!(
+        e.search("heart", 10),
+        Err(StoreError::Corrupt { .. })
+    ));
+    // Verify catches what open does not read.
+    let mut bytes = tiny_bytes().to_vec();
+    let c = Container::open(tiny_bytes()).unwrap();
+    let at = c.entry(TermHeap).unwrap().offset.get() as usize;
+    bytes[at] ^= 1;
+    let e = Edition::open(&bytes[..]).unwrap();
+    let err = e.verify(|_| {}).unwrap_err();
+    assert!(err.to_string().contains("TermHeap checksum"), "{err}");
+}
+
+/// Calls every accessor with every ordinal (and some beyond); only panics
+/// matter, the results are ignored.
+fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
+    let _ = e.identity();
+    let _ = e.sections();
+    let n = e.concept_count();
+    for o in 0..n.saturating_add(2) {
+        let _ = e.sctid(o);
+        let _ = e.concept_at(o);
+        let _ = e.descriptions(o);
+        let _ = e.preferred_term(o);
+        let _ = e.preferred_term_in(o, &[US, GB]);
+        let _ = e.fsn(o, &[GB]);
+        let _ = e.fsn(o, &[]);
+        for list in [
+            e.parents(o),
+            e.children(o),
+            e.ancestors(o),
+            e.descendants(o),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            for x in list.iter() {
+                let _ = e.sctid(x);
+                let _ = e.subsumes(x, o);
+            }
+            let _ = list.contains(o);
+        }
+        let _ = e.subsumes(0, o);
+        let _ = e.attributes(o);
+        let _ = e.inbound(o);
+        let _ = e.stated(o);
+        let _ = e.concrete_values(o);
+        if let Ok(id) = e.sctid(o) {
+            let _ = e.concept(id);
+            let _ = e.component_refsets(id);
+            let _ = e.associations(id);
+        }
+    }
+    for d in 0..e.description_count().saturating_add(2) {
+        let _ = e.description_at(d);
+        let _ = e.acceptability(d);
+        let _ = e.is_preferred_term(d);
+        if let Ok(desc) = e.description_at(d) {
+            let _ = e.description(desc.id);
+        }
+    }
+    for id in [MI_PT, MI_FRENCH, 0, u64::MAX] {
+        let _ = e.description(id);
+    }
+    let refsets: Vec<u64> = e.refsets().map(|r| r.id).collect();
+    for r in refsets {
+        let _ = e.refset(r).map(|r| r.field_names());
+        if let Ok(members) = e.members(r) {
+            for m in members {
+                let _ = m.field(0);
+                let _ = m.field_values().count();
+                let _ = e.is_member(r, m.component);
+            }
+        }
+        let _ = e.members_page(r, 1, 1);
+        let _ = e.is_member(r, HEART);
+    }
+    for id in [OLD_MI, HEART, MI] {
+        let _ = e.component_refsets(id);
+        let _ = e.associations(id);
+    }
+    let all = SearchOptions {
+        include_inactive: true,
+        include_definitions: true,
+        best_per_concept: true,
+        ..SearchOptions::default()
+    };
+    for q in ["heart", "myo inf", "cardiac", "c", "--"] {
+        let _ = e.search(q, 5);
+        let _ = e.search_with(q, 5, &all);
+    }
+}
+
+#[test]
+fn no_byte_flip_panics() {
+    let original = tiny_bytes();
+    exercise(&Edition::open(original).unwrap());
+    // Every byte that carries information: the header, each section and
+    // the trailer. Padding between them is zeros that no reader looks at
+    // (a flip there is caught by `verify` only), so only a sample of it.
+    let c = Container::open(original).unwrap();
+    let mut positions: Vec<usize> = (0..HEADER_LEN).collect();
+    for e in c.entries() {
+        let start = e.offset.get() as usize;
+        positions.extend(start..start + e.len.get() as usize);
+    }
+    positions.extend(c.header().table_offset.get() as usize..original.len());
+    positions.extend((HEADER_LEN..original.len()).step_by(ALIGN as usize / 2 + 1));
+    positions.sort_unstable();
+    positions.dedup();
+
+    let mut bytes = original.to_vec();
+    let (mut opened, mut tried) = (0, 0);
+    for &at in &positions {
+        let before = bytes[at];
+        // A flip of every bit, and a small change that keeps offsets and
+        // ordinals plausible but wrong.
+        for after in [before ^ 0xFF, before ^ 0x01] {
+            bytes[at] = after;
+            tried += 1;
+            if let Ok(e) = Edition::open(&bytes[..]) {
+                opened += 1;
+                exercise(&e);
+            }
+        }
+        bytes[at] = before;
+    }
+    // Most flips land in the big sections, which open does not read.
+    assert!(opened > tried / 2, "{opened} of {tried}");
+}
+
+#[test]
+fn errors_display_clearly() {
+    let e = StoreError::Corrupt {
+        section: SectionKind::Parents,
+        detail: "x".into(),
+    };
+    assert_eq!(e.to_string(), "section Parents is corrupt: x");
+    assert_eq!(
+        StoreError::MissingMetadata("status").to_string(),
+        "edition metadata has no \"status\" entry"
+    );
+    let e: StoreError = FormatError::BadMagic.into();
+    assert!(std::error::Error::source(&e).is_some());
+}

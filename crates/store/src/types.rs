@@ -1,0 +1,240 @@
+//! The values the store hands out: small copies of records with ordinals
+//! and codes resolved to SCTIDs, borrowing strings from the edition bytes.
+
+use txmap_format::schema::RefsetKind;
+use zerocopy::little_endian::U32;
+
+/// Whether an edition is a published release or a pre-release build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    Published,
+    Unpublished,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Published => "published",
+            Status::Unpublished => "unpublished",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an edition file is: parsed from its metadata on open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// `http://snomed.info/sct/{module}`.
+    pub edition_uri: String,
+    /// `http://snomed.info/sct/{module}/version/{YYYYMMDD}`.
+    pub version_uri: String,
+    /// SCTID of the edition's module.
+    pub edition_module: u64,
+    /// The release's effective time as the integer YYYYMMDD.
+    pub effective_time: u32,
+    pub status: Status,
+    /// The language refset whose preferred terms `preferred_term` returns.
+    pub default_language_refset: u64,
+    /// Version of the txmap that wrote the file.
+    pub txmap_version: String,
+}
+
+/// One row of the section table, for `txmap inspect`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SectionInfo {
+    /// The section's kind name, or `#code` for a kind this reader does not
+    /// know (readers skip those).
+    pub name: String,
+    pub code: u32,
+    pub offset: u64,
+    pub len: u64,
+    /// Records (or bytes, for heaps) as the writer counted them.
+    pub count: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Concept {
+    pub id: u64,
+    pub ordinal: u32,
+    pub active: bool,
+    /// Sufficiently defined (otherwise primitive).
+    pub defined: bool,
+    /// SCTID of the module.
+    pub module: u64,
+    /// YYYYMMDD.
+    pub effective_time: u32,
+}
+
+/// A description or text definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Description<'a> {
+    pub id: u64,
+    /// Index in the edition's description table.
+    pub ordinal: u32,
+    /// SCTID of the described concept.
+    pub concept: u64,
+    pub active: bool,
+    pub module: u64,
+    pub effective_time: u32,
+    /// FSN, synonym or definition SCTID (see [`crate::sctid`]); 0 if none.
+    pub type_id: u64,
+    /// Case significance SCTID; 0 if none.
+    pub case_significance: u64,
+    /// Language code, e.g. `en`.
+    pub language: &'a str,
+    pub term: &'a str,
+}
+
+/// An attribute relationship. In [`inbound`](crate::Edition::inbound)
+/// lists, `target` is the *source* concept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Relationship {
+    pub type_id: u64,
+    pub target: u64,
+    pub group: u16,
+    /// Characteristic type SCTID (inferred, additional, stated); 0 if none.
+    pub characteristic_type: u64,
+}
+
+/// A relationship to a concrete value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConcreteValue<'a> {
+    pub type_id: u64,
+    pub group: u16,
+    pub characteristic_type: u64,
+    /// The value exactly as in RF2: `#12.5`, `"text"`.
+    pub value: &'a str,
+}
+
+/// A reference set in the edition (language refsets excluded: their rows
+/// are in [`acceptability`](crate::Edition::acceptability)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefsetInfo<'a> {
+    pub id: u64,
+    pub kind: RefsetKind,
+    /// Active members.
+    pub member_count: u32,
+    /// RF2 field pattern of the additional columns, e.g. `c` or `sscs`.
+    pub pattern: &'a str,
+    /// All RF2 column names, `id` to the last additional column.
+    pub columns: &'a [String],
+}
+
+impl<'a> RefsetInfo<'a> {
+    /// The names of the columns after `referencedComponentId`: what
+    /// [`Member::field`] indexes.
+    pub fn field_names(&self) -> &'a [String] {
+        match self
+            .columns
+            .iter()
+            .position(|c| c == "referencedComponentId")
+        {
+            Some(i) => self.columns.get(i + 1..).unwrap_or_default(),
+            None => self.columns.get(6..).unwrap_or_default(),
+        }
+    }
+}
+
+/// An active refset member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Member<'a> {
+    pub refset: u64,
+    /// SCTID of the referenced component.
+    pub component: u64,
+    /// The columns after `referencedComponentId`, tab-joined as in RF2;
+    /// empty for simple refsets.
+    pub fields: &'a str,
+}
+
+impl<'a> Member<'a> {
+    /// The `i`th column after `referencedComponentId`.
+    pub fn field(&self, i: usize) -> Option<&'a str> {
+        if self.fields.is_empty() {
+            return None;
+        }
+        self.fields.split('\t').nth(i)
+    }
+
+    /// All columns after `referencedComponentId`.
+    pub fn field_values(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+        let fields = self.fields;
+        fields.split('\t').filter(move |_| !fields.is_empty())
+    }
+}
+
+/// A historical association: `refset` says the concept is replaced by,
+/// the same as, possibly equivalent to... `target`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Association {
+    pub refset: u64,
+    pub target: u64,
+}
+
+/// A sorted list of concept ordinals viewed in place (parents, children,
+/// ancestors, descendants). Ordinals come from the file: a damaged file may
+/// hold values `>= concept_count`, which [`sctid`](crate::Edition::sctid)
+/// and friends then report as errors.
+#[derive(Clone, Copy, Debug)]
+pub struct Ordinals<'a> {
+    items: &'a [U32],
+}
+
+impl<'a> Ordinals<'a> {
+    pub(crate) fn new(items: &'a [U32]) -> Self {
+        Ordinals { items }
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<u32> {
+        self.items.get(i).map(|o| o.get())
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = u32> + DoubleEndedIterator + use<'a> {
+        self.items.iter().map(|o| o.get())
+    }
+
+    /// Binary search: the list is ascending.
+    pub fn contains(&self, ordinal: u32) -> bool {
+        self.items
+            .binary_search_by(|o| o.get().cmp(&ordinal))
+            .is_ok()
+    }
+
+    pub fn to_vec(&self) -> Vec<u32> {
+        self.iter().collect()
+    }
+}
+
+impl<'a> IntoIterator for Ordinals<'a> {
+    type Item = u32;
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, U32>, fn(&U32) -> u32>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items
+            .iter()
+            .map((|o: &U32| o.get()) as fn(&U32) -> u32)
+    }
+}
+
+/// One search result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchHit<'a> {
+    pub description: Description<'a>,
+    /// How well the term matches the query: smaller is better.
+    pub rank: txmap_text::RankKey,
+    /// The description is the concept's preferred term in the edition's
+    /// default language refset.
+    pub preferred: bool,
+}

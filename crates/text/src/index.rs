@@ -1,0 +1,775 @@
+//! Writing and reading the three sections of the word index.
+//!
+//! The reader works over plain byte slices that usually come from a memory
+//! map of the edition file, so it cannot assume anything about them: the
+//! little-endian `u32` arrays are viewed through
+//! [`zerocopy::little_endian::U32`], which has alignment 1 (sections need not
+//! be 4-aligned in the file) and a fixed byte order (the file is portable),
+//! and whose view is obtained without `unsafe` or pointer casts. `open`
+//! checks only what is O(1) to check; every later access checks the offsets
+//! it uses against the slice bounds and reports corruption as an error, so a
+//! damaged file degrades into errors, never into a panic or an out-of-bounds
+//! read.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Write};
+use std::iter::FusedIterator;
+use std::ops::ControlFlow;
+
+use fst::{IntoStreamer, Map, MapBuilder, Streamer};
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, IntoBytes};
+
+use crate::error::{Section, TextError};
+use crate::fold::{fold_into, words};
+
+/// The `fst` format version this crate writes and accepts.
+const FST_VERSION: u64 = 3;
+/// Smallest possible fst: version, type, key count, root address, checksum
+/// (the map whose only key is the empty word has root address 0 and no nodes).
+const FST_MIN_LEN: usize = 36;
+/// An fst's root address plus this equals its length (fst v3 layout).
+const FST_ROOT_TO_END: u64 = 21;
+
+// ---------------------------------------------------------------------------
+// Writer
+// ---------------------------------------------------------------------------
+
+/// What [`IndexWriter::finish`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IndexStats {
+    /// Number of words.
+    pub words: u64,
+    /// Total number of postings over all words.
+    pub postings: u64,
+    /// Bytes written to the fst section.
+    pub fst_bytes: u64,
+    /// Bytes written to the offsets section (`(words + 1) * 4`).
+    pub offsets_bytes: u64,
+    /// Bytes written to the postings section (`postings * 4`).
+    pub postings_bytes: u64,
+}
+
+/// The writers and stats returned by [`IndexWriter::into_inner`].
+#[derive(Debug)]
+pub struct FinishedIndex<W1, W2, W3> {
+    /// What was written.
+    pub stats: IndexStats,
+    /// The fst section's writer, flushed.
+    pub fst: W1,
+    /// The offsets section's writer, flushed.
+    pub offsets: W2,
+    /// The postings section's writer, flushed.
+    pub postings: W3,
+}
+
+struct CountingWriter<W> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Streams the three sections of a word index to three writers.
+///
+/// Words must be pushed in strictly increasing byte order, each with its
+/// strictly increasing postings. The offsets section gets one 4-byte write
+/// per word, so give it a buffered writer (`BufWriter`, `Vec<u8>`, ...).
+/// After any error the writer is in an unspecified state: discard it.
+pub struct IndexWriter<W1: Write, W2: Write, W3: Write> {
+    fst: MapBuilder<CountingWriter<W1>>,
+    offsets: W2,
+    postings: W3,
+    words: u64,
+    total_postings: u64,
+    last_word: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl<W1: Write, W2: Write, W3: Write> fmt::Debug for IndexWriter<W1, W2, W3> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IndexWriter")
+            .field("words", &self.words)
+            .field("postings", &self.total_postings)
+            .field("last_word", &String::from_utf8_lossy(&self.last_word))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
+    /// Starts an index; writes the fst header and the first offset (0).
+    pub fn new(fst: W1, mut offsets: W2, postings: W3) -> Result<Self, TextError> {
+        let fst = MapBuilder::new(CountingWriter {
+            inner: fst,
+            count: 0,
+        })?;
+        offsets.write_all(&0u32.to_le_bytes())?;
+        Ok(IndexWriter {
+            fst,
+            offsets,
+            postings,
+            words: 0,
+            total_postings: 0,
+            last_word: Vec::new(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Adds `word` (folded, UTF-8, non-empty, greater than the previous word
+    /// in byte order) with its postings (strictly increasing description
+    /// ordinals; may be empty, though the importer never has reason to).
+    pub fn push(&mut self, word: &[u8], postings: &[u32]) -> Result<(), TextError> {
+        if word.is_empty() {
+            return Err(TextError::EmptyWord);
+        }
+        let word_str = std::str::from_utf8(word).map_err(|_| TextError::NotUtf8 {
+            word: word.to_vec(),
+        })?;
+        if self.words > 0 && word <= self.last_word.as_slice() {
+            return Err(TextError::OutOfOrder {
+                previous: String::from_utf8_lossy(&self.last_word).into_owned(),
+                word: word_str.to_owned(),
+            });
+        }
+        if let Some(index) = first_unsorted(postings) {
+            return Err(TextError::UnsortedPostings {
+                word: word_str.to_owned(),
+                index,
+            });
+        }
+        if self.words >= u64::from(u32::MAX) - 1 {
+            return Err(TextError::TooLarge { what: "words" });
+        }
+        let total = self.total_postings + postings.len() as u64;
+        let total_u32 =
+            u32::try_from(total).map_err(|_| TextError::TooLarge { what: "postings" })?;
+
+        self.fst.insert(word, self.words)?;
+        self.scratch.clear();
+        self.scratch.reserve(postings.len() * 4);
+        for p in postings {
+            self.scratch.extend_from_slice(&p.to_le_bytes());
+        }
+        self.postings.write_all(&self.scratch)?;
+        self.offsets.write_all(&total_u32.to_le_bytes())?;
+
+        self.total_postings = total;
+        self.words += 1;
+        self.last_word.clear();
+        self.last_word.extend_from_slice(word);
+        Ok(())
+    }
+
+    /// Number of words pushed so far.
+    pub fn word_count(&self) -> u64 {
+        self.words
+    }
+
+    /// Finishes the fst, flushes all three writers and returns what was written.
+    pub fn finish(self) -> Result<IndexStats, TextError> {
+        self.into_inner().map(|f| f.stats)
+    }
+
+    /// Like [`finish`](Self::finish), and also hands back the three writers.
+    pub fn into_inner(mut self) -> Result<FinishedIndex<W1, W2, W3>, TextError> {
+        let mut fst = self.fst.into_inner()?;
+        fst.flush()?;
+        self.offsets.flush()?;
+        self.postings.flush()?;
+        let stats = IndexStats {
+            words: self.words,
+            postings: self.total_postings,
+            fst_bytes: fst.count,
+            offsets_bytes: (self.words + 1) * 4,
+            postings_bytes: self.total_postings * 4,
+        };
+        Ok(FinishedIndex {
+            stats,
+            fst: fst.inner,
+            offsets: self.offsets,
+            postings: self.postings,
+        })
+    }
+}
+
+/// Index of the first element not greater than its predecessor.
+pub(crate) fn first_unsorted(v: &[u32]) -> Option<usize> {
+    v.windows(2).position(|w| w[0] >= w[1]).map(|i| i + 1)
+}
+
+/// The three sections of a word index, in memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexBytes {
+    /// The fst section.
+    pub fst: Vec<u8>,
+    /// The offsets section.
+    pub offsets: Vec<u8>,
+    /// The postings section.
+    pub postings: Vec<u8>,
+}
+
+impl IndexBytes {
+    /// Opens a reader over these bytes.
+    pub fn open(&self) -> Result<TextIndex<'_>, TextError> {
+        TextIndex::open(&self.fst, &self.offsets, &self.postings)
+    }
+}
+
+/// Collects description terms in memory, then writes their word index.
+///
+/// A convenience over [`IndexWriter`] for the importer and for tests: each
+/// term is folded and split with [`fold`](crate::fold()) and
+/// [`words`](crate::words()); every word gets the ordinal. Adding terms in
+/// increasing ordinal order is cheapest, but any order works.
+#[derive(Debug, Default)]
+pub struct TermIndexBuilder {
+    map: HashMap<String, Vec<u32>>,
+    folded: String,
+    unsorted: bool,
+}
+
+impl TermIndexBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Indexes the words of `term` (raw, unfolded) under `ordinal`.
+    pub fn add(&mut self, ordinal: u32, term: &str) {
+        self.folded.clear();
+        fold_into(term, &mut self.folded);
+        for word in words(&self.folded) {
+            let list = match self.map.get_mut(word) {
+                Some(list) => list,
+                None => self.map.entry(word.to_owned()).or_default(),
+            };
+            match list.last() {
+                Some(&last) if last == ordinal => {}
+                Some(&last) => {
+                    self.unsorted |= last > ordinal;
+                    list.push(ordinal);
+                }
+                None => list.push(ordinal),
+            }
+        }
+    }
+
+    /// Number of distinct words so far.
+    pub fn word_count(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Writes the index to three writers.
+    pub fn write<W1: Write, W2: Write, W3: Write>(
+        self,
+        fst: W1,
+        offsets: W2,
+        postings: W3,
+    ) -> Result<IndexStats, TextError> {
+        let mut entries: Vec<(String, Vec<u32>)> = self.map.into_iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let mut writer = IndexWriter::new(fst, offsets, postings)?;
+        for (word, mut list) in entries {
+            if self.unsorted {
+                list.sort_unstable();
+                list.dedup();
+            }
+            writer.push(word.as_bytes(), &list)?;
+        }
+        writer.finish()
+    }
+
+    /// Writes the index into memory.
+    pub fn build(self) -> Result<IndexBytes, TextError> {
+        let mut bytes = IndexBytes::default();
+        self.write(&mut bytes.fst, &mut bytes.offsets, &mut bytes.postings)?;
+        Ok(bytes)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Postings
+// ---------------------------------------------------------------------------
+
+/// A word's postings: a view over little-endian `u32` description ordinals,
+/// ascending (if the index is intact). Cheap to copy.
+#[derive(Clone, Copy, Default)]
+pub struct Postings<'a> {
+    items: &'a [U32],
+}
+
+impl<'a> Postings<'a> {
+    /// No postings.
+    pub const EMPTY: Postings<'static> = Postings { items: &[] };
+
+    /// Number of ordinals.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are no ordinals.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The `i`-th ordinal.
+    pub fn get(&self, i: usize) -> Option<u32> {
+        self.items.get(i).map(|v| v.get())
+    }
+
+    /// Iterates the ordinals in stored (ascending) order.
+    pub fn iter(&self) -> PostingsIter<'a> {
+        PostingsIter {
+            inner: self.items.iter(),
+        }
+    }
+
+    /// Whether `ordinal` is present (binary search; on corrupt, unsorted
+    /// data the answer may be wrong but the call never panics).
+    pub fn contains(&self, ordinal: u32) -> bool {
+        self.items
+            .binary_search_by_key(&ordinal, |v| v.get())
+            .is_ok()
+    }
+
+    /// Copies the ordinals into a vector.
+    pub fn to_vec(&self) -> Vec<u32> {
+        self.iter().collect()
+    }
+
+    /// The raw little-endian bytes.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.items.as_bytes()
+    }
+
+    pub(crate) fn raw(&self) -> &'a [U32] {
+        self.items
+    }
+}
+
+impl fmt::Debug for Postings<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 16;
+        let mut list = f.debug_list();
+        list.entries(self.iter().take(SHOWN));
+        if self.len() > SHOWN {
+            list.entry(&format_args!("... {} total", self.len()));
+        }
+        list.finish()
+    }
+}
+
+impl PartialEq for Postings<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+
+impl Eq for Postings<'_> {}
+
+impl<'a> IntoIterator for Postings<'a> {
+    type Item = u32;
+    type IntoIter = PostingsIter<'a>;
+
+    fn into_iter(self) -> PostingsIter<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &Postings<'a> {
+    type Item = u32;
+    type IntoIter = PostingsIter<'a>;
+
+    fn into_iter(self) -> PostingsIter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over [`Postings`].
+#[derive(Debug, Clone)]
+pub struct PostingsIter<'a> {
+    inner: std::slice::Iter<'a, U32>,
+}
+
+impl Iterator for PostingsIter<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        self.inner.next().map(|v| v.get())
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+
+    fn nth(&mut self, n: usize) -> Option<u32> {
+        self.inner.nth(n).map(|v| v.get())
+    }
+}
+
+impl DoubleEndedIterator for PostingsIter<'_> {
+    fn next_back(&mut self) -> Option<u32> {
+        self.inner.next_back().map(|v| v.get())
+    }
+}
+
+impl ExactSizeIterator for PostingsIter<'_> {}
+impl FusedIterator for PostingsIter<'_> {}
+
+// ---------------------------------------------------------------------------
+// Reader
+// ---------------------------------------------------------------------------
+
+/// A word index over three byte sections (see the crate's FORMAT docs).
+#[derive(Clone)]
+pub struct TextIndex<'a> {
+    map: Map<&'a [u8]>,
+    offsets: &'a [U32],
+    postings: &'a [U32],
+}
+
+impl fmt::Debug for TextIndex<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TextIndex")
+            .field("words", &self.word_count())
+            .field("postings", &self.postings.len())
+            .field("fst_bytes", &self.map.as_fst().as_bytes().len())
+            .finish()
+    }
+}
+
+fn u32_section(bytes: &[u8], section: Section) -> Result<&[U32], TextError> {
+    <[U32]>::ref_from_bytes(bytes).map_err(|_| TextError::BadSectionLength {
+        section,
+        len: bytes.len(),
+    })
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    let end = at.checked_add(8)?;
+    let chunk: [u8; 8] = bytes.get(at..end)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+/// O(1) checks of the fst header and footer, stricter than `fst::Map::new`
+/// (whose root-address check is skipped for non-empty maps, so a truncated
+/// fst would otherwise be accepted and panic on first use). Returns the key
+/// count recorded in the footer.
+fn check_fst(bytes: &[u8]) -> Result<u64, TextError> {
+    let len = bytes.len();
+    let bad = |reason| TextError::BadFst { reason };
+    if len < FST_MIN_LEN {
+        return Err(bad("shorter than the smallest fst"));
+    }
+    if read_u64(bytes, 0) != Some(FST_VERSION) {
+        return Err(bad("not fst format version 3"));
+    }
+    if read_u64(bytes, 8) != Some(0) {
+        return Err(bad("fst type is not 0"));
+    }
+    let end = len - 4;
+    let root = read_u64(bytes, end - 8).ok_or(bad("truncated footer"))?;
+    let keys = read_u64(bytes, end - 16).ok_or(bad("truncated footer"))?;
+    let root_ok = if root == 0 {
+        len == FST_MIN_LEN
+    } else {
+        root.checked_add(FST_ROOT_TO_END) == Some(len as u64)
+    };
+    if !root_ok {
+        return Err(bad("root address does not match the length (truncated?)"));
+    }
+    Ok(keys)
+}
+
+/// Upper bound (exclusive) of the keys starting with `prefix`, or `None`
+/// when there is none (`prefix` empty or all `0xFF`).
+fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut upper = prefix.to_vec();
+    while let Some(last) = upper.pop() {
+        if last < 0xFF {
+            upper.push(last + 1);
+            return Some(upper);
+        }
+    }
+    None
+}
+
+impl<'a> TextIndex<'a> {
+    /// Opens an index over its three sections. Cheap: checks the fst header
+    /// and footer, that the offsets and postings lengths are multiples of 4,
+    /// that the word counts agree, and the first and last offsets; nothing
+    /// is scanned. The caller is expected to have verified the fst section's
+    /// checksum (a corrupt fst interior can make the `fst` crate panic);
+    /// offsets and postings are checked on every access.
+    pub fn open(fst: &'a [u8], offsets: &'a [u8], postings: &'a [u8]) -> Result<Self, TextError> {
+        let offsets = u32_section(offsets, Section::Offsets)?;
+        let postings = u32_section(postings, Section::Postings)?;
+        let Some((first, _)) = offsets.split_first() else {
+            return Err(TextError::BadSectionLength {
+                section: Section::Offsets,
+                len: 0,
+            });
+        };
+        let word_count = offsets.len() - 1;
+        let fst_keys = check_fst(fst)?;
+        if fst_keys != word_count as u64 {
+            return Err(TextError::WordCountMismatch {
+                fst: usize::try_from(fst_keys).unwrap_or(usize::MAX),
+                offsets: word_count,
+            });
+        }
+        let map = Map::new(fst)?;
+        let last = offsets.last().map_or(0, |v| v.get());
+        if first.get() != 0 || last as usize != postings.len() {
+            return Err(TextError::CorruptOffsets {
+                word: if first.get() != 0 { 0 } else { word_count },
+                start: first.get(),
+                end: last,
+                postings_len: postings.len(),
+            });
+        }
+        Ok(TextIndex {
+            map,
+            offsets,
+            postings,
+        })
+    }
+
+    /// Number of distinct words.
+    pub fn word_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Total number of postings over all words.
+    pub fn postings_count(&self) -> usize {
+        self.postings.len()
+    }
+
+    /// The postings of word number `index` (the fst value), bounds-checked.
+    pub fn postings_at(&self, index: u64) -> Result<Postings<'a>, TextError> {
+        let word_count = self.word_count();
+        let corrupt_value = || TextError::CorruptFstValue {
+            value: index,
+            word_count,
+        };
+        let i = usize::try_from(index).map_err(|_| corrupt_value())?;
+        if i >= word_count {
+            return Err(corrupt_value());
+        }
+        let (Some(start), Some(end)) = (self.offsets.get(i), self.offsets.get(i + 1)) else {
+            return Err(corrupt_value());
+        };
+        let (start, end) = (start.get(), end.get());
+        let corrupt = || TextError::CorruptOffsets {
+            word: i,
+            start,
+            end,
+            postings_len: self.postings.len(),
+        };
+        if start > end {
+            return Err(corrupt());
+        }
+        let items = self
+            .postings
+            .get(start as usize..end as usize)
+            .ok_or_else(corrupt)?;
+        Ok(Postings { items })
+    }
+
+    /// The postings of `word`, which must already be folded (see
+    /// [`fold`](crate::fold())); empty if the word is not in the index.
+    pub fn postings(&self, word: &str) -> Result<Postings<'a>, TextError> {
+        match self.map.get(word) {
+            Some(index) => self.postings_at(index),
+            None => Ok(Postings::default()),
+        }
+    }
+
+    /// The word index and postings of `word` (folded), if present.
+    pub(crate) fn lookup(&self, word: &str) -> Result<Option<(usize, Postings<'a>)>, TextError> {
+        match self.map.get(word) {
+            // postings_at checked that the value fits in usize.
+            Some(index) => Ok(Some((index as usize, self.postings_at(index)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether `word` (folded) is in the index.
+    pub fn contains_word(&self, word: &str) -> bool {
+        self.map.contains_key(word)
+    }
+
+    /// Calls `f` with every word starting with `prefix` (folded; may be
+    /// empty) and its postings, in byte order, until `f` breaks. This is the
+    /// fst range `[prefix, prefix+1)`; the work is proportional to the
+    /// number of words visited.
+    pub fn for_each_with_prefix<F>(&self, prefix: &str, mut f: F) -> Result<(), TextError>
+    where
+        F: FnMut(&str, Postings<'a>) -> ControlFlow<()>,
+    {
+        let upper = prefix_upper_bound(prefix.as_bytes());
+        let mut range = self.map.range().ge(prefix);
+        if let Some(upper) = &upper {
+            range = range.lt(upper);
+        }
+        let mut stream = range.into_stream();
+        while let Some((key, value)) = stream.next() {
+            let word = match std::str::from_utf8(key) {
+                Ok(w) if !w.is_empty() => w,
+                _ => return Err(TextError::CorruptWord { value }),
+            };
+            let postings = self.postings_at(value)?;
+            if f(word, postings).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// All words starting with `prefix` (folded) with their postings, in
+    /// byte order. Errors with [`TextError::TooCostly`] if more than
+    /// `max_words` words match (the work stops there).
+    pub fn prefix(
+        &self,
+        prefix: &str,
+        max_words: usize,
+    ) -> Result<Vec<(String, Postings<'a>)>, TextError> {
+        let mut out = Vec::new();
+        let mut too_many = false;
+        self.for_each_with_prefix(prefix, |word, postings| {
+            if out.len() >= max_words {
+                too_many = true;
+                return ControlFlow::Break(());
+            }
+            out.push((word.to_owned(), postings));
+            ControlFlow::Continue(())
+        })?;
+        if too_many {
+            return Err(TextError::TooCostly { limit: max_words });
+        }
+        Ok(out)
+    }
+
+    /// The sorted, deduplicated union of the postings of all words starting
+    /// with `prefix` (folded). Errors with [`TextError::TooCostly`] if the
+    /// summed length of those postings exceeds `max_candidates` (the work
+    /// stops there).
+    pub fn prefix_union(&self, prefix: &str, max_candidates: usize) -> Result<Vec<u32>, TextError> {
+        let mut out: Vec<u32> = Vec::new();
+        let mut words_seen = 0usize;
+        let mut too_many = false;
+        self.for_each_with_prefix(prefix, |_, postings| {
+            words_seen += 1;
+            if out.len().saturating_add(postings.len()) > max_candidates
+                || words_seen > max_candidates
+            {
+                too_many = true;
+                return ControlFlow::Break(());
+            }
+            out.extend(postings.iter());
+            ControlFlow::Continue(())
+        })?;
+        if too_many {
+            return Err(TextError::TooCostly {
+                limit: max_candidates,
+            });
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Full consistency check, O(size of the index): the fst checksum, that
+    /// the fst maps its words in order to `0, 1, 2, ...`, that every word is
+    /// non-empty UTF-8, that offsets never decrease, and that every word's
+    /// postings are strictly increasing. For `fsck`-style tools and tests;
+    /// queries do not need it.
+    pub fn verify(&self) -> Result<(), TextError> {
+        self.map.as_fst().verify()?;
+        let word_count = self.word_count();
+        let mut expected = 0u64;
+        let mut stream = self.map.stream();
+        while let Some((key, value)) = stream.next() {
+            if value != expected {
+                return Err(TextError::CorruptFstValue { value, word_count });
+            }
+            if key.is_empty() || std::str::from_utf8(key).is_err() {
+                return Err(TextError::CorruptWord { value });
+            }
+            let postings = self.postings_at(value)?;
+            if let Some(index) = first_unsorted_raw(postings.raw()) {
+                return Err(TextError::CorruptPostings {
+                    word: expected as usize,
+                    index,
+                });
+            }
+            expected += 1;
+        }
+        if expected != word_count as u64 {
+            return Err(TextError::WordCountMismatch {
+                fst: expected as usize,
+                offsets: word_count,
+            });
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn first_unsorted_raw(v: &[U32]) -> Option<usize> {
+    v.windows(2)
+        .position(|w| w[0].get() >= w[1].get())
+        .map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upper_bound() {
+        assert_eq!(prefix_upper_bound(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_upper_bound(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_upper_bound(b"\xff\xff"), None);
+        assert_eq!(prefix_upper_bound(b""), None);
+    }
+
+    #[test]
+    fn empty_index() {
+        let bytes = TermIndexBuilder::new().build().unwrap();
+        assert_eq!(bytes.fst.len(), 39);
+        assert_eq!(bytes.offsets, [0, 0, 0, 0]);
+        assert!(bytes.postings.is_empty());
+        let index = bytes.open().unwrap();
+        assert_eq!(index.word_count(), 0);
+        assert!(index.postings("x").unwrap().is_empty());
+        assert!(index.prefix("", 10).unwrap().is_empty());
+        index.verify().unwrap();
+    }
+
+    #[test]
+    fn stats() {
+        let mut b = TermIndexBuilder::new();
+        b.add(0, "a b");
+        b.add(1, "b c");
+        let mut bytes = IndexBytes::default();
+        let stats = b
+            .write(&mut bytes.fst, &mut bytes.offsets, &mut bytes.postings)
+            .unwrap();
+        assert_eq!(stats.words, 3);
+        assert_eq!(stats.postings, 4);
+        assert_eq!(stats.fst_bytes, bytes.fst.len() as u64);
+        assert_eq!(stats.offsets_bytes, bytes.offsets.len() as u64);
+        assert_eq!(stats.postings_bytes, bytes.postings.len() as u64);
+    }
+}

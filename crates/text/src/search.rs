@@ -1,0 +1,387 @@
+//! Multi-word queries over a [`TextIndex`]: AND of words, exact or prefix.
+//!
+//! Plan: fold and split the query; each word becomes a constraint, exact
+//! (one posting list) or prefix (the union of the lists of every word in the
+//! fst range). Redundant constraints are dropped (duplicates, and a prefix
+//! implied by a longer word of the query). The most selective constraint is
+//! materialised as the candidate set; if even that is larger than
+//! `max_candidates` the query is refused with [`TextError::TooCostly`], which
+//! bounds memory and the cost of every later step. The other constraints
+//! then only *filter* the candidates: exact words shortest first, with a
+//! galloping intersection (cost `O(c·log(n/c))` for `c` candidates against a
+//! list of `n`, so long lists like "of" are cheap to intersect with); prefix
+//! constraints by walking their fst range and marking the candidates found
+//! in each word's list (galloping from whichever side is shorter), stopping
+//! early once every candidate is marked.
+//!
+//! On corrupt postings (unsorted) nothing panics or loops: gallops only move
+//! forward and every index is bounds-checked; the seed list is checked to be
+//! strictly increasing, and the result is always sorted and deduplicated.
+
+use std::ops::ControlFlow;
+
+use zerocopy::little_endian::U32;
+
+use crate::error::TextError;
+use crate::fold::{fold, words};
+use crate::index::{Postings, TextIndex, first_unsorted, first_unsorted_raw};
+
+/// How query words match the words of a term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MatchMode {
+    /// Every query word must equal a word of the term.
+    Words,
+    /// Every query word must be a prefix of some word of the term
+    /// (`"diab mel"` finds "Diabetes mellitus"). The usual FHIR `filter`.
+    #[default]
+    Prefix,
+    /// Type-ahead: every query word except the last must equal a word of the
+    /// term; the last must be a prefix of one (`"diabetes mel"`).
+    LastPrefix,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Constraint<'q> {
+    word: &'q str,
+    prefix: bool,
+}
+
+/// The constraints of a folded query, without redundant ones.
+fn constraints(folded: &str, mode: MatchMode) -> Vec<Constraint<'_>> {
+    let all: Vec<&str> = words(folded).collect();
+    let last = all.len().saturating_sub(1);
+    let mut cs: Vec<Constraint<'_>> = Vec::with_capacity(all.len());
+    for (i, &word) in all.iter().enumerate() {
+        let prefix = match mode {
+            MatchMode::Words => false,
+            MatchMode::Prefix => true,
+            MatchMode::LastPrefix => i == last,
+        };
+        let c = Constraint { word, prefix };
+        if !cs.contains(&c) {
+            cs.push(c);
+        }
+    }
+    // A prefix constraint is implied by any other constraint whose word
+    // starts with it (exact "diabetes" or prefix "diabetes" implies prefix
+    // "diab").
+    let implied = |i: usize, c: &Constraint<'_>| {
+        c.prefix
+            && cs.iter().enumerate().any(|(j, other)| {
+                j != i
+                    && other.word.starts_with(c.word)
+                    && (other.word.len() > c.word.len() || !other.prefix || j < i)
+            })
+    };
+    let keep: Vec<bool> = cs.iter().enumerate().map(|(i, c)| !implied(i, c)).collect();
+    cs.into_iter()
+        .zip(keep)
+        .filter_map(|(c, k)| k.then_some(c))
+        .collect()
+}
+
+enum Source<'a, 'q> {
+    /// Word index and postings.
+    Exact(usize, Postings<'a>),
+    /// A prefix; `Some(n)`: the summed postings length of its words, which
+    /// is at most `max_candidates`; `None`: more than that.
+    Prefix(&'q str, Option<usize>),
+}
+
+impl Source<'_, '_> {
+    fn cost(&self) -> usize {
+        match self {
+            Source::Exact(_, p) => p.len(),
+            Source::Prefix(_, n) => n.unwrap_or(usize::MAX),
+        }
+    }
+}
+
+impl<'a> TextIndex<'a> {
+    /// All description ordinals whose terms contain every word of `query`,
+    /// matched according to `mode`; sorted ascending, no duplicates.
+    ///
+    /// `query` is raw user text: it is folded and split here. A query with
+    /// no words (`""`, `"--"`) is [`TextError::EmptyQuery`]. If even the
+    /// most selective query word (for a prefix: the summed postings of the
+    /// words it matches) has more than `max_candidates` postings, the query
+    /// is refused with [`TextError::TooCostly`]; the result then can never
+    /// exceed `max_candidates` either.
+    pub fn search(
+        &self,
+        query: &str,
+        mode: MatchMode,
+        max_candidates: usize,
+    ) -> Result<Vec<u32>, TextError> {
+        let folded = fold(query);
+        let cs = constraints(&folded, mode);
+        if cs.is_empty() {
+            return Err(TextError::EmptyQuery);
+        }
+
+        let mut sources = Vec::with_capacity(cs.len());
+        for c in &cs {
+            if c.prefix {
+                match self.prefix_cost(c.word, max_candidates)? {
+                    PrefixCost::NoWords => return Ok(Vec::new()),
+                    PrefixCost::Within(n) => sources.push(Source::Prefix(c.word, Some(n))),
+                    PrefixCost::Over => sources.push(Source::Prefix(c.word, None)),
+                }
+            } else {
+                match self.lookup(c.word)? {
+                    Some((i, p)) if !p.is_empty() => sources.push(Source::Exact(i, p)),
+                    _ => return Ok(Vec::new()),
+                }
+            }
+        }
+
+        // Most selective first; exact lists before prefixes on ties.
+        sources.sort_by_key(|s| (s.cost(), matches!(s, Source::Prefix(..))));
+        let mut sources = sources.into_iter();
+        let Some(seed) = sources.next() else {
+            return Err(TextError::EmptyQuery);
+        };
+        if seed.cost() > max_candidates {
+            return Err(TextError::TooCostly {
+                limit: max_candidates,
+            });
+        }
+        let mut candidates = match seed {
+            Source::Exact(word, p) => {
+                if let Some(index) = first_unsorted_raw(p.raw()) {
+                    return Err(TextError::CorruptPostings { word, index });
+                }
+                p.to_vec()
+            }
+            Source::Prefix(word, _) => self.prefix_union(word, max_candidates)?,
+        };
+
+        // Exact lists come before prefixes because of the sort above.
+        for source in sources {
+            if candidates.is_empty() {
+                break;
+            }
+            candidates = match source {
+                Source::Exact(_, p) => intersect(&candidates, p.raw()),
+                Source::Prefix(word, _) => self.filter_by_prefix(&candidates, word)?,
+            };
+        }
+        // Only reachable with corrupt postings, but keep the promise.
+        if first_unsorted(&candidates).is_some() {
+            candidates.sort_unstable();
+            candidates.dedup();
+        }
+        Ok(candidates)
+    }
+
+    fn prefix_cost(&self, prefix: &str, limit: usize) -> Result<PrefixCost, TextError> {
+        let mut words_seen = 0usize;
+        let mut sum = 0usize;
+        let mut over = false;
+        self.for_each_with_prefix(prefix, |_, p| {
+            words_seen += 1;
+            sum = sum.saturating_add(p.len());
+            if sum > limit || words_seen > limit {
+                over = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok(if over {
+            PrefixCost::Over
+        } else if words_seen == 0 {
+            PrefixCost::NoWords
+        } else {
+            PrefixCost::Within(sum)
+        })
+    }
+
+    /// The candidates present in the postings of some word starting with `prefix`.
+    fn filter_by_prefix(&self, candidates: &[u32], prefix: &str) -> Result<Vec<u32>, TextError> {
+        let mut keep = vec![false; candidates.len()];
+        let mut kept = 0usize;
+        self.for_each_with_prefix(prefix, |_, p| {
+            kept += mark_intersection(candidates, p.raw(), &mut keep);
+            if kept >= candidates.len() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        Ok(candidates
+            .iter()
+            .zip(keep)
+            .filter_map(|(&c, k)| k.then_some(c))
+            .collect())
+    }
+}
+
+enum PrefixCost {
+    NoWords,
+    Within(usize),
+    Over,
+}
+
+/// First index `>= from` whose key is `>= target` (or `s.len()`), by
+/// exponential then binary search. Never moves backwards, never panics.
+fn gallop<T>(s: &[T], from: usize, target: u32, key: impl Fn(&T) -> u32) -> usize {
+    let len = s.len();
+    let mut lo = from;
+    match s.get(lo) {
+        None => return len,
+        Some(x) if key(x) >= target => return lo,
+        Some(_) => {}
+    }
+    // Invariant: key(s[lo]) < target.
+    let mut step = 1usize;
+    let mut hi = lo.saturating_add(step);
+    while let Some(x) = s.get(hi) {
+        if key(x) >= target {
+            break;
+        }
+        lo = hi;
+        step = step.saturating_mul(2);
+        hi = lo.saturating_add(step);
+    }
+    let hi = hi.min(len);
+    let window = s.get(lo + 1..hi).unwrap_or(&[]);
+    lo + 1 + window.partition_point(|x| key(x) < target)
+}
+
+/// `a ∩ b` for ascending `a` and `b`, walking the shorter and galloping in
+/// the longer.
+pub(crate) fn intersect(a: &[u32], b: &[U32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len().min(b.len()));
+    if a.len() <= b.len() {
+        let mut j = 0;
+        for &x in a {
+            j = gallop(b, j, x, |v| v.get());
+            match b.get(j) {
+                None => break,
+                Some(v) if v.get() == x => out.push(x),
+                Some(_) => {}
+            }
+        }
+    } else {
+        let mut i = 0;
+        for y in b.iter().map(|v| v.get()) {
+            i = gallop(a, i, y, |&v| v);
+            match a.get(i) {
+                None => break,
+                Some(&v) if v == y => out.push(y),
+                Some(_) => {}
+            }
+        }
+    }
+    out
+}
+
+/// Sets `keep[i]` for every `candidates[i]` present in `list`; returns how
+/// many flags went from false to true.
+fn mark_intersection(candidates: &[u32], list: &[U32], keep: &mut [bool]) -> usize {
+    let mut newly = 0;
+    let mut mark = |i: usize, keep: &mut [bool]| {
+        if let Some(k) = keep.get_mut(i)
+            && !*k
+        {
+            *k = true;
+            newly += 1;
+        }
+    };
+    if candidates.len() <= list.len() {
+        let mut j = 0;
+        for (i, &x) in candidates.iter().enumerate() {
+            j = gallop(list, j, x, |v| v.get());
+            match list.get(j) {
+                None => break,
+                Some(v) if v.get() == x => mark(i, keep),
+                Some(_) => {}
+            }
+        }
+    } else {
+        let mut i = 0;
+        for y in list.iter().map(|v| v.get()) {
+            i = gallop(candidates, i, y, |&v| v);
+            match candidates.get(i) {
+                None => break,
+                Some(&v) if v == y => mark(i, keep),
+                Some(_) => {}
+            }
+        }
+    }
+    newly
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(word: &str, prefix: bool) -> Constraint<'_> {
+        Constraint { word, prefix }
+    }
+
+    #[test]
+    fn constraint_reduction() {
+        assert_eq!(
+            constraints("diab diabetes mel", MatchMode::Prefix),
+            [c("diabetes", true), c("mel", true)]
+        );
+        assert_eq!(constraints("mel mel", MatchMode::Prefix), [c("mel", true)]);
+        assert_eq!(
+            constraints("type 2 diabetes 2", MatchMode::Words),
+            [c("type", false), c("2", false), c("diabetes", false)]
+        );
+        assert_eq!(
+            constraints("diabetes diab", MatchMode::LastPrefix),
+            [c("diabetes", false)]
+        );
+        assert_eq!(
+            constraints("diab diabetes", MatchMode::LastPrefix),
+            [c("diab", false), c("diabetes", true)]
+        );
+        assert_eq!(
+            constraints("diabetes diabetes", MatchMode::LastPrefix),
+            [c("diabetes", false)]
+        );
+        assert!(constraints("", MatchMode::Prefix).is_empty());
+    }
+
+    fn u32s(v: &[u32]) -> Vec<U32> {
+        v.iter().map(|&x| U32::new(x)).collect()
+    }
+
+    #[test]
+    fn gallop_finds_lower_bound() {
+        let s: Vec<u32> = (0..100).map(|x| x * 3).collect();
+        for from in [0, 1, 5, 50, 99, 100, 200] {
+            for target in 0..310 {
+                let want = s
+                    .iter()
+                    .enumerate()
+                    .skip(from)
+                    .find(|&(_, &v)| v >= target)
+                    .map_or(s.len(), |(i, _)| i);
+                assert_eq!(gallop(&s, from, target, |&v| v), want, "{from} {target}");
+            }
+        }
+        // Unsorted input: any answer, but in bounds and no panic.
+        let junk = [5u32, 1, 9, 0, 3, 3, 100, 2];
+        for t in 0..120 {
+            assert!(gallop(&junk, 0, t, |&v| v) <= junk.len());
+        }
+    }
+
+    #[test]
+    fn intersections() {
+        let a = [1, 3, 5, 7, 9, 11];
+        let b = u32s(&[0, 1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
+        assert_eq!(intersect(&a, &b), [1, 3, 9, 11]);
+        let long: Vec<u32> = (0..1000).collect();
+        assert_eq!(intersect(&long, &u32s(&[5, 500, 999, 1000])), [5, 500, 999]);
+        assert_eq!(intersect(&[], &b), Vec::<u32>::new());
+        let mut keep = vec![false; a.len()];
+        assert_eq!(mark_intersection(&a, &b, &mut keep), 4);
+        assert_eq!(mark_intersection(&a, &b, &mut keep), 0);
+        assert_eq!(keep, [true, true, false, false, true, true]);
+    }
+}
