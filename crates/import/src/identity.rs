@@ -12,9 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Whether the edition is a published release.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ReleaseStatus {
-    /// Published if a package name says `PRODUCTION` or the edition module
-    /// is one of the editions SNOMED International and national release
-    /// centres publish; unpublished otherwise.
+    /// Decided by the packages' names where they follow the RF2 naming
+    /// convention (`PRODUCTION` is published), else published if the
+    /// edition module is one SNOMED International or a national release
+    /// centre publishes.
     #[default]
     Auto,
     Published,
@@ -103,7 +104,23 @@ pub fn effective_time(deps: &[Dependency], module: u64, latest_seen: u32) -> u32
         .unwrap_or(latest_seen)
 }
 
-/// Builds the URIs; explicit overrides win.
+/// The release status a package name states, following SNOMED
+/// International's naming convention `SnomedCT_<Product>_<STATUS>_...`:
+/// `PRODUCTION` for published releases, `ALPHA`, `BETA`, `MEMBER`, ... (and
+/// txmap's own `SYNTH`) otherwise.
+pub fn status_in_name(name: &str) -> Option<&str> {
+    let rest = name
+        .strip_prefix('x')
+        .unwrap_or(name)
+        .strip_prefix("SnomedCT_")?;
+    let (_product, rest) = rest.split_once('_')?;
+    let status = rest.split('_').next()?;
+    (!status.is_empty() && status.bytes().all(|b| b.is_ascii_uppercase())).then_some(status)
+}
+
+/// Builds the URIs; explicit overrides win. With `ReleaseStatus::Auto`, a
+/// package named by the RF2 convention decides by the status in its name;
+/// otherwise a known edition module counts as published.
 pub fn identity(
     module: u64,
     effective_time: u32,
@@ -116,8 +133,15 @@ pub fn identity(
         ReleaseStatus::Published => true,
         ReleaseStatus::Unpublished => false,
         ReleaseStatus::Auto => {
-            package_names.iter().any(|n| n.contains("PRODUCTION"))
-                || PUBLISHED_EDITION_MODULES.iter().any(|(m, _)| *m == module)
+            let stated: Vec<&str> = package_names
+                .iter()
+                .filter_map(|n| status_in_name(n))
+                .collect();
+            if stated.is_empty() {
+                PUBLISHED_EDITION_MODULES.iter().any(|(m, _)| *m == module)
+            } else {
+                stated.iter().all(|s| *s == "PRODUCTION")
+            }
         }
     };
     let scheme = if published { "sct" } else { "xsct" };
@@ -199,21 +223,41 @@ mod tests {
 
     #[test]
     fn package_names_and_overrides() {
-        let prod =
-            ["SnomedCT_ManagedServiceXX_PRODUCTION_XX1000000_20250101T120000Z.zip".to_owned()];
-        assert!(identity(123456789, 20250101, ReleaseStatus::Auto, &prod, None, None).published);
-        assert!(!identity(123456789, 20250101, ReleaseStatus::Auto, &[], None, None).published);
-        assert!(
-            !identity(
-                900000000000207008,
-                1,
-                ReleaseStatus::Unpublished,
-                &[],
-                None,
-                None
-            )
-            .published
+        let auto = |module: u64, names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            identity(module, 20250101, ReleaseStatus::Auto, &names, None, None).published
+        };
+        assert!(auto(
+            123456789,
+            &["SnomedCT_ManagedServiceUS_PRODUCTION_US1000124_20250901T120000Z.zip"]
+        ));
+        assert!(!auto(123456789, &[]));
+        // Synthetic or pre-release International packages are not published.
+        assert!(!auto(
+            900000000000207008,
+            &["SnomedCT_SyntheticRF2_SYNTH_20250131"]
+        ));
+        assert!(!auto(
+            900000000000207008,
+            &["xSnomedCT_InternationalRF2_BETA_20250101T120000Z.zip"]
+        ));
+        // A folder without a conventional name: known edition modules only.
+        assert!(auto(900000000000207008, &["intl"]));
+        assert_eq!(
+            status_in_name("SnomedCT_InternationalRF2_PRODUCTION_20250201T120000Z.zip"),
+            Some("PRODUCTION")
         );
+        assert_eq!(status_in_name("snomed"), None);
+        assert_eq!(status_in_name("SnomedCT_Foo"), None);
+        let published = identity(
+            900000000000207008,
+            1,
+            ReleaseStatus::Unpublished,
+            &[],
+            None,
+            None,
+        );
+        assert!(!published.published);
         let id = identity(1, 2, ReleaseStatus::Auto, &[], Some("http://x/e"), None);
         assert_eq!(id.version_uri, "http://x/e/version/2");
         let id = identity(1, 2, ReleaseStatus::Auto, &[], None, Some("http://x/v"));

@@ -35,7 +35,7 @@ mod records;
 pub mod sort;
 mod stage;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -1644,7 +1644,9 @@ impl Importer<'_> {
         let module =
             identity::edition_module(&self.dependencies, &self.concepts_per_module).unwrap_or(0);
         let time = identity::effective_time(&self.dependencies, module, self.latest_time);
-        let names: Vec<String> = self
+        // Package names: the components of each source path and the
+        // package folders inside it (a zip's or folder's top level).
+        let mut names: BTreeSet<String> = self
             .options
             .sources
             .iter()
@@ -1653,6 +1655,13 @@ impl Importer<'_> {
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())
             })
             .collect();
+        for r in &self.releases {
+            for f in r.files() {
+                let packages = f.path.split('/').filter(|c| c.contains("SnomedCT_"));
+                names.extend(packages.map(str::to_owned));
+            }
+        }
+        let names: Vec<String> = names.into_iter().collect();
         identity::identity(
             module,
             time,

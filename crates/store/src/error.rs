@@ -77,7 +77,12 @@ impl fmt::Display for StoreError {
                 f,
                 "{what} ordinal {ordinal} out of range (the edition has {count})"
             ),
-            StoreError::Text(e) => write!(f, "{e}"),
+            StoreError::Text(e) => {
+                write!(
+                    f,
+                    "word index (sections WordFst, WordPostingsIndex, WordPostings): {e}"
+                )
+            }
             StoreError::EmptyQuery => f.write_str("search text contains no words"),
             StoreError::TooCostly => f.write_str(
                 "search too broad: it matches too many descriptions; use longer or more words",
@@ -88,9 +93,11 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The wrapped errors' messages are already part of this one's, so
+        // their sources, not themselves, come next in the chain.
         match self {
-            StoreError::Format(e) => Some(e),
-            StoreError::Text(e) => Some(e),
+            StoreError::Format(e) => e.source(),
+            StoreError::Text(e) => e.source(),
             _ => None,
         }
     }

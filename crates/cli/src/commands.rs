@@ -1,0 +1,408 @@
+//! The subcommands.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+use txmap_import::{ImportOptions, ReleaseStatus};
+use txmap_store::Edition;
+
+use crate::bytes;
+use crate::progress::{Progress, human};
+
+/// txmap: a FHIR terminology server for SNOMED CT, and its tools.
+#[derive(Debug, Parser)]
+#[command(name = "txmap", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compile RF2 release packages into one edition file.
+    Import(ImportArgs),
+    /// Check every checksum of an edition file.
+    Verify { file: PathBuf },
+    /// Show an edition file's identity, counts and sections.
+    Inspect {
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one concept: terms, parents, children, attributes, refsets.
+    Lookup {
+        file: PathBuf,
+        sctid: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a deterministic synthetic RF2 Snapshot release.
+    Synth(SynthArgs),
+}
+
+#[derive(Debug, Args)]
+struct ImportArgs {
+    /// An RF2 package: a .zip as distributed or an unpacked folder. Repeat
+    /// for an extension: base first, extension after.
+    #[arg(long = "rf2", required = true, value_name = "PATH")]
+    rf2: Vec<PathBuf>,
+    /// The edition file to write (replaced atomically if it exists).
+    #[arg(long, short, value_name = "FILE")]
+    out: PathBuf,
+    /// Memory the importer plans for (e.g. 1GiB, 512MiB).
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    max_memory: u64,
+    /// Memory per sorter before it spills to disk; default max-memory / 4.
+    #[arg(long, value_parser = parse_size)]
+    sort_buffer: Option<u64>,
+    /// Where temporary spill files go; default the output's directory.
+    #[arg(long)]
+    temp_dir: Option<PathBuf>,
+    /// Skip malformed rows (counted and reported) instead of stopping.
+    #[arg(long)]
+    lenient: bool,
+    /// Override the edition URI (default from the module dependency refset).
+    #[arg(long)]
+    edition_uri: Option<String>,
+    /// Override the version URI.
+    #[arg(long)]
+    version_uri: Option<String>,
+    /// Treat the release as published (`http://snomed.info/sct/...`).
+    #[arg(long, conflicts_with = "unpublished")]
+    published: bool,
+    /// Treat the release as unpublished (`http://snomed.info/xsct/...`).
+    #[arg(long)]
+    unpublished: bool,
+    /// The language refset whose preferred terms are the default display.
+    #[arg(long)]
+    default_language_refset: Option<u64>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
+struct SynthArgs {
+    /// Concept rows to generate (International scale: 535000).
+    #[arg(long, default_value_t = 10_000)]
+    concepts: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A directory, or a path ending in .zip.
+    #[arg(long)]
+    out: PathBuf,
+    /// Release date, YYYYMMDD.
+    #[arg(long)]
+    effective_time: Option<u32>,
+    /// Make an extension of the base generated with this seed.
+    #[arg(long, requires = "base_concepts")]
+    extension_of_seed: Option<u64>,
+    /// Concept count of that base.
+    #[arg(long)]
+    base_concepts: Option<usize>,
+    /// The extension's seven-digit namespace.
+    #[arg(long, default_value_t = 1_000_124)]
+    namespace: u32,
+    /// The base's release date, YYYYMMDD (its --effective-time).
+    #[arg(long, default_value_t = txmap_synth::DEFAULT_EFFECTIVE_TIME)]
+    base_effective_time: u32,
+}
+
+/// Parses `1GiB`, `512MiB`, `800M`, `64k` or plain bytes.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size like 1GiB or 512MiB"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use KiB, MiB, GiB)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Import(a) => import(a),
+        Command::Verify { file } => verify(file),
+        Command::Inspect { file, json } => inspect(file, json),
+        Command::Lookup { file, sctid, json } => lookup(file, sctid, json),
+        Command::Synth(a) => synth(a),
+    }
+}
+
+fn import(a: ImportArgs) -> Result<()> {
+    let mut options = ImportOptions::new(a.rf2, a.out.clone());
+    options.max_memory = a.max_memory;
+    options.sort_buffer = a.sort_buffer;
+    options.temp_dir = a.temp_dir;
+    options.lenient = a.lenient;
+    options.edition_uri = a.edition_uri;
+    options.version_uri = a.version_uri;
+    options.default_language_refset = a.default_language_refset;
+    options.status = match (a.published, a.unpublished) {
+        (true, _) => ReleaseStatus::Published,
+        (_, true) => ReleaseStatus::Unpublished,
+        _ => ReleaseStatus::Auto,
+    };
+    let progress = Progress::new(a.quiet || a.json);
+    let report = txmap_import::import(&options, &progress)
+        .with_context(|| format!("importing into {}", a.out.display()))?;
+    if a.json {
+        let stages: Vec<_> = report
+            .stages
+            .iter()
+            .map(|s| json!({"name": s.name, "seconds": s.seconds, "rows": s.rows, "rss": s.rss}))
+            .collect();
+        let out = json!({
+            "output": report.output,
+            "edition_uri": report.identity.edition_uri,
+            "version_uri": report.identity.version_uri,
+            "file_size": report.file_size,
+            "wall_seconds": report.wall_seconds,
+            "peak_rss": report.peak_rss,
+            "spilled_runs": report.spilled_runs,
+            "skipped_rows": report.skipped_rows,
+            "first_problems": report.first_problems,
+            "skipped_files": report.skipped_files,
+            "counts": report.counts,
+            "stages": stages,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    if !a.quiet {
+        for (path, why) in &report.skipped_files {
+            eprintln!("not read: {path}: {why}");
+        }
+        println!(
+            "wrote {} ({})",
+            report.output.display(),
+            human(report.file_size)
+        );
+        println!("  edition  {}", report.identity.edition_uri);
+        println!("  version  {}", report.identity.version_uri);
+        for (k, v) in &report.counts {
+            println!("  {k:<24} {v}");
+        }
+        println!(
+            "  time {:.2} s, peak RSS {}, {} sorted runs spilled",
+            report.wall_seconds,
+            report
+                .peak_rss
+                .map(human)
+                .unwrap_or_else(|| "unknown".into()),
+            report.spilled_runs
+        );
+        if report.skipped_rows > 0 {
+            println!(
+                "  skipped {} malformed rows (--lenient); first ones:",
+                report.skipped_rows
+            );
+            for p in &report.first_problems {
+                println!("    {p}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn open(file: &Path) -> Result<Edition<bytes::EditionBytes>> {
+    let b = bytes::open(file)?;
+    Edition::open(b).with_context(|| format!("{}", file.display()))
+}
+
+fn verify(file: PathBuf) -> Result<()> {
+    let e = open(&file)?;
+    e.verify(|_| {})
+        .with_context(|| format!("{}", file.display()))?;
+    println!(
+        "{}: ok ({} sections, {})",
+        file.display(),
+        e.sections().len(),
+        e.identity().version_uri
+    );
+    Ok(())
+}
+
+fn inspect(file: PathBuf, as_json: bool) -> Result<()> {
+    let e = open(&file)?;
+    let id = e.identity();
+    let sections = e.sections();
+    if as_json {
+        let out = json!({
+            "file": file,
+            "size": e.bytes().as_ref().len(),
+            "edition_uri": id.edition_uri,
+            "version_uri": id.version_uri,
+            "edition_module": id.edition_module.to_string(),
+            "effective_time": id.effective_time,
+            "status": id.status.as_str(),
+            "default_language_refset": id.default_language_refset.to_string(),
+            "txmap_version": id.txmap_version,
+            "concepts": e.concept_count(),
+            "descriptions": e.description_count(),
+            "metadata": e.metadata(),
+            "sections": sections.iter().map(|s| json!({"name": s.name, "offset": s.offset, "len": s.len, "count": s.count})).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!("{}", file.display());
+    println!("  edition   {}", id.edition_uri);
+    println!("  version   {}", id.version_uri);
+    println!("  status    {}", id.status);
+    println!("  size      {}", human(e.bytes().as_ref().len() as u64));
+    println!("  concepts  {}", e.concept_count());
+    println!("  descriptions {}", e.description_count());
+    for (k, v) in e.metadata() {
+        if let Some(k) = k.strip_prefix("count.") {
+            println!("  {k:<24} {v}");
+        }
+    }
+    println!(
+        "  {:<26} {:>12} {:>12} {:>12}",
+        "section", "offset", "bytes", "count"
+    );
+    for s in &sections {
+        println!(
+            "  {:<26} {:>12} {:>12} {:>12}",
+            s.name, s.offset, s.len, s.count
+        );
+    }
+    Ok(())
+}
+
+fn lookup(file: PathBuf, sctid: u64, as_json: bool) -> Result<()> {
+    let e = open(&file)?;
+    let ctx = || format!("{}", file.display());
+    let Some(c) = e.concept(sctid).with_context(ctx)? else {
+        bail!(
+            "{}: no concept {sctid} in {}",
+            file.display(),
+            e.identity().version_uri
+        );
+    };
+    let name = |o: u32| -> Result<String> {
+        let id = e.sctid(o)?;
+        Ok(format!("{id} |{}|", e.preferred_term(o)?.unwrap_or("")))
+    };
+    let label = |id: u64| -> Result<String> {
+        Ok(match e.ordinal(id) {
+            Some(o) => name(o)?,
+            None => id.to_string(),
+        })
+    };
+    let descriptions = e.descriptions(c.ordinal).with_context(ctx)?;
+    let parents: Vec<String> = e
+        .parents(c.ordinal)?
+        .iter()
+        .map(name)
+        .collect::<Result<_>>()?;
+    let children = e.children(c.ordinal)?;
+    let attributes = e.attributes(c.ordinal)?;
+    let refsets = e.component_refsets(sctid)?;
+    let associations = e.associations(sctid)?;
+    if as_json {
+        let out = json!({
+            "id": sctid.to_string(),
+            "active": c.active,
+            "defined": c.defined,
+            "module": c.module.to_string(),
+            "effectiveTime": c.effective_time,
+            "preferredTerm": e.preferred_term(c.ordinal)?,
+            "descriptions": descriptions.iter().map(|d| json!({
+                "id": d.id.to_string(), "active": d.active, "type": d.type_id.to_string(),
+                "language": d.language, "term": d.term,
+                "acceptability": e.acceptability(d.ordinal).unwrap_or_default().iter().map(|(r, a)| json!([r.to_string(), a.to_string()])).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "parents": parents,
+            "children": children.len(),
+            "ancestors": e.ancestors(c.ordinal)?.len(),
+            "descendants": e.descendants(c.ordinal)?.len(),
+            "attributes": attributes.iter().map(|r| json!({"group": r.group, "type": r.type_id.to_string(), "value": r.target.to_string()})).collect::<Vec<_>>(),
+            "refsets": refsets.iter().map(|m| json!({"refset": m.refset.to_string(), "fields": m.fields})).collect::<Vec<_>>(),
+            "associations": associations.iter().map(|a| json!({"refset": a.refset.to_string(), "target": a.target.to_string()})).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!("{}", label(sctid)?);
+    println!(
+        "  {} {}, module {}, effective {}",
+        if c.active { "active" } else { "inactive" },
+        if c.defined { "defined" } else { "primitive" },
+        c.module,
+        c.effective_time
+    );
+    for d in &descriptions {
+        let kind = match d.type_id {
+            900000000000003001 => "FSN",
+            900000000000013009 => "SYN",
+            900000000000550004 => "DEF",
+            _ => "???",
+        };
+        let status = if d.active { "" } else { " (inactive)" };
+        println!("  {kind} {} [{}] {}{status}", d.id, d.language, d.term);
+    }
+    for p in &parents {
+        println!("  is a {p}");
+    }
+    println!(
+        "  {} children, {} ancestors, {} descendants",
+        children.len(),
+        e.ancestors(c.ordinal)?.len(),
+        e.descendants(c.ordinal)?.len()
+    );
+    for r in &attributes {
+        println!(
+            "  group {} {} = {}",
+            r.group,
+            label(r.type_id)?,
+            label(r.target)?
+        );
+    }
+    for v in e.concrete_values(c.ordinal)? {
+        println!("  group {} {} = {}", v.group, label(v.type_id)?, v.value);
+    }
+    for a in &associations {
+        println!("  {} -> {}", label(a.refset)?, label(a.target)?);
+    }
+    for m in &refsets {
+        println!("  member of {} {}", label(m.refset)?, m.fields);
+    }
+    Ok(())
+}
+
+fn synth(a: SynthArgs) -> Result<()> {
+    let mut config = txmap_synth::SynthConfig::new(a.concepts, a.seed);
+    if let Some(t) = a.effective_time {
+        config.effective_time = t;
+    }
+    if let Some(base_seed) = a.extension_of_seed {
+        let mut ext =
+            txmap_synth::ExtensionConfig::new(a.base_concepts.unwrap_or(0), base_seed, a.namespace);
+        ext.base_effective_time = a.base_effective_time;
+        config.extension = Some(ext);
+    }
+    let summary = txmap_synth::generate(&config, &a.out)
+        .with_context(|| format!("writing {}", a.out.display()))?;
+    println!("wrote {}", a.out.display());
+    for (file, rows) in &summary.files {
+        println!("  {rows:>10}  {file}");
+    }
+    Ok(())
+}
