@@ -50,13 +50,11 @@ section_kinds! {
     ConceptIds = 10,
     /// `[ConceptRecord]`, by ordinal.
     Concepts = 11,
-    /// `[U32; n + 1]`: offsets into `PreferredTermHeap` of each concept's
-    /// preferred term in the edition's default language refset (empty when
-    /// it has none). Kept apart from the term heap so that the common
-    /// "code → display" call touches few pages.
+    /// `[U32; n + 1]`: concept `c`'s preferred term in the edition's
+    /// default language refset is `TermHeap[index[c]..index[c + 1]]` (empty
+    /// when it has none). The term heap starts with these terms, in concept
+    /// order, so the common "code → display" call reads a compact table.
     PreferredTermIndex = 12,
-    /// UTF-8 preferred terms, by concept ordinal.
-    PreferredTermHeap = 13,
     /// CSR of active inferred is-a parents (concept ordinals, ascending).
     ParentsIndex = 14,
     Parents = 15,
@@ -79,7 +77,9 @@ section_kinds! {
     ConceptDescriptionsIndex = 31,
     /// `[DescriptionIdEntry]` sorted by SCTID.
     DescriptionIds = 32,
-    /// UTF-8 terms, referenced by `DescriptionRecord::term_offset`.
+    /// UTF-8 terms, referenced by `DescriptionRecord::term_offset`: first
+    /// every concept's preferred term (see `PreferredTermIndex`), then the
+    /// others.
     TermHeap = 33,
     /// CSR by description ordinal of `[AcceptabilityRecord]`: the active
     /// language refset rows of each description.

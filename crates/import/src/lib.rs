@@ -50,14 +50,14 @@ use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
 use txmap_rf2::kind::FileKind;
 use txmap_rf2::parse::{ConceptRow, ConcreteValueRow, DescriptionRow, RefsetRow, RelationshipRow};
 use txmap_rf2::{Release, Rf2Error, Rf2File, RowReader};
-use zerocopy::IntoBytes;
 use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, IntoBytes};
 
 use graph::Csr;
 pub use identity::{Identity, ReleaseStatus};
 use records::*;
 use sort::{Record, Sorted, Sorter};
-use stage::{CsrBuilder, Spill, SpillReader, Stages};
+use stage::{CsrBuilder, Spill, Staged, Stages};
 
 /// Well-known SNOMED CT concepts the importer treats specially.
 pub mod ids {
@@ -80,12 +80,13 @@ pub mod ids {
 pub const LAYOUT: &[SectionKind] = &[
     SectionKind::ConceptIds,
     SectionKind::Concepts,
-    SectionKind::PreferredTermIndex,
-    SectionKind::PreferredTermHeap,
     SectionKind::ParentsIndex,
     SectionKind::Parents,
     SectionKind::AncestorsIndex,
     SectionKind::Ancestors,
+    SectionKind::PreferredTermIndex,
+    // Starts with the preferred terms, in concept order.
+    SectionKind::TermHeap,
     SectionKind::ChildrenIndex,
     SectionKind::Children,
     SectionKind::Codes,
@@ -94,7 +95,6 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Descriptions,
     SectionKind::AcceptabilityIndex,
     SectionKind::Acceptability,
-    SectionKind::TermHeap,
     SectionKind::AttributesIndex,
     SectionKind::Attributes,
     SectionKind::ConcreteIndex,
@@ -471,10 +471,9 @@ struct FileContext<'f> {
     header: &'f [String],
 }
 
-/// Per description, what later stages need: 16 bytes each.
+/// Per description, what later stages need: 8 bytes each.
 struct DescriptionFacts {
     concept: Vec<u32>,
-    spill_offset: Vec<u64>,
     term_len: Vec<u16>,
     /// Bit 0: active; bit 1: synonym.
     flags: Vec<u8>,
@@ -487,8 +486,7 @@ impl<'a> Importer<'a> {
         self.stated()?;
         self.concrete_values()?;
         let (facts, terms, word_pairs) = self.descriptions()?;
-        self.languages_and_preferred_terms(&facts, &terms)?;
-        drop(terms);
+        self.languages_and_preferred_terms(&facts, terms)?;
         self.word_index(word_pairs)?;
         self.refsets()?;
         self.small_sections()?;
@@ -1033,9 +1031,7 @@ impl<'a> Importer<'a> {
     /// Descriptions and text definitions: the `Descriptions`,
     /// `ConceptDescriptionsIndex`, `TermHeap` and `DescriptionIds` sections,
     /// plus what the language and word stages need.
-    fn descriptions(
-        &mut self,
-    ) -> Result<(DescriptionFacts, SpillReader, Sorted<Pair32>), ImportError> {
+    fn descriptions(&mut self) -> Result<(DescriptionFacts, Staged, Sorted<Pair32>), ImportError> {
         let t = Instant::now();
         let n = self.concept_ids.len();
         let mut sorter = self.sorter::<DescriptionIn>();
@@ -1103,7 +1099,6 @@ impl<'a> Importer<'a> {
         let synonym = self.codes.code(ids::SYNONYM)?;
         let mut facts = DescriptionFacts {
             concept: Vec::new(),
-            spill_offset: Vec::new(),
             term_len: Vec::new(),
             flags: Vec::new(),
         };
@@ -1157,7 +1152,6 @@ impl<'a> Importer<'a> {
                 })
                 .ctx("spilling description ids")?;
             facts.concept.push(d.concept);
-            facts.spill_offset.push(d.term_offset);
             facts.term_len.push(d.term_len as u16);
             facts
                 .flags
@@ -1183,7 +1177,9 @@ impl<'a> Importer<'a> {
         }
         let d_count = facts.concept.len() as u64;
         heap.count = heap.len;
-        self.stages.attach(SectionKind::TermHeap, heap);
+        // The heap is rewritten once preferred terms are known, which need
+        // the language refsets: see `preferred_terms_first`.
+        drop(terms);
         self.stages
             .put_index(SectionKind::ConceptDescriptionsIndex, &csr.finish(n))
             .ctx("staging descriptions")?;
@@ -1227,7 +1223,7 @@ impl<'a> Importer<'a> {
         self.count("descriptions", d_count);
         self.count("active_descriptions", active);
         self.done("descriptions", t, rows);
-        Ok((facts, terms, ranked))
+        Ok((facts, heap, ranked))
     }
 }
 
@@ -1237,7 +1233,7 @@ impl Importer<'_> {
     fn languages_and_preferred_terms(
         &mut self,
         facts: &DescriptionFacts,
-        terms: &SpillReader,
+        terms: Staged,
     ) -> Result<(), ImportError> {
         let t = Instant::now();
         let n = self.concept_ids.len();
@@ -1373,30 +1369,81 @@ impl Importer<'_> {
             .ctx("staging acceptability")?;
         self.count("language_members", count);
 
-        let mut index = Vec::with_capacity(n + 1);
-        let mut heap = self.stages.detached().ctx("staging preferred terms")?;
-        let mut buf = Vec::new();
-        for &(_, d) in &pt {
-            index.push(
-                u32::try_from(heap.len)
-                    .map_err(|_| ImportError::Inconsistent("preferred terms over 4 GiB".into()))?,
-            );
-            if d != u32::MAX {
-                let d = d as usize;
-                terms
-                    .read_into(facts.spill_offset[d], facts.term_len[d] as usize, &mut buf)
-                    .ctx("reading terms back")?;
-                heap.write_bytes(&buf).ctx("staging preferred terms")?;
-            }
-        }
-        index.push(heap.len as u32);
-        heap.count = heap.len;
-        self.stages.attach(SectionKind::PreferredTermHeap, heap);
-        self.stages
-            .put_index(SectionKind::PreferredTermIndex, &index)
-            .ctx("staging preferred terms")?;
+        self.preferred_terms_first(facts, &pt, terms)?;
         self.done("language refsets", t, rows);
         Ok(())
+    }
+
+    /// Rewrites the term heap with every concept's preferred term first, in
+    /// concept order, and the other terms after: the preferred-term region
+    /// is then a compact, contiguous table (`PreferredTermIndex` points into
+    /// it) that the common "code → display" call reads without touching the
+    /// rest of the heap, and no term is stored twice.
+    fn preferred_terms_first(
+        &mut self,
+        facts: &DescriptionFacts,
+        pt: &[(u8, u32)],
+        all_terms: Staged,
+    ) -> Result<(), ImportError> {
+        let n = self.concept_ids.len();
+        let mut is_pt = vec![false; facts.concept.len()];
+        let mut index = Vec::with_capacity(n + 1);
+        let mut pt_len = 0u64;
+        for &(_, d) in pt {
+            index.push(pt_len);
+            if d != u32::MAX {
+                is_pt[d as usize] = true;
+                pt_len += u64::from(facts.term_len[d as usize]);
+            }
+        }
+        index.push(pt_len);
+        let index: Vec<u32> = index
+            .into_iter()
+            .map(u32::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(|_| ImportError::Inconsistent("preferred terms over 4 GiB".into()))?;
+
+        let mut old_terms = all_terms.into_reader().ctx("reading terms back")?;
+        let mut old_records = self
+            .stages
+            .reopen(SectionKind::Descriptions)
+            .ctx("reading descriptions back")?;
+        let mut records = self.stages.detached().ctx("staging descriptions")?;
+        let mut preferred = self.stages.detached().ctx("staging terms")?;
+        let mut rest = self.stages.detached().ctx("staging terms")?;
+        let mut raw = [0u8; size_of::<DescriptionRecord>()];
+        let mut term = Vec::new();
+        for &pt in &is_pt {
+            old_records
+                .read_exact(&mut raw)
+                .ctx("reading descriptions back")?;
+            let mut r = DescriptionRecord::read_from_bytes(&raw)
+                .map_err(|_| ImportError::Inconsistent("description record size".into()))?;
+            term.resize(usize::from(r.term_len.get()), 0);
+            old_terms.read_exact(&mut term).ctx("reading terms back")?;
+            let offset = if pt {
+                let at = preferred.len;
+                preferred.write_bytes(&term).ctx("staging terms")?;
+                at
+            } else {
+                let at = pt_len + rest.len;
+                rest.write_bytes(&term).ctx("staging terms")?;
+                at
+            };
+            r.term_offset = U32::new(
+                u32::try_from(offset)
+                    .map_err(|_| ImportError::Inconsistent("terms over 4 GiB".into()))?,
+            );
+            records.record(&r).ctx("staging descriptions")?;
+        }
+        let mut rest = rest.into_reader().ctx("reading terms back")?;
+        io::copy(&mut rest, &mut preferred).ctx("staging terms")?;
+        preferred.count = preferred.len;
+        self.stages.attach(SectionKind::TermHeap, preferred);
+        self.stages.attach(SectionKind::Descriptions, records);
+        self.stages
+            .put_index(SectionKind::PreferredTermIndex, &index)
+            .ctx("staging preferred terms")
     }
 
     /// The word index: an fst of folded words and their postings.

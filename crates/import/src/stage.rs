@@ -74,6 +74,13 @@ impl Staged {
         Ok(())
     }
 
+    /// Switches to reading the bytes written so far, from the start.
+    pub fn into_reader(self) -> io::Result<io::BufReader<File>> {
+        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.rewind()?;
+        Ok(io::BufReader::with_capacity(1 << 20, file))
+    }
+
     pub fn record<T: IntoBytes + Immutable>(&mut self, r: &T) -> io::Result<()> {
         self.write_bytes(r.as_bytes())?;
         self.count += 1;

@@ -27,7 +27,6 @@ const REQUIRED: &[SectionKind] = &[
     ConceptIds,
     Concepts,
     PreferredTermIndex,
-    PreferredTermHeap,
     ParentsIndex,
     Parents,
     ChildrenIndex,
@@ -195,7 +194,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let ids: &[DescriptionIdEntry] = self.recs(DescriptionIds)?;
         expect_count(DescriptionIds, ids.len(), d)?;
 
-        self.check_csr::<u8>(PreferredTermIndex, PreferredTermHeap, n)?;
+        self.check_preferred_term_index(n)?;
         for (index, items) in [
             (ParentsIndex, Parents),
             (ChildrenIndex, Children),
@@ -237,6 +236,28 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// An index of `entries + 1` offsets into `items`, starting at 0 and
     /// ending at the number of items. An absent optional index reads as
     /// empty, but not when its items are present.
+    /// `PreferredTermIndex` has `n + 1` offsets from 0 into the start of
+    /// `TermHeap` (the preferred-term region, which other terms follow).
+    fn check_preferred_term_index(&self, n: u32) -> Result<(), StoreError> {
+        let offsets: &[U32] = self.recs(PreferredTermIndex)?;
+        let heap = self.raw(TermHeap)?.len();
+        if offsets.len() as u64 != u64::from(n) + 1 {
+            return Err(StoreError::corrupt(
+                PreferredTermIndex,
+                format!("{} offsets for {n} concepts", offsets.len()),
+            ));
+        }
+        let first = offsets.first().map_or(0, |o| o.get());
+        let last = offsets.last().map_or(0, |o| o.get());
+        if first != 0 || last as usize > heap {
+            return Err(StoreError::corrupt(
+                PreferredTermIndex,
+                format!("offsets run {first}..{last} past the {heap}-byte TermHeap"),
+            ));
+        }
+        Ok(())
+    }
+
     fn check_csr<T>(
         &self,
         index: SectionKind,
@@ -694,7 +715,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let Ok(offset) = u32::try_from(range.start) else {
             return Err(StoreError::corrupt(PreferredTermIndex, "offset overflow"));
         };
-        let term = self.heap_str(PreferredTermHeap, offset, range.len())?;
+        let term = self.heap_str(TermHeap, offset, range.len())?;
         Ok(if term.is_empty() { None } else { Some(term) })
     }
 

@@ -536,6 +536,19 @@ impl TestEdition {
                 pt[o(d.concept) as usize] = d.term;
             }
         }
+        // The term heap starts with the preferred terms in concept order
+        // (PreferredTermIndex points there); the descriptions' own terms
+        // follow. The importer stores each term once; a reader cannot tell.
+        let mut pt_index = vec![U32::new(0)];
+        let mut pt_heap = Vec::new();
+        for t in &pt {
+            pt_heap.extend_from_slice(t.as_bytes());
+            pt_index.push(U32::new(pt_heap.len() as u32));
+        }
+        for r in &mut desc_recs {
+            r.term_offset = U32::new(r.term_offset.get() + pt_heap.len() as u32);
+        }
+        let term_heap: Vec<u8> = pt_heap.iter().chain(&term_heap).copied().collect();
         let d = desc_recs.len();
         add(Descriptions, desc_recs.as_bytes().to_vec(), d);
         let (idx, _) = csr(per_concept.into_iter());
@@ -554,14 +567,7 @@ impl TestEdition {
         let (idx, flat) = csr(accept.into_iter());
         add(AcceptabilityIndex, idx.as_bytes().to_vec(), d + 1);
         add(Acceptability, flat.as_bytes().to_vec(), flat.len());
-        let mut pt_index = vec![U32::new(0)];
-        let mut pt_heap = Vec::new();
-        for t in &pt {
-            pt_heap.extend_from_slice(t.as_bytes());
-            pt_index.push(U32::new(pt_heap.len() as u32));
-        }
         add(PreferredTermIndex, pt_index.as_bytes().to_vec(), n + 1);
-        add(PreferredTermHeap, pt_heap.clone(), pt_heap.len());
 
         // Relationships.
         let rel = |type_id: u64, target: u64, group: u16, ch: u64| RelationshipRecord {
