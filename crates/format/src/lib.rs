@@ -21,6 +21,7 @@
 
 mod container;
 mod error;
+pub mod ids;
 pub mod schema;
 mod writer;
 

@@ -46,6 +46,15 @@ fn round_trip() {
         assert_eq!(e.offset.get() % ALIGN, 0);
     }
     c.verify(|_| {}).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("sample.txmap"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644, "edition files are world-readable");
+    }
     // Only the final file is left in the directory.
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()

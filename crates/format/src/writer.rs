@@ -122,6 +122,13 @@ impl FileWriter {
             .out
             .into_inner()
             .map_err(|e| FormatError::Io(e.into_error()))?;
+        // Temporary files are created private (0600); an edition file is
+        // read by servers that may run as another user.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        }
         file.sync_all()?;
         drop(file);
         self.temp

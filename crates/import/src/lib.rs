@@ -59,21 +59,7 @@ use records::*;
 use sort::{Record, Sorted, Sorter};
 use stage::{CsrBuilder, Spill, Staged, Stages};
 
-/// Well-known SNOMED CT concepts the importer treats specially.
-pub mod ids {
-    pub const IS_A: u64 = 116680003;
-    pub const DEFINED: u64 = 900000000000073002;
-    pub const FSN: u64 = 900000000000003001;
-    pub const SYNONYM: u64 = 900000000000013009;
-    pub const DEFINITION: u64 = 900000000000550004;
-    pub const PREFERRED: u64 = 900000000000548007;
-    pub const ACCEPTABLE: u64 = 900000000000549004;
-    pub const INFERRED: u64 = 900000000000011006;
-    pub const ADDITIONAL: u64 = 900000000000227009;
-    pub const STATED: u64 = 900000000000010007;
-    pub const MODULE_DEPENDENCY: u64 = 900000000000534007;
-    pub const US_ENGLISH: u64 = 900000000000509007;
-}
+use txmap_format::ids;
 
 /// The order of sections in the file: what a cold `$lookup` or subsumption
 /// test touches first, so that those pages sit together.
@@ -402,16 +388,7 @@ impl Codes {
             index: HashMap::new(),
         };
         // Fixed first codes, so the common ones are the same in every file.
-        for id in [
-            ids::FSN,
-            ids::SYNONYM,
-            ids::DEFINITION,
-            ids::PREFERRED,
-            ids::ACCEPTABLE,
-            ids::INFERRED,
-            ids::ADDITIONAL,
-            ids::STATED,
-        ] {
+        for id in ids::FIXED_CODES {
             let _ = c.code(id);
         }
         c
@@ -742,36 +719,19 @@ impl<'a> Importer<'a> {
         let mut active = 0u64;
         for r in Latest::new(sorted) {
             let r = r?;
-            if r.active == 0 {
-                continue;
-            }
-            let (Some(from), Some(to), Some(ty)) = (
-                self.refer(r.from, "relationship", r.id)?,
-                self.refer(r.to, "relationship", r.id)?,
-                self.refer(r.type_id, "relationship", r.id)?,
-            ) else {
+            let Some(e) = self.edge(&r, "relationship")? else {
                 continue;
             };
             active += 1;
             if r.type_id == ids::IS_A {
-                isa.push((from, to));
+                isa.push((e.key, e.other));
                 continue;
             }
-            let group = self.group(r.group, r.id)?;
-            let characteristic = self.codes.code(r.characteristic)?;
-            let e = Edge {
-                key: from,
-                group,
-                type_ord: ty,
-                other: to,
-                characteristic,
-                pad: [0; 3],
-            };
             out.push(e).ctx("spilling relationships")?;
             inbound
                 .push(Edge {
-                    key: to,
-                    other: from,
+                    key: e.other,
+                    other: e.key,
                     ..e
                 })
                 .ctx("spilling relationships")?;
@@ -816,6 +776,30 @@ impl<'a> Importer<'a> {
         self.stage_edges(inbound, SectionKind::InboundIndex, SectionKind::Inbound)?;
         self.done("relationships", t, rows);
         Ok(())
+    }
+
+    /// An active relationship by ordinals, keyed by its source; `None` for
+    /// an inactive one or (in lenient mode) one that refers to a concept the
+    /// release lacks.
+    fn edge(&mut self, r: &RelationshipIn, what: &str) -> Result<Option<Edge>, ImportError> {
+        if r.active == 0 {
+            return Ok(None);
+        }
+        let (Some(from), Some(to), Some(ty)) = (
+            self.refer(r.from, what, r.id)?,
+            self.refer(r.to, what, r.id)?,
+            self.refer(r.type_id, what, r.id)?,
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(Edge {
+            key: from,
+            group: self.group(r.group, r.id)?,
+            type_ord: ty,
+            other: to,
+            characteristic: self.codes.code(r.characteristic)?,
+            pad: [0; 3],
+        }))
     }
 
     fn group(&mut self, group: u32, id: u64) -> Result<u32, ImportError> {
@@ -885,29 +869,10 @@ impl<'a> Importer<'a> {
         let mut out = self.sorter::<Edge>();
         let mut active = 0;
         for r in Latest::new(sorted) {
-            let r = r?;
-            if r.active == 0 {
-                continue;
+            if let Some(e) = self.edge(&r?, "stated relationship")? {
+                active += 1;
+                out.push(e).ctx("spilling stated relationships")?;
             }
-            let (Some(from), Some(to), Some(ty)) = (
-                self.refer(r.from, "stated relationship", r.id)?,
-                self.refer(r.to, "stated relationship", r.id)?,
-                self.refer(r.type_id, "stated relationship", r.id)?,
-            ) else {
-                continue;
-            };
-            active += 1;
-            let group = self.group(r.group, r.id)?;
-            let characteristic = self.codes.code(r.characteristic)?;
-            out.push(Edge {
-                key: from,
-                group,
-                type_ord: ty,
-                other: to,
-                characteristic,
-                pad: [0; 3],
-            })
-            .ctx("spilling stated relationships")?;
         }
         let out = self.finish(out)?;
         self.stage_edges(out, SectionKind::StatedIndex, SectionKind::Stated)?;

@@ -40,26 +40,7 @@ pub use types::{
 };
 
 /// Well-known SCTIDs the store interprets.
-pub mod sctid {
-    /// |Fully specified name|.
-    pub const FSN: u64 = 900000000000003001;
-    /// |Synonym|.
-    pub const SYNONYM: u64 = 900000000000013009;
-    /// |Definition| (text definitions).
-    pub const DEFINITION: u64 = 900000000000550004;
-    /// |Preferred| acceptability.
-    pub const PREFERRED: u64 = 900000000000548007;
-    /// |Acceptable| acceptability.
-    pub const ACCEPTABLE: u64 = 900000000000549004;
-    /// |Inferred relationship|.
-    pub const INFERRED: u64 = 900000000000011006;
-    /// |Additional relationship|.
-    pub const ADDITIONAL: u64 = 900000000000227009;
-    /// |Stated relationship|.
-    pub const STATED: u64 = 900000000000010007;
-    /// |Is a|.
-    pub const IS_A: u64 = 116680003;
-}
+pub use txmap_format::ids as sctid;
 
 #[cfg(test)]
 mod testfile;
