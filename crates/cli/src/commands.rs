@@ -6,9 +6,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 use txmap_import::{ImportOptions, ReleaseStatus};
+use txmap_load::{EditionBytes, LoadMode};
 use txmap_store::Edition;
 
-use crate::bytes;
 use crate::progress::{Progress, human};
 
 /// txmap: a FHIR terminology server for SNOMED CT, and its tools.
@@ -41,6 +41,25 @@ enum Command {
     },
     /// Write a deterministic synthetic RF2 Snapshot release.
     Synth(SynthArgs),
+    /// Serve editions over HTTP. With no config, serves a synthetic demo
+    /// edition, generated on first run.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// The config file (see docs/config.md).
+    #[arg(long, env = "TXMAP_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on, overriding the config.
+    #[arg(long)]
+    listen: Option<String>,
+    /// Set SO_REUSEPORT so several processes can share the port.
+    #[arg(long)]
+    reuse_port: bool,
+    /// Where the demo edition is kept.
+    #[arg(long, env = "TXMAP_DATA_DIR")]
+    data_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -141,6 +160,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Inspect { file, json } => inspect(file, json),
         Command::Lookup { file, sctid, json } => lookup(file, sctid, json),
         Command::Synth(a) => synth(a),
+        Command::Serve(a) => serve(a),
     }
 }
 
@@ -220,9 +240,10 @@ fn import(a: ImportArgs) -> Result<()> {
     Ok(())
 }
 
-fn open(file: &Path) -> Result<Edition<bytes::EditionBytes>> {
-    let b = bytes::open(file)?;
-    Edition::open(b).with_context(|| format!("{}", file.display()))
+/// Maps an edition file (reading it if mapping fails) and opens it.
+fn open(file: &Path) -> Result<Edition<EditionBytes>> {
+    let loaded = txmap_load::load(file, LoadMode::Mmap)?;
+    Edition::open(loaded.bytes).with_context(|| format!("{}", file.display()))
 }
 
 fn verify(file: PathBuf) -> Result<()> {
@@ -405,4 +426,28 @@ fn synth(a: SynthArgs) -> Result<()> {
         println!("  {rows:>10}  {file}");
     }
     Ok(())
+}
+
+fn serve(a: ServeArgs) -> Result<()> {
+    crate::logging::init();
+    let data_dir = a.data_dir.unwrap_or_else(default_data_dir);
+    let options = txmap_server::ServeOptions {
+        config: a.config,
+        listen: a.listen,
+        reuse_port: a.reuse_port,
+        data_dir,
+    };
+    txmap_server::run(options)?;
+    Ok(())
+}
+
+/// `$XDG_DATA_HOME/txmap`, else `~/.local/share/txmap`, else `./txmap-data`.
+fn default_data_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("txmap");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h).join(".local/share/txmap");
+    }
+    PathBuf::from("txmap-data")
 }

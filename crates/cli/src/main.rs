@@ -5,8 +5,8 @@
 //! know nothing of terminals. Errors are printed as one line, with the
 //! chain of context that led to them, and a non-zero exit.
 
-mod bytes;
 mod commands;
+mod logging;
 mod progress;
 
 use std::process::ExitCode;

@@ -193,6 +193,44 @@ impl<'a> Container<'a> {
     }
 }
 
+/// Reads only the header and the trailer of an edition file — a few
+/// kilobytes — and returns its metadata, checked as [`Container::open`]
+/// checks them (magic, version, length, header checksum). A server uses it
+/// to learn which edition a file holds before deciding how to load it.
+pub fn peek_metadata(file: &std::fs::File) -> Result<Metadata, FormatError> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut head = [0u8; HEADER_LEN];
+    if len < HEADER_LEN as u64 {
+        return Err(FormatError::TooShort { len });
+    }
+    file.read_exact_at(&mut head, 0)?;
+    let Ok((header, _)) = Header::read_from_prefix(&head[..]) else {
+        return Err(FormatError::TooShort { len });
+    };
+    if header.magic != MAGIC {
+        return Err(FormatError::BadMagic);
+    }
+    let (major, minor) = (header.format_major.get(), header.format_minor.get());
+    if major != FORMAT_MAJOR {
+        return Err(FormatError::UnsupportedVersion { major, minor });
+    }
+    if header.file_len.get() != len {
+        return Err(FormatError::LengthMismatch {
+            expected: header.file_len.get(),
+            actual: len,
+        });
+    }
+    let table = trailer_range(&header, len)?;
+    let mut trailer = vec![0u8; (len - table.start as u64) as usize];
+    file.read_exact_at(&mut trailer, table.start as u64)?;
+    let (table_bytes, meta_bytes) = trailer.split_at(table.len());
+    if header_checksum(&header, table_bytes, meta_bytes) != header.checksum.get() {
+        return Err(FormatError::HeaderChecksum);
+    }
+    parse_metadata(meta_bytes)
+}
+
 fn check_zero(bytes: &[u8], from: u64, to: u64) -> Result<(), FormatError> {
     let gap = &bytes[from as usize..to as usize];
     match gap.iter().position(|&b| b != 0) {

@@ -26,7 +26,8 @@ pub mod schema;
 mod writer;
 
 pub use container::{
-    ALIGN, Container, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, Header, MAGIC, Metadata, SectionEntry,
+    ALIGN, Container, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, Header, MAGIC, Metadata,
+    SectionEntry, peek_metadata,
 };
 pub use error::FormatError;
 pub use schema::{SectionKind, records};

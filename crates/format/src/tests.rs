@@ -229,3 +229,30 @@ fn metadata_with_newlines_is_refused() {
     meta.insert("k".into(), "a\nb".into());
     assert!(matches!(w.finish(&meta), Err(FormatError::Invalid(_))));
 }
+
+#[test]
+fn peek_reads_only_header_and_trailer() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = sample(dir.path());
+    let path = dir.path().join("sample.txmap");
+    let meta = peek_metadata(&std::fs::File::open(&path).unwrap()).unwrap();
+    assert_eq!(meta["version_uri"], "http://snomed.info/sct/1/version/2");
+    // Damage inside a section is not seen; damage to the trailer is.
+    let mut b = bytes.clone();
+    b[4096] ^= 1;
+    std::fs::write(&path, &b).unwrap();
+    assert!(peek_metadata(&std::fs::File::open(&path).unwrap()).is_ok());
+    let mut b = bytes.clone();
+    let last = b.len() - 2;
+    b[last] ^= 1;
+    std::fs::write(&path, &b).unwrap();
+    assert!(matches!(
+        peek_metadata(&std::fs::File::open(&path).unwrap()),
+        Err(FormatError::HeaderChecksum)
+    ));
+    std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    assert!(matches!(
+        peek_metadata(&std::fs::File::open(&path).unwrap()),
+        Err(FormatError::LengthMismatch { .. })
+    ));
+}

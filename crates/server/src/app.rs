@@ -1,0 +1,104 @@
+//! The HTTP application: state, routes and the memory guard's gate.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use txmap_memory::{Guard, GuardDecision, Root};
+
+use crate::editions::Editions;
+use crate::{outcome, status};
+
+/// What every handler shares.
+#[derive(Debug)]
+pub struct AppState {
+    pub editions: Editions,
+    pub guard: Guard,
+    /// Where `/proc` and `/sys` are read from (a fake tree in tests).
+    pub root: Root,
+    pub configured_limit: Option<u64>,
+    pub started: Instant,
+}
+
+/// Seconds a client refused for memory should wait.
+pub const RETRY_AFTER_SECONDS: u64 = 5;
+
+/// The router. Diagnostics (`/health`, `/status`, `/metrics`) are never
+/// refused, so an operator can always see why the server is refusing.
+pub fn router(state: Arc<AppState>) -> Router {
+    let guarded = Router::new()
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), memory_gate));
+    Router::new()
+        .route("/health", get(health))
+        .route("/status", get(status_handler))
+        .route("/metrics", get(metrics))
+        .merge(guarded)
+        .with_state(state)
+}
+
+async fn health() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        "{\"status\":\"ok\"}",
+    )
+        .into_response()
+}
+
+async fn status_handler(State(state): State<Arc<AppState>>) -> Response {
+    axum::Json(status::status_json(&state)).into_response()
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        )],
+        status::metrics_text(&state),
+    )
+        .into_response()
+}
+
+async fn not_found(request: Request) -> Response {
+    outcome::response(
+        StatusCode::NOT_FOUND,
+        "not-found",
+        &format!(
+            "no such endpoint: {} {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+}
+
+/// Refuses new requests with 503 while measured memory is above the
+/// guard's first threshold.
+async fn memory_gate(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    match state.guard.check_new_request() {
+        GuardDecision::Accept => next.run(request).await,
+        GuardDecision::Refuse | GuardDecision::Abort => {
+            tracing::warn!(
+                "memory guard: refused {} {}",
+                request.method(),
+                request.uri().path()
+            );
+            let mut r = outcome::response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "transient",
+                "the server is short of memory; retry later",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+            r
+        }
+    }
+}

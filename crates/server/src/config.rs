@@ -1,0 +1,333 @@
+//! The server's configuration file (TOML), and how its `[snomed]` block
+//! decides each edition's load mode.
+//!
+//! The rules, from the deployment that taught them (see the issue and
+//! ../shared/guides/lessons.md §1): `load` sets the mode for every edition;
+//! `prewarm` and `read` list exceptions; an entry names an edition by file
+//! name (with or without extension), version URI, or edition URI (every
+//! loaded version of it); `read` wins over `prewarm`; no block means every
+//! edition is read. Mistakes that leave the server usable are warnings;
+//! ones that do not (unreadable file, unknown key, wrong type, missing
+//! edition file) stop startup with the file and the key.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use txmap_load::LoadMode;
+
+/// The whole file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on; default `127.0.0.1:8080`.
+    pub listen: Option<String>,
+    /// Edition files, or directories whose `*.txmap` files are all served.
+    /// Relative paths are relative to the config file.
+    #[serde(default)]
+    pub editions: Vec<String>,
+    /// The SNOMED CT edition for calls that name none: an entry as in
+    /// `[snomed]`. Default: the first edition loaded.
+    pub default_edition: Option<String>,
+    pub snomed: Option<SnomedConfig>,
+    #[serde(default)]
+    pub memory: MemoryConfig,
+}
+
+/// `[snomed]`: how editions are loaded.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnomedConfig {
+    /// `"read"` or `"mmap"`: the mode of every edition not listed below.
+    pub load: Option<String>,
+    /// Editions mapped and read through once in the background.
+    #[serde(default)]
+    pub prewarm: Vec<String>,
+    /// Editions read into memory whatever `load` says.
+    #[serde(default)]
+    pub read: Vec<String>,
+}
+
+/// `[memory]`: the guard.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// A limit below the cgroup's and the machine's, e.g. `"6GiB"`.
+    pub limit: Option<String>,
+    /// Refuse new requests (503) above this fraction of the limit; 0.85.
+    pub refuse_at: Option<f64>,
+    /// Abort costly operations (422) above this fraction; 0.95.
+    pub abort_at: Option<f64>,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_owned(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Config::parse(&text).map_err(|message| ConfigError {
+            file: path.to_owned(),
+            message,
+        })
+    }
+
+    /// Parses TOML text; the error names the line, column and key.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|s| line_col(text, s.start));
+            let message = e.message().trim().to_owned();
+            match at {
+                Some((line, col)) => format!("line {line}, column {col}: {message}"),
+                None => message,
+            }
+        })
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// What an entry can be matched against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditionNames {
+    /// The file name, e.g. `intl-20250201.txmap`.
+    pub file_name: String,
+    pub version_uri: String,
+    pub edition_uri: String,
+}
+
+impl EditionNames {
+    /// Whether `entry` names this edition.
+    pub fn matches(&self, entry: &str) -> bool {
+        let stem = Path::new(&self.file_name)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or(&self.file_name);
+        entry == self.file_name
+            || entry == stem
+            || entry == self.version_uri
+            || entry == self.edition_uri
+    }
+}
+
+/// Resolves every edition's load mode and collects the warnings, one line
+/// each, that startup logs.
+pub fn load_modes(
+    snomed: Option<&SnomedConfig>,
+    editions: &[EditionNames],
+) -> (Vec<LoadMode>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let Some(s) = snomed else {
+        return (vec![LoadMode::Read; editions.len()], warnings);
+    };
+    let base = match s.load.as_deref() {
+        None | Some("read") => LoadMode::Read,
+        Some("mmap") => LoadMode::Mmap,
+        Some(other) => {
+            warnings.push(format!(
+                "[snomed] load = {other:?} is not \"read\" or \"mmap\"; editions not listed are read"
+            ));
+            LoadMode::Read
+        }
+    };
+    for (list, entries) in [("prewarm", &s.prewarm), ("read", &s.read)] {
+        for entry in entries {
+            if !editions.iter().any(|e| e.matches(entry)) {
+                warnings.push(format!(
+                    "[snomed] {list} entry {entry:?} matches no loaded edition"
+                ));
+            }
+        }
+    }
+    for entry in &s.prewarm {
+        if s.read.contains(entry) {
+            warnings.push(format!(
+                "[snomed] {entry:?} is in both prewarm and read; read wins"
+            ));
+        }
+    }
+    let modes = editions
+        .iter()
+        .map(|e| {
+            if s.read.iter().any(|r| e.matches(r)) {
+                LoadMode::Read
+            } else if s.prewarm.iter().any(|p| e.matches(p)) {
+                LoadMode::Prewarm
+            } else {
+                base
+            }
+        })
+        .collect();
+    (modes, warnings)
+}
+
+/// Parses `1GiB`, `512MiB`, `800M` or plain bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size like 1GiB or 512MiB"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use KiB, MiB, GiB)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(file: &str, module: &str, date: &str) -> EditionNames {
+        EditionNames {
+            file_name: file.into(),
+            edition_uri: format!("http://snomed.info/sct/{module}"),
+            version_uri: format!("http://snomed.info/sct/{module}/version/{date}"),
+        }
+    }
+
+    fn three() -> Vec<EditionNames> {
+        vec![
+            names("intl-20250201.txmap", "900000000000207008", "20250201"),
+            names("us-20250901.txmap", "731000124108", "20250901"),
+            names("us-20230301.txmap", "731000124108", "20230301"),
+        ]
+    }
+
+    fn snomed(text: &str) -> SnomedConfig {
+        Config::parse(text).unwrap().snomed.unwrap()
+    }
+
+    #[test]
+    fn no_block_reads_everything() {
+        let (modes, warnings) = load_modes(None, &three());
+        assert_eq!(modes, vec![LoadMode::Read; 3]);
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn entries_by_file_name_stem_version_and_edition_uri() {
+        let s = snomed(
+            r#"[snomed]
+            load = "mmap"
+            prewarm = ["intl-20250201", "http://snomed.info/sct/731000124108/version/20250901"]
+            "#,
+        );
+        let (modes, warnings) = load_modes(Some(&s), &three());
+        assert_eq!(
+            modes,
+            vec![LoadMode::Prewarm, LoadMode::Prewarm, LoadMode::Mmap]
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+
+        // An edition URI covers every loaded version; a full file name works.
+        let s = snomed(
+            r#"[snomed]
+            load = "mmap"
+            read = ["http://snomed.info/sct/731000124108"]
+            prewarm = ["intl-20250201.txmap"]
+            "#,
+        );
+        let (modes, _) = load_modes(Some(&s), &three());
+        assert_eq!(
+            modes,
+            vec![LoadMode::Prewarm, LoadMode::Read, LoadMode::Read]
+        );
+    }
+
+    #[test]
+    fn read_wins_over_prewarm_with_a_warning() {
+        let s = snomed(
+            r#"[snomed]
+            load = "mmap"
+            prewarm = ["us-20250901"]
+            read = ["us-20250901"]
+            "#,
+        );
+        let (modes, warnings) = load_modes(Some(&s), &three());
+        assert_eq!(modes[1], LoadMode::Read);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].contains("both prewarm and read"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn unmatched_entries_and_bad_values_warn() {
+        let s = snomed(
+            r#"[snomed]
+            load = "fast"
+            prewarm = ["uk-20230412"]
+            read = ["http://snomed.info/sct/1234"]
+            "#,
+        );
+        let (modes, warnings) = load_modes(Some(&s), &three());
+        // A bad `load` falls back to reading; a prewarm of nothing changes nothing.
+        assert_eq!(modes, vec![LoadMode::Read; 3]);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("\"fast\""));
+        assert!(warnings[1].contains("prewarm entry \"uk-20230412\" matches no loaded edition"));
+        assert!(warnings[2].contains("read entry"));
+    }
+
+    #[test]
+    fn fatal_errors_name_the_key() {
+        let err = Config::parse("[snomed]\nlod = \"mmap\"\n").unwrap_err();
+        assert!(err.contains("line 2") && err.contains("lod"), "{err}");
+        let err = Config::parse("[snomed]\nprewarm = \"intl\"\n").unwrap_err();
+        assert!(err.contains("line 2") && err.contains("sequence"), "{err}");
+        let err = Config::parse("listen = 8080\n").unwrap_err();
+        assert!(err.contains("line 1"), "{err}");
+        let err = Config::parse("[snomed\n").unwrap_err();
+        assert!(err.contains("line 1"), "{err}");
+        let err = Config::load(Path::new("/nonexistent/txmap.toml")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("/nonexistent/txmap.toml: cannot read"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn full_example_parses() {
+        let c = Config::parse(include_str!("../../../txmap.example.toml")).unwrap();
+        assert!(c.snomed.is_some());
+        assert!(c.memory.refuse_at.is_some());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("6GiB"), Ok(6 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert!(parse_size("lots").is_err());
+    }
+}

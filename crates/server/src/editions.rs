@@ -1,0 +1,172 @@
+//! The editions a server holds: found from the config, named from their
+//! metadata, loaded in the mode the config gives each, and opened with the
+//! same store code whatever that mode.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use txmap_load::{EditionBytes, LoadMode, Loaded, Loader, Prewarm};
+use txmap_store::Edition;
+
+use crate::ServeError;
+use crate::config::{self, Config, EditionNames};
+
+/// One loaded edition.
+#[derive(Debug)]
+pub struct ServedEdition {
+    pub names: EditionNames,
+    pub path: PathBuf,
+    pub edition: Edition<EditionBytes>,
+    pub asked: LoadMode,
+    pub obtained: LoadMode,
+    /// True only when the bytes really are a memory mapping.
+    pub mapped: bool,
+    pub size: u64,
+    pub open_time: Duration,
+    /// Why mapping failed and the file was read instead.
+    pub fallback: Option<String>,
+    pub prewarm: Option<Prewarm>,
+    /// Calls answered from this edition.
+    pub uses: AtomicU64,
+}
+
+impl ServedEdition {
+    pub fn count_use(&self) {
+        self.uses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Start address and length of the bytes, for residency accounting.
+    pub fn address_range(&self) -> (usize, usize) {
+        self.edition.bytes().address_range()
+    }
+}
+
+/// Every edition the server holds, and which one answers unversioned calls.
+#[derive(Debug)]
+pub struct Editions {
+    pub list: Vec<ServedEdition>,
+    pub default: Option<usize>,
+}
+
+impl Editions {
+    pub fn any_mapped(&self) -> bool {
+        self.list.iter().any(|e| e.mapped)
+    }
+
+    pub fn default_edition(&self) -> Option<&ServedEdition> {
+        self.default.and_then(|i| self.list.get(i))
+    }
+}
+
+/// The edition files a config names: files as given, directories scanned
+/// for `*.txmap` (sorted by name). A missing file or directory is fatal.
+pub fn edition_files(config: &Config, base: &Path) -> Result<Vec<PathBuf>, ServeError> {
+    let mut files = Vec::new();
+    for entry in &config.editions {
+        let path = base.join(entry);
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| ServeError::Config(format!("editions: {}: {e}", path.display())))?;
+        if meta.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(&path)
+                .map_err(|e| ServeError::Config(format!("editions: {}: {e}", path.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "txmap") && p.is_file())
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+/// Reads each file's identity (header and trailer only), decides its mode,
+/// loads and opens it. Warnings go to the log, one line each.
+pub fn load_editions(
+    config: &Config,
+    files: &[PathBuf],
+    loader: &Loader,
+) -> Result<Editions, ServeError> {
+    let mut names = Vec::with_capacity(files.len());
+    for path in files {
+        let file = std::fs::File::open(path)
+            .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
+        let meta = txmap_format::peek_metadata(&file)
+            .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
+        let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
+        names.push(EditionNames {
+            file_name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            version_uri: get("version_uri"),
+            edition_uri: get("edition_uri"),
+        });
+    }
+    let (modes, warnings) = config::load_modes(config.snomed.as_ref(), &names);
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    let mut list = Vec::with_capacity(files.len());
+    for ((path, names), mode) in files.iter().zip(names).zip(modes) {
+        let loaded: Loaded = loader
+            .load(path, mode)
+            .map_err(|e| ServeError::Edition(e.to_string()))?;
+        if let Some(why) = &loaded.fallback {
+            tracing::warn!(
+                "{}: could not map ({why}); read into memory instead",
+                path.display()
+            );
+        }
+        let Loaded {
+            bytes,
+            asked,
+            obtained,
+            mapped,
+            size,
+            open_time,
+            fallback,
+            prewarm,
+            ..
+        } = loaded;
+        let edition = Edition::open(bytes)
+            .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
+        tracing::info!(
+            "edition {} {}: asked {asked}, loaded {obtained}{}, {} bytes, opened in {:.2} ms",
+            path.display(),
+            names.version_uri,
+            if mapped { " (mapped)" } else { "" },
+            size,
+            open_time.as_secs_f64() * 1e3,
+        );
+        list.push(ServedEdition {
+            names,
+            path: path.clone(),
+            edition,
+            asked,
+            obtained,
+            mapped,
+            size,
+            open_time,
+            fallback,
+            prewarm,
+            uses: AtomicU64::new(0),
+        });
+    }
+    let default = match &config.default_edition {
+        Some(entry) => {
+            let found = list.iter().position(|e| e.names.matches(entry));
+            if found.is_none() {
+                tracing::warn!(
+                    "default_edition {entry:?} matches no loaded edition; using the first"
+                );
+            }
+            found.or(if list.is_empty() { None } else { Some(0) })
+        }
+        None if list.is_empty() => None,
+        None => Some(0),
+    };
+    Ok(Editions { list, default })
+}

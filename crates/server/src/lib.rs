@@ -1,0 +1,276 @@
+//! The txmap server.
+//!
+//! Startup reads the config (or, with none, makes a demo edition), reads
+//! each edition file's identity from its header and trailer, decides its
+//! load mode from the `[snomed]` block, loads it (`txmap-load`) and opens it
+//! with the store — the same code whatever the mode — then serves.
+//!
+//! This crate is where async lives: tokio and axum stay here, out of the
+//! core crates. It serves `/health`, `/status` and `/metrics` so far; the
+//! FHIR terminology operations come next.
+
+#![forbid(unsafe_code)]
+
+pub mod app;
+pub mod config;
+pub mod editions;
+pub mod outcome;
+pub mod status;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use txmap_load::{LoadMode, Loader};
+use txmap_memory::{Guard, GuardConfig, Root};
+
+use crate::app::AppState;
+pub use crate::config::Config;
+
+/// Default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// Concepts in the demo edition made on first run.
+pub const DEMO_CONCEPTS: usize = 20_000;
+
+/// How `txmap serve` was invoked.
+#[derive(Clone, Debug, Default)]
+pub struct ServeOptions {
+    /// The config file; `None` serves the demo edition.
+    pub config: Option<PathBuf>,
+    /// Overrides the config's `listen`.
+    pub listen: Option<String>,
+    /// Set SO_REUSEPORT so several processes share the port.
+    pub reuse_port: bool,
+    /// Where the demo edition lives.
+    pub data_dir: PathBuf,
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug)]
+pub enum ServeError {
+    /// The config cannot be used.
+    Config(String),
+    /// An edition file cannot be loaded.
+    Edition(String),
+    /// The demo edition could not be made.
+    Demo(String),
+    /// Binding or serving failed.
+    Io(String),
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServeError::Config(m)
+            | ServeError::Edition(m)
+            | ServeError::Demo(m)
+            | ServeError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+impl From<config::ConfigError> for ServeError {
+    fn from(e: config::ConfigError) -> Self {
+        ServeError::Config(e.to_string())
+    }
+}
+
+/// Everything startup decides, before any socket is bound.
+#[derive(Debug)]
+pub struct Prepared {
+    pub state: Arc<AppState>,
+    pub listen: String,
+}
+
+/// Reads the config (or makes the demo edition) and loads the editions.
+pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, ServeError> {
+    let started = Instant::now();
+    let (config, files) = match &options.config {
+        Some(path) => {
+            let config = Config::load(path)?;
+            let base = path.parent().map(Path::to_owned).unwrap_or_default();
+            let files = editions::edition_files(&config, &base)?;
+            (config, files)
+        }
+        None => {
+            let demo = demo_edition(&options.data_dir)?;
+            let config = Config {
+                snomed: Some(config::SnomedConfig {
+                    load: Some(LoadMode::Mmap.to_string()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            (config, vec![demo])
+        }
+    };
+    let limit = match &config.memory.limit {
+        Some(s) => Some(
+            config::parse_size(s)
+                .map_err(|e| ServeError::Config(format!("[memory] limit: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut guard_config = GuardConfig::default();
+    if let Some(r) = config.memory.refuse_at {
+        guard_config.refuse_at = r;
+    }
+    if let Some(a) = config.memory.abort_at {
+        guard_config.abort_at = a;
+    }
+    if let Err(e) = guard_config.validate() {
+        tracing::warn!("[memory] {e}; using the defaults");
+        guard_config = GuardConfig::default();
+    }
+    let editions = editions::load_editions(&config, &files, loader)?;
+    let root = Root::system();
+    let guard = Guard::new(
+        guard_config,
+        txmap_memory::effective_limit(&root, limit),
+        editions.any_mapped(),
+    );
+    let state = Arc::new(AppState {
+        editions,
+        guard,
+        root,
+        configured_limit: limit,
+        started,
+    });
+    let mem = txmap_memory::process_memory(&state.root);
+    let lim = txmap_memory::effective_limit(&state.root, limit);
+    tracing::info!(
+        "ready in {:.1} ms: {} editions ({} mapped); RSS {} anonymous {} file-backed {}; limit {}",
+        started.elapsed().as_secs_f64() * 1e3,
+        state.editions.list.len(),
+        state.editions.list.iter().filter(|e| e.mapped).count(),
+        show(mem.vm_rss),
+        show(mem.rss_anon),
+        show(mem.rss_file),
+        show(lim.map(|l| l.bytes)),
+    );
+    let listen = options
+        .listen
+        .clone()
+        .or(config.listen.clone())
+        .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+    Ok(Prepared { state, listen })
+}
+
+fn show(v: Option<u64>) -> String {
+    match v {
+        Some(b) => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+        None => "unknown".into(),
+    }
+}
+
+/// The demo edition in `data_dir`, generated and imported on first run.
+pub fn demo_edition(data_dir: &Path) -> Result<PathBuf, ServeError> {
+    let file = data_dir.join("demo.txmap");
+    if file.is_file() {
+        return Ok(file);
+    }
+    let err = |e: &dyn fmt::Display| {
+        ServeError::Demo(format!(
+            "making the demo edition in {}: {e}",
+            data_dir.display()
+        ))
+    };
+    std::fs::create_dir_all(data_dir).map_err(|e| err(&e))?;
+    let rf2 = data_dir.join("demo-rf2");
+    tracing::info!(
+        "first run: generating a synthetic SNOMED CT edition of {DEMO_CONCEPTS} concepts in {}",
+        data_dir.display()
+    );
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(DEMO_CONCEPTS, 1), &rf2)
+        .map_err(|e| err(&e))?;
+    let options = txmap_import::ImportOptions::new(vec![rf2.clone()], file.clone());
+    txmap_import::import(&options, &txmap_import::Quiet).map_err(|e| err(&e))?;
+    let _ = std::fs::remove_dir_all(&rf2);
+    Ok(file)
+}
+
+/// Binds the listening socket, with SO_REUSEPORT if asked.
+pub fn bind(listen: &str, reuse_port: bool) -> Result<tokio::net::TcpListener, ServeError> {
+    let err = |e: std::io::Error| ServeError::Io(format!("listen on {listen}: {e}"));
+    let addr: SocketAddr = listen.parse().map_err(|e| {
+        ServeError::Config(format!(
+            "listen: {listen:?} is not an address like 127.0.0.1:8080 ({e})"
+        ))
+    })?;
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(err)?;
+    socket.set_reuseaddr(true).map_err(err)?;
+    if reuse_port {
+        socket.set_reuseport(true).map_err(err)?;
+    }
+    socket.bind(addr).map_err(err)?;
+    socket.listen(1024).map_err(err)
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub fn run(options: ServeOptions) -> Result<(), ServeError> {
+    let loader =
+        Loader::new().on_prewarm_progress(Box::new(|path: &Path, done: u64, total: u64| {
+            if done >= total {
+                tracing::info!("prewarm of {} done: {total} bytes", path.display());
+            } else {
+                tracing::info!(
+                    "prewarm of {}: {}%",
+                    path.display(),
+                    done * 100 / total.max(1)
+                );
+            }
+        }));
+    let prepared = prepare(&options, &loader)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Io(format!("starting the runtime: {e}")))?;
+    runtime.block_on(async move {
+        let listener = bind(&prepared.listen, options.reuse_port)?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServeError::Io(e.to_string()))?;
+        tracing::info!("listening on http://{addr}");
+        if options.config.is_none() {
+            println!("txmap is serving a synthetic demo edition at http://{addr}");
+            println!("  curl http://{addr}/health");
+            println!("  curl http://{addr}/status");
+            println!("  curl http://{addr}/metrics");
+        }
+        let app = app::router(prepared.state);
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(|e| ServeError::Io(e.to_string()))
+    })
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}

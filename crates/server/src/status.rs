@@ -1,0 +1,230 @@
+//! `/status` (JSON) and `/metrics` (Prometheus text): what the process
+//! holds and how it is loaded. Memory is an output: anonymous and
+//! file-backed memory, page faults, and per edition whether it is mapped and
+//! how much of it is resident.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+use txmap_memory::{Limit, ProcessMemory};
+
+use crate::app::AppState;
+
+/// A snapshot of everything `/status` and `/metrics` report.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub memory: ProcessMemory,
+    pub limit: Option<Limit>,
+    pub measured: Option<txmap_memory::Measured>,
+    pub resident: Vec<Option<u64>>,
+}
+
+pub fn snapshot(state: &AppState) -> Snapshot {
+    let memory = txmap_memory::process_memory(&state.root);
+    let limit = txmap_memory::effective_limit(&state.root, state.configured_limit);
+    let measured = txmap_memory::measured(&memory, state.editions.any_mapped());
+    let ranges: Vec<(usize, usize)> = state
+        .editions
+        .list
+        .iter()
+        .map(|e| e.address_range())
+        .collect();
+    let resident = txmap_memory::resident_bytes(&state.root, &ranges);
+    Snapshot {
+        memory,
+        limit,
+        measured,
+        resident,
+    }
+}
+
+pub fn status_json(state: &AppState) -> Value {
+    let s = snapshot(state);
+    let editions: Vec<Value> = state
+        .editions
+        .list
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let prewarm = e.prewarm.as_ref().map(|p| {
+                json!({
+                    "done": p.is_done(),
+                    "bytesRead": p.bytes_read(),
+                    "total": p.total(),
+                    "error": p.error(),
+                    "seconds": p.elapsed().map(|d| d.as_secs_f64()),
+                })
+            });
+            json!({
+                "file": e.path,
+                "editionUri": e.names.edition_uri,
+                "versionUri": e.names.version_uri,
+                "default": state.editions.default == Some(i),
+                "modeAsked": e.asked.to_string(),
+                "mode": e.obtained.to_string(),
+                "mapped": e.mapped,
+                "size": e.size,
+                "residentBytes": s.resident.get(i).copied().flatten(),
+                "openMs": e.open_time.as_secs_f64() * 1e3,
+                "uses": e.uses.load(Ordering::Relaxed),
+                "fallback": e.fallback,
+                "prewarm": prewarm,
+            })
+        })
+        .collect();
+    let m = &s.memory;
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptimeSeconds": state.started.elapsed().as_secs_f64(),
+        "editions": editions,
+        "memory": {
+            "vmRss": m.vm_rss,
+            "rssAnon": m.rss_anon,
+            "rssFile": m.rss_file,
+            "rssShmem": m.rss_shmem,
+            "vmHwm": m.vm_hwm,
+            "rss": m.rss,
+            "pss": m.pss,
+            "anonymous": m.anonymous,
+            "majorFaults": m.major_faults,
+            "minorFaults": m.minor_faults,
+            "measured": s.measured.as_ref().map(|x| x.bytes),
+            "measuredExcludesFileBacked": s.measured.as_ref().map(|x| x.excludes_file_backed),
+            "limit": s.limit.as_ref().map(|l| l.bytes),
+            "limitSource": s.limit.as_ref().map(|l| format!("{:?}", l.source)),
+        },
+        "guard": {
+            "refuseAt": state.guard.config().refuse_at,
+            "abortAt": state.guard.config().abort_at,
+            "refused": state.guard.refused(),
+            "aborted": state.guard.aborted(),
+        },
+    })
+}
+
+/// Prometheus text exposition format, version 0.0.4.
+pub fn metrics_text(state: &AppState) -> String {
+    let s = snapshot(state);
+    let mut out = String::new();
+    let mut gauge = |name: &str, help: &str, value: Option<u64>| {
+        if let Some(v) = value {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+        }
+    };
+    let m = &s.memory;
+    gauge(
+        "txmap_memory_rss_bytes",
+        "Resident set size (VmRSS).",
+        m.vm_rss,
+    );
+    gauge(
+        "txmap_memory_rss_anon_bytes",
+        "Anonymous resident memory (RssAnon): private to this process.",
+        m.rss_anon,
+    );
+    gauge(
+        "txmap_memory_rss_file_bytes",
+        "File-backed resident memory (RssFile): mapped editions, shared page cache.",
+        m.rss_file,
+    );
+    gauge(
+        "txmap_memory_rss_shmem_bytes",
+        "Shared memory resident (RssShmem).",
+        m.rss_shmem,
+    );
+    gauge(
+        "txmap_memory_peak_rss_bytes",
+        "Peak resident set size (VmHWM).",
+        m.vm_hwm,
+    );
+    gauge(
+        "txmap_memory_pss_bytes",
+        "Proportional set size (smaps_rollup Pss).",
+        m.pss,
+    );
+    gauge(
+        "txmap_memory_measured_bytes",
+        "What the memory guard judges: RSS minus file-backed pages once an edition is mapped.",
+        s.measured.as_ref().map(|x| x.bytes),
+    );
+    gauge(
+        "txmap_memory_limit_bytes",
+        "Effective memory limit: smallest of cgroup, configured and physical.",
+        s.limit.as_ref().map(|l| l.bytes),
+    );
+    let mut counter = |name: &str, help: &str, value: Option<u64>| {
+        if let Some(v) = value {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}"
+            );
+        }
+    };
+    counter(
+        "txmap_page_faults_major_total",
+        "Major page faults (ru_majflt).",
+        m.major_faults,
+    );
+    counter(
+        "txmap_page_faults_minor_total",
+        "Minor page faults (ru_minflt).",
+        m.minor_faults,
+    );
+    counter(
+        "txmap_guard_refused_total",
+        "Requests refused with 503 by the memory guard.",
+        Some(state.guard.refused()),
+    );
+    counter(
+        "txmap_guard_aborted_total",
+        "Operations aborted with 422 by the memory guard.",
+        Some(state.guard.aborted()),
+    );
+
+    let families: [(&str, &str, &str); 4] = [
+        ("txmap_edition_size_bytes", "gauge", "Edition file size."),
+        (
+            "txmap_edition_resident_bytes",
+            "gauge",
+            "Bytes of the edition resident in memory.",
+        ),
+        (
+            "txmap_edition_mapped",
+            "gauge",
+            "1 if the edition's bytes are a memory mapping.",
+        ),
+        (
+            "txmap_edition_uses_total",
+            "counter",
+            "Calls answered from the edition.",
+        ),
+    ];
+    for (name, kind, help) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (i, e) in state.editions.list.iter().enumerate() {
+            let value = match name {
+                "txmap_edition_size_bytes" => Some(e.size),
+                "txmap_edition_resident_bytes" => s.resident.get(i).copied().flatten(),
+                "txmap_edition_mapped" => Some(u64::from(e.mapped)),
+                _ => Some(e.uses.load(Ordering::Relaxed)),
+            };
+            if let Some(v) = value {
+                let _ = writeln!(
+                    out,
+                    "{name}{{version=\"{}\",mode=\"{}\"}} {v}",
+                    escape(&e.names.version_uri),
+                    e.obtained
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Escapes a Prometheus label value.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}

@@ -1,0 +1,346 @@
+//! The server's startup and diagnostics, in process and over a real port,
+//! on small synthetic editions the tests make.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use tower::ServiceExt;
+use txmap_load::{LoadMode, Loader};
+use txmap_memory::{Guard, GuardConfig, Limit, LimitSource, ProcessMemory, Root};
+use txmap_server::app::{AppState, router};
+use txmap_server::{ServeOptions, prepare};
+
+/// A small edition file, made once per test in `dir`.
+fn edition(dir: &Path, name: &str, seed: u64) -> PathBuf {
+    let rf2 = dir.join(format!("{name}-rf2"));
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, seed), &rf2).unwrap();
+    let file = dir.join(format!("{name}.txmap"));
+    txmap_import::import(
+        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
+        &txmap_import::Quiet,
+    )
+    .unwrap();
+    file
+}
+
+fn config(dir: &Path, text: &str) -> ServeOptions {
+    let path = dir.join("txmap.toml");
+    std::fs::write(&path, text).unwrap();
+    ServeOptions {
+        config: Some(path),
+        data_dir: dir.join("data"),
+        ..Default::default()
+    }
+}
+
+/// Captures what the server logs while `f` runs.
+fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let writer = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let out = tracing::subscriber::with_default(subscriber, f);
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    (out, text)
+}
+
+async fn get(app: &axum::Router, uri: &str) -> (StatusCode, axum::http::HeaderMap, String) {
+    let r = app
+        .clone()
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = r.status();
+    let headers = r.headers().clone();
+    let body = axum::body::to_bytes(r.into_body(), 1 << 24).await.unwrap();
+    (status, headers, String::from_utf8(body.to_vec()).unwrap())
+}
+
+#[test]
+fn modes_follow_the_config_and_mapped_means_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = edition(dir.path(), "a", 1);
+    let b = edition(dir.path(), "b", 2);
+    let c = edition(dir.path(), "c", 3);
+    let _ = (&b, &c);
+    let options = config(
+        dir.path(),
+        r#"
+        editions = ["a.txmap", "b.txmap", "c.txmap"]
+        default_edition = "b"
+        [snomed]
+        load = "mmap"
+        prewarm = ["c"]
+        read = ["a.txmap", "nothing-here"]
+        "#,
+    );
+    let (prepared, log) = logged(|| prepare(&options, &Loader::new()).unwrap());
+    let list = &prepared.state.editions.list;
+    let modes: Vec<(LoadMode, bool)> = list.iter().map(|e| (e.obtained, e.mapped)).collect();
+    assert_eq!(
+        modes,
+        vec![
+            (LoadMode::Read, false),
+            (LoadMode::Mmap, true),
+            (LoadMode::Prewarm, true)
+        ]
+    );
+    assert_eq!(prepared.state.editions.default, Some(1));
+    // A mapped edition is in /proc/self/maps; a read one is not.
+    assert!(txmap_memory::is_mapped(&Root::system(), &list[1].path));
+    assert!(!txmap_memory::is_mapped(&Root::system(), &a));
+    // One startup line per edition, and the warning for the stray entry.
+    assert_eq!(
+        log.matches("asked mmap, loaded mmap (mapped)").count(),
+        1,
+        "{log}"
+    );
+    assert_eq!(log.matches("asked read, loaded read").count(), 1, "{log}");
+    assert!(
+        log.contains("read entry \"nothing-here\" matches no loaded edition"),
+        "{log}"
+    );
+    let p = list[2].prewarm.as_ref().unwrap();
+    p.wait();
+    assert_eq!(p.bytes_read(), list[2].size);
+}
+
+#[test]
+fn mapped_and_read_loads_answer_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = edition(dir.path(), "e", 9);
+    let read = txmap_store::Edition::open(Loader::new().load(&file, LoadMode::Read).unwrap().bytes)
+        .unwrap();
+    let mapped =
+        txmap_store::Edition::open(Loader::new().load(&file, LoadMode::Mmap).unwrap().bytes)
+            .unwrap();
+    assert!(!read.bytes().is_mapped() && mapped.bytes().is_mapped());
+    for s in read.sections() {
+        let (a, b) = (read.bytes().as_ref(), mapped.bytes().as_ref());
+        let r = s.offset as usize..(s.offset + s.len) as usize;
+        assert!(a[r.clone()] == b[r], "section {} differs", s.name);
+    }
+    for o in 0..read.concept_count() {
+        assert_eq!(read.concept_at(o).unwrap(), mapped.concept_at(o).unwrap());
+        assert_eq!(
+            read.descriptions(o).unwrap(),
+            mapped.descriptions(o).unwrap()
+        );
+        assert_eq!(
+            read.parents(o).unwrap().to_vec(),
+            mapped.parents(o).unwrap().to_vec()
+        );
+        assert_eq!(
+            read.ancestors(o).unwrap().to_vec(),
+            mapped.ancestors(o).unwrap().to_vec()
+        );
+        assert_eq!(read.attributes(o).unwrap(), mapped.attributes(o).unwrap());
+        assert_eq!(
+            read.preferred_term(o).unwrap(),
+            mapped.preferred_term(o).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_failed_mapping_falls_back_to_read_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    edition(dir.path(), "e", 4);
+    let options = config(
+        dir.path(),
+        "editions = [\"e.txmap\"]\n[snomed]\nload = \"mmap\"\n",
+    );
+    let loader = Loader::new().simulate_map_failure("mmap is not available here");
+    let (prepared, log) = logged(|| prepare(&options, &loader).unwrap());
+    let e = &prepared.state.editions.list[0];
+    assert!(!e.mapped);
+    assert_eq!(e.obtained, LoadMode::Read);
+    assert_eq!(e.asked, LoadMode::Mmap);
+    assert!(
+        e.fallback
+            .as_deref()
+            .unwrap()
+            .contains("mmap is not available here")
+    );
+    assert!(
+        log.contains("WARN") && log.contains("could not map (mmap is not available here)"),
+        "{log}"
+    );
+    assert!(!txmap_memory::is_mapped(&Root::system(), &e.path));
+}
+
+#[test]
+fn unusable_configs_stop_startup_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = prepare(
+        &config(dir.path(), "editions = [\"missing.txmap\"]\n"),
+        &Loader::new(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("missing.txmap"), "{err}");
+    let err = prepare(
+        &config(dir.path(), "[snomed]\nloads = \"mmap\"\n"),
+        &Loader::new(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("txmap.toml") && text.contains("loads"),
+        "{text}"
+    );
+    std::fs::write(dir.path().join("junk.txmap"), b"not an edition").unwrap();
+    let err = prepare(
+        &config(dir.path(), "editions = [\"junk.txmap\"]\n"),
+        &Loader::new(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("junk.txmap"), "{err}");
+}
+
+#[tokio::test]
+async fn status_and_metrics_report_editions_and_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    edition(dir.path(), "e", 5);
+    let options = config(
+        dir.path(),
+        "editions = [\"e.txmap\"]\n[snomed]\nload = \"mmap\"\n",
+    );
+    let prepared = prepare(&options, &Loader::new()).unwrap();
+    let e = &prepared.state.editions.list[0];
+    let (size, version) = (e.size, e.names.version_uri.clone());
+    let app = router(prepared.state.clone());
+
+    let (status, _, body) = get(&app, "/health").await;
+    assert_eq!(
+        (status, body.as_str()),
+        (StatusCode::OK, "{\"status\":\"ok\"}")
+    );
+
+    let (status, _, body) = get(&app, "/status").await;
+    assert_eq!(status, StatusCode::OK);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let ed = &v["editions"][0];
+    assert_eq!(ed["mode"], "mmap");
+    assert_eq!(ed["mapped"], true);
+    assert_eq!(ed["size"], size);
+    assert_eq!(ed["versionUri"], version.as_str());
+    assert_eq!(ed["default"], true);
+    assert!(ed["residentBytes"].as_u64().unwrap() <= size.div_ceil(4096) * 4096);
+    let m = &v["memory"];
+    assert!(m["vmRss"].as_u64().unwrap() > 0);
+    assert!(m["rssFile"].as_u64().is_some());
+    assert_eq!(m["measuredExcludesFileBacked"], true);
+    assert!(m["limit"].as_u64().unwrap() > 0);
+
+    let (status, headers, body) = get(&app, "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    for name in [
+        "txmap_memory_rss_bytes",
+        "txmap_memory_rss_anon_bytes",
+        "txmap_memory_rss_file_bytes",
+        "txmap_memory_measured_bytes",
+        "txmap_page_faults_minor_total",
+        "txmap_guard_refused_total 0",
+    ] {
+        assert!(body.contains(name), "{name} missing from /metrics");
+    }
+    let line = format!("txmap_edition_size_bytes{{version=\"{version}\",mode=\"mmap\"}} {size}");
+    assert!(body.contains(&line), "{line} missing:\n{body}");
+    assert!(body.contains(&format!(
+        "txmap_edition_mapped{{version=\"{version}\",mode=\"mmap\"}} 1"
+    )));
+
+    let (status, _, body) = get(&app, "/r4/nothing").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body.contains("\"resourceType\":\"OperationOutcome\""));
+}
+
+#[tokio::test]
+async fn the_guard_refuses_new_requests_but_not_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    edition(dir.path(), "e", 6);
+    let options = config(dir.path(), "editions = [\"e.txmap\"]\n");
+    let prepared = prepare(&options, &Loader::new()).unwrap();
+    let state = Arc::into_inner(prepared.state).unwrap();
+    // 900 MB anonymous out of a 1 GB limit: above refuse_at (0.85).
+    let limit = Limit {
+        bytes: 1_000_000_000,
+        source: LimitSource::Configured,
+    };
+    let guard = Guard::with_reader(GuardConfig::default(), Some(limit), false, || {
+        Some(ProcessMemory {
+            vm_rss: Some(900_000_000),
+            rss_anon: Some(900_000_000),
+            rss_file: Some(0),
+            ..Default::default()
+        })
+    });
+    let state = Arc::new(AppState {
+        guard,
+        started: Instant::now(),
+        ..state
+    });
+    let app = router(state.clone());
+    let (status, headers, body) = get(&app, "/r4/CodeSystem/$lookup").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(headers["retry-after"], "5");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["resourceType"], "OperationOutcome");
+    assert_eq!(v["issue"][0]["code"], "transient");
+    assert_eq!(get(&app, "/health").await.0, StatusCode::OK);
+    let (_, _, metrics) = get(&app, "/metrics").await;
+    assert!(metrics.contains("txmap_guard_refused_total 1"), "{metrics}");
+}
+
+#[tokio::test]
+async fn reuse_port_lets_two_listeners_share_a_port() {
+    let first = txmap_server::bind("127.0.0.1:0", true).unwrap();
+    let addr = first.local_addr().unwrap().to_string();
+    let second = txmap_server::bind(&addr, true).unwrap();
+    assert_eq!(second.local_addr().unwrap().to_string(), addr);
+    assert!(txmap_server::bind(&addr, false).is_err());
+
+    // And a real request over the port.
+    let dir = tempfile::tempdir().unwrap();
+    edition(dir.path(), "e", 7);
+    let prepared = prepare(
+        &config(dir.path(), "editions = [\"e.txmap\"]\n"),
+        &Loader::new(),
+    )
+    .unwrap();
+    let listener = txmap_server::bind("127.0.0.1:0", false).unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router(prepared.state)).await });
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.ends_with("{\"status\":\"ok\"}"), "{response}");
+}
