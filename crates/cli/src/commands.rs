@@ -133,24 +133,9 @@ struct SynthArgs {
     base_effective_time: u32,
 }
 
-/// Parses `1GiB`, `512MiB`, `800M`, `64k` or plain bytes.
+/// Sizes as in the config file: `1GiB`, `512MiB`, `800M` or plain bytes.
 fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size like 1GiB or 512MiB"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use KiB, MiB, GiB)")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("{s:?} is too large"))
+    txmap_server::config::parse_size(s)
 }
 
 pub fn run(cli: Cli) -> Result<()> {

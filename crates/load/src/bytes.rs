@@ -24,6 +24,18 @@ impl EditionBytes {
         (bytes.as_ptr().addr(), bytes.len())
     }
 
+    /// How many of the bytes are resident in memory. For a mapping, the
+    /// pages of the file in the page cache, by `mincore(2)` — what a prewarm
+    /// fills, and what a cold start lacks — whether or not this process has
+    /// touched them yet. For read bytes, all of them (they were read in).
+    /// `None` where the platform cannot tell.
+    pub fn resident_bytes(&self) -> Option<u64> {
+        match self {
+            EditionBytes::Read(v) => Some(v.len() as u64),
+            EditionBytes::Mapped(m) => mapped_resident(m),
+        }
+    }
+
     /// The number of bytes.
     pub fn len(&self) -> usize {
         self.as_ref().len()
@@ -63,4 +75,41 @@ impl fmt::Debug for EditionBytes {
             .field("len", &len)
             .finish()
     }
+}
+
+#[cfg(unix)]
+fn mapped_resident(m: &memmap2::Mmap) -> Option<u64> {
+    if m.is_empty() {
+        return Some(0);
+    }
+    // SAFETY: `sysconf` only reads a configuration value. `mincore` reads
+    // the page tables of `m`'s range, which is a live mapping owned by `m`
+    // (so its start is page-aligned, as mincore requires) for the whole
+    // call, and writes one byte per page of that range into `vec`, which
+    // has room for exactly that many pages. It does not touch the mapped
+    // bytes, so the mapping's own contract (the file is not modified while
+    // mapped, see `Loader::load`) is not involved.
+    #[allow(unsafe_code)]
+    let (rc, vec, page) = unsafe {
+        let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE))
+            .ok()
+            .filter(|&p| p > 0)?;
+        let mut vec = vec![0u8; m.len().div_ceil(page)];
+        let rc = libc::mincore(
+            m.as_ptr() as *mut libc::c_void,
+            m.len(),
+            vec.as_mut_ptr() as _,
+        );
+        (rc, vec, page)
+    };
+    if rc != 0 {
+        return None;
+    }
+    let pages = vec.iter().filter(|&&b| b & 1 == 1).count();
+    Some(((pages * page) as u64).min(m.len() as u64))
+}
+
+#[cfg(not(unix))]
+fn mapped_resident(_: &memmap2::Mmap) -> Option<u64> {
+    None
 }

@@ -276,3 +276,29 @@ fn prewarm_does_not_touch_the_mapping() {
     assert_eq!(loaded.bytes[4 << 20], fs::read(&path).unwrap()[4 << 20]);
     assert!(mapping_rss_kib(&path) > 0);
 }
+
+/// `resident_bytes` counts a mapped file's pages in the page cache: after
+/// evicting the file it is (nearly) empty, and a prewarm fills it.
+#[cfg(target_os = "linux")]
+#[test]
+fn resident_bytes_follow_the_page_cache() {
+    use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
+    let dir = tempfile::tempdir().unwrap();
+    let len = 16 << 20;
+    let path = write_file(dir.path(), "cache.txmap", len);
+    let file = fs::File::open(&path).unwrap();
+    file.sync_all().unwrap();
+    posix_fadvise(&file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED).unwrap();
+    let cold = load(&path, LoadMode::Mmap).unwrap();
+    let before = cold.bytes.resident_bytes().unwrap();
+    assert!(
+        before < len as u64 / 2,
+        "{before} of {len} resident after eviction"
+    );
+    let warm = load(&path, LoadMode::Prewarm).unwrap();
+    warm.prewarm.as_ref().unwrap().wait();
+    assert_eq!(cold.bytes.resident_bytes(), Some(len as u64));
+    assert_eq!(warm.bytes.resident_bytes(), Some(len as u64));
+    let read = load(&path, LoadMode::Read).unwrap();
+    assert_eq!(read.bytes.resident_bytes(), Some(len as u64));
+}

@@ -29,3 +29,20 @@ pub fn response(status: StatusCode, code: &str, diagnostics: &str) -> Response {
 pub fn too_costly(diagnostics: &str) -> Response {
     response(StatusCode::UNPROCESSABLE_ENTITY, "too-costly", diagnostics)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn too_costly_is_422_with_its_issue_code() {
+        let r = too_costly("expansion aborted: memory");
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(r.headers()[header::CONTENT_TYPE], "application/fhir+json");
+        let body = axum::body::to_bytes(r.into_body(), 1 << 16).await.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["resourceType"], "OperationOutcome");
+        assert_eq!(v["issue"][0]["code"], "too-costly");
+        assert_eq!(v["issue"][0]["severity"], "error");
+    }
+}

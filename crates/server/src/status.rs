@@ -65,7 +65,11 @@ pub fn status_json(state: &AppState) -> Value {
                 "mode": e.obtained.to_string(),
                 "mapped": e.mapped,
                 "size": e.size,
-                "residentBytes": s.resident.get(i).copied().flatten(),
+                // Page cache holding the file (mincore) for a mapping, the
+                // whole buffer for a read edition.
+                "residentBytes": e.edition.bytes().resident_bytes(),
+                // Pages of the edition in this process's page tables.
+                "processRssBytes": s.resident.get(i).copied().flatten(),
                 "openMs": e.open_time.as_secs_f64() * 1e3,
                 "uses": e.uses.load(Ordering::Relaxed),
                 "fallback": e.fallback,
@@ -182,12 +186,17 @@ pub fn metrics_text(state: &AppState) -> String {
         Some(state.guard.aborted()),
     );
 
-    let families: [(&str, &str, &str); 4] = [
+    let families: [(&str, &str, &str); 5] = [
         ("txmap_edition_size_bytes", "gauge", "Edition file size."),
         (
             "txmap_edition_resident_bytes",
             "gauge",
-            "Bytes of the edition resident in memory.",
+            "Bytes of the edition in memory: page cache for a mapped edition (mincore), the buffer for a read one.",
+        ),
+        (
+            "txmap_edition_process_rss_bytes",
+            "gauge",
+            "Bytes of the edition in this process's page tables (smaps Rss).",
         ),
         (
             "txmap_edition_mapped",
@@ -205,7 +214,8 @@ pub fn metrics_text(state: &AppState) -> String {
         for (i, e) in state.editions.list.iter().enumerate() {
             let value = match name {
                 "txmap_edition_size_bytes" => Some(e.size),
-                "txmap_edition_resident_bytes" => s.resident.get(i).copied().flatten(),
+                "txmap_edition_resident_bytes" => e.edition.bytes().resident_bytes(),
+                "txmap_edition_process_rss_bytes" => s.resident.get(i).copied().flatten(),
                 "txmap_edition_mapped" => Some(u64::from(e.mapped)),
                 _ => Some(e.uses.load(Ordering::Relaxed)),
             };
