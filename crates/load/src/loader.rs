@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::prewarm::Gate;
 use crate::{EditionBytes, LoadError, LoadMode, Prewarm};
 
 /// The prewarm thread's read buffer, unless [`Loader::prewarm_buffer`] says
@@ -57,6 +58,7 @@ pub struct Loader {
     map_fails: Option<String>,
     prewarm_buffer: usize,
     on_progress: Option<SharedHook>,
+    gate: Option<Gate>,
 }
 
 impl Loader {
@@ -66,6 +68,7 @@ impl Loader {
             map_fails: None,
             prewarm_buffer: DEFAULT_PREWARM_BUFFER,
             on_progress: None,
+            gate: None,
         }
     }
 
@@ -77,6 +80,21 @@ impl Loader {
     }
 
     /// Sets the prewarm thread's read buffer (at least one byte).
+    /// Prewarm reads of editions loaded by this loader wait until
+    /// [`release_prewarm`](Self::release_prewarm): a server opens all its
+    /// editions first, then lets the background reads start.
+    pub fn hold_prewarm(mut self) -> Self {
+        self.gate = Some(Gate::default());
+        self
+    }
+
+    /// Lets held prewarm reads start (and later ones start at once).
+    pub fn release_prewarm(&self) {
+        if let Some(g) = &self.gate {
+            g.open();
+        }
+    }
+
     pub fn prewarm_buffer(mut self, bytes: usize) -> Self {
         self.prewarm_buffer = bytes.max(1);
         self
@@ -132,6 +150,7 @@ impl Loader {
                             size,
                             self.prewarm_buffer,
                             self.on_progress.clone(),
+                            self.gate.clone(),
                         )
                     });
                     return Ok(Loaded {
@@ -205,6 +224,7 @@ impl fmt::Debug for Loader {
             .field("map_fails", &self.map_fails)
             .field("prewarm_buffer", &self.prewarm_buffer)
             .field("on_prewarm_progress", &self.on_progress.is_some())
+            .field("hold_prewarm", &self.gate.is_some())
             .finish()
     }
 }

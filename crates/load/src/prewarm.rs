@@ -91,6 +91,7 @@ impl Prewarm {
         total: u64,
         buffer: usize,
         hook: Option<SharedHook>,
+        gate: Option<Gate>,
     ) -> Prewarm {
         let shared = Arc::new(Shared {
             total,
@@ -114,6 +115,10 @@ impl Prewarm {
         };
         let spawned = std::thread::Builder::new().name(name).spawn(move || {
             let mut guard = guard;
+            if let Some(gate) = gate {
+                gate.wait();
+                guard.started = Instant::now();
+            }
             guard.error = run(&file, &path, total, buffer, &guard.shared, hook.as_deref());
             // `guard` drops here and publishes the result.
         });
@@ -127,6 +132,29 @@ impl Prewarm {
             prewarm.shared.finished.notify_all();
         }
         prewarm
+    }
+}
+
+/// Holds prewarm reads back until opened. A server opens every edition —
+/// small reads whose latency is its startup time — before the prewarms'
+/// long sequential reads take the disk; measured on a cold cache, starting
+/// them at once made startup several times slower.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+impl Gate {
+    pub(crate) fn open(&self) {
+        let (open, opened) = &*self.0;
+        *open.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        opened.notify_all();
+    }
+
+    fn wait(&self) {
+        let (open, opened) = &*self.0;
+        let mut is_open = open.lock().unwrap_or_else(PoisonError::into_inner);
+        while !*is_open {
+            is_open = opened.wait(is_open).unwrap_or_else(PoisonError::into_inner);
+        }
     }
 }
 

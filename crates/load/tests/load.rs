@@ -302,3 +302,21 @@ fn resident_bytes_follow_the_page_cache() {
     let read = load(&path, LoadMode::Read).unwrap();
     assert_eq!(read.bytes.resident_bytes(), Some(len as u64));
 }
+
+#[test]
+fn held_prewarm_waits_for_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "held.txmap", 1 << 20);
+    let loader = Loader::new().hold_prewarm();
+    let loaded = loader.load(&path, LoadMode::Prewarm).unwrap();
+    let prewarm = loaded.prewarm.as_ref().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(prewarm.bytes_read(), 0, "read before release");
+    assert!(!prewarm.is_done());
+    loader.release_prewarm();
+    prewarm.wait();
+    assert_eq!(prewarm.bytes_read(), 1 << 20);
+    // Released once, later loads start at once.
+    let again = loader.load(&path, LoadMode::Prewarm).unwrap();
+    again.prewarm.as_ref().unwrap().wait();
+}

@@ -128,6 +128,8 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         guard_config = GuardConfig::default();
     }
     let editions = editions::load_editions(&config, &files, loader)?;
+    // Every edition is open: background prewarm reads may take the disk now.
+    loader.release_prewarm();
     let root = Root::system();
     let guard = Guard::new(
         guard_config,
@@ -218,8 +220,8 @@ pub fn bind(listen: &str, reuse_port: bool) -> Result<tokio::net::TcpListener, S
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub fn run(options: ServeOptions) -> Result<(), ServeError> {
-    let loader =
-        Loader::new().on_prewarm_progress(Box::new(|path: &Path, done: u64, total: u64| {
+    let loader = Loader::new().hold_prewarm().on_prewarm_progress(Box::new(
+        |path: &Path, done: u64, total: u64| {
             if done >= total {
                 tracing::info!("prewarm of {} done: {total} bytes", path.display());
             } else {
@@ -229,7 +231,8 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
                     done * 100 / total.max(1)
                 );
             }
-        }));
+        },
+    ));
     let prepared = prepare(&options, &loader)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
