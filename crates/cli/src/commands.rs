@@ -44,6 +44,64 @@ enum Command {
     /// Serve editions over HTTP. With no config, serves a synthetic demo
     /// edition, generated on first run.
     Serve(ServeArgs),
+    /// Run the HL7 terminology ecosystem test suite against a server, as
+    /// the official runner does. Prints a line per test, summaries, and
+    /// last `N passed, N failed`.
+    Conformance(ConformanceArgs),
+}
+
+#[derive(Debug, Args)]
+struct ConformanceArgs {
+    /// The server's root URL; the endpoints are {server}/r4 and {server}/r5.
+    #[arg(long, value_name = "URL")]
+    server: String,
+    /// The suite's tests folder (holding test-cases.json), or the
+    /// repository holding it.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "../shared/tx-ecosystem/tests"
+    )]
+    suite_dir: PathBuf,
+    /// FHIR versions to run, each against its own endpoint: r4, r5.
+    #[arg(long, value_delimiter = ',', default_value = "r4,r5")]
+    fhir: Vec<String>,
+    /// Modes to turn on (general is always on; `!general` turns it off):
+    /// snomed, omop, tx.fhir.org, flat, ...
+    #[arg(long, value_delimiter = ',', default_value = "general")]
+    modes: Vec<String>,
+    /// Only tests whose name contains this.
+    #[arg(long, value_name = "SUBSTR")]
+    filter: Option<String>,
+    /// Only these suites (exact names).
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    suite: Vec<String>,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
+    /// Write expected and actual JSON of every failed test under this
+    /// folder: DIR/<fhir>/{expected,actual}/<response file>.
+    #[arg(long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Tests that must pass, one fhirVersion/suite/test per line (`#`
+    /// comments): the exit status is non-zero if one of them fails.
+    #[arg(long, value_name = "FILE")]
+    ratchet: Option<PathBuf>,
+    /// Rewrite the ratchet with exactly the tests that passed.
+    #[arg(long, requires = "ratchet")]
+    update_ratchet: bool,
+    /// Turn off the official runner's lenient (Base64) string comparison.
+    #[arg(long)]
+    strict_strings: bool,
+    /// An externals file of expected messages (messages-*.json).
+    #[arg(long, value_name = "FILE")]
+    externals: Option<PathBuf>,
+    /// Do not use $cache-control even when the server offers it.
+    #[arg(long)]
+    no_cache_control: bool,
+    /// Seconds to wait for each response.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +204,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Lookup { file, sctid, json } => lookup(file, sctid, json),
         Command::Synth(a) => synth(a),
         Command::Serve(a) => serve(a),
+        Command::Conformance(a) => conformance(a),
     }
 }
 
@@ -435,4 +494,100 @@ fn default_data_dir() -> PathBuf {
         return PathBuf::from(h).join(".local/share/txmap");
     }
     PathBuf::from("txmap-data")
+}
+
+fn conformance(a: ConformanceArgs) -> Result<()> {
+    use std::io::Write as _;
+    use txmap_conformance::{HttpTransport, RunOptions, Selection, TestCases, report};
+
+    let cases = TestCases::load(&a.suite_dir).map_err(anyhow::Error::msg)?;
+    let externals = match &a.externals {
+        Some(f) => Some(cases.load_externals(f).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let mut selection = Selection::with_modes(&a.modes);
+    selection.filter = a.filter.clone();
+    selection.suites = a.suite.clone();
+    let server = a.server.trim_end_matches('/');
+    let mut reports = Vec::new();
+    for fhir in &a.fhir {
+        let fhir = fhir.trim().to_ascii_lowercase();
+        if fhir != "r4" && fhir != "r5" {
+            bail!("--fhir {fhir}: expected r4 or r5");
+        }
+        let transport = HttpTransport::new(&format!("{server}/{fhir}"))
+            .map_err(anyhow::Error::msg)?
+            .with_read_timeout(std::time::Duration::from_secs(a.timeout));
+        let options = RunOptions {
+            selection: selection.clone(),
+            strict_strings: a.strict_strings,
+            externals: externals.clone(),
+            label: Some(fhir.clone()),
+            no_cache_control: a.no_cache_control,
+        };
+        let mut stdout = std::io::stdout().lock();
+        let mut rep = txmap_conformance::run(&cases, &transport, &options, &mut |r| {
+            let _ = writeln!(stdout, "{}", report::test_line(r));
+            let _ = stdout.flush();
+        });
+        drop(stdout);
+        let wanted = if fhir == "r4" { "4.0.1" } else { "5.0.0" };
+        if let Some(v) = rep.fhir_version.as_deref().filter(|v| *v != wanted) {
+            rep.notes.push(format!(
+                "the {fhir} endpoint reports FHIR {v}: tests ran with that client"
+            ));
+        }
+        reports.push(rep);
+    }
+    print!("{}", report::summary(&reports));
+    if let Some(path) = &a.report {
+        std::fs::write(path, report::report_json(&reports).to_pretty())
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("report: {}", path.display());
+    }
+    if let Some(dir) = &a.output {
+        let n = report::write_failures(dir, &reports)
+            .with_context(|| format!("writing under {}", dir.display()))?;
+        println!(
+            "expected and actual of {n} failed tests under {}",
+            dir.display()
+        );
+    }
+    let started = reports.iter().all(|r| r.startup_error.is_none());
+    let mut ok = started;
+    if let Some(path) = &a.ratchet {
+        let listed = report::read_ratchet(path).with_context(|| format!("{}", path.display()))?;
+        let check = report::check_ratchet(&listed, &reports);
+        for id in &check.regressed {
+            println!(
+                "ratchet: {id} is listed in {} but did not pass",
+                path.display()
+            );
+        }
+        if !check.not_run.is_empty() {
+            println!(
+                "ratchet: {} listed tests were not run (filtered out or unknown)",
+                check.not_run.len()
+            );
+        }
+        if a.update_ratchet {
+            if started {
+                let n = report::write_ratchet(path, &reports)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                println!("ratchet: wrote {n} passing tests to {}", path.display());
+            } else {
+                println!("ratchet: not rewritten, since a run could not start");
+            }
+        } else if !check.regressed.is_empty() {
+            ok = false;
+        }
+    }
+    // The final line is what CI's log reader looks for: nothing may follow
+    // it, so failure is an exit status rather than an error message.
+    println!("{}", report::final_line(&reports));
+    std::io::stdout().flush()?;
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
 }

@@ -12,7 +12,7 @@ use axum::routing::get;
 use txmap_memory::{Guard, GuardDecision, Root};
 
 use crate::editions::Editions;
-use crate::{outcome, status};
+use crate::{fhir, outcome, status};
 
 /// What every handler shares.
 #[derive(Debug)]
@@ -29,9 +29,12 @@ pub struct AppState {
 pub const RETRY_AFTER_SECONDS: u64 = 5;
 
 /// The router. Diagnostics (`/health`, `/status`, `/metrics`) are never
-/// refused, so an operator can always see why the server is refusing.
+/// refused, so an operator can always see why the server is refusing;
+/// the FHIR bases (`/r4`, `/r5`, see [`fhir`]) and every unknown path go
+/// through the memory guard.
 pub fn router(state: Arc<AppState>) -> Router {
     let guarded = Router::new()
+        .merge(fhir::routes())
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), memory_gate));
     Router::new()

@@ -6,14 +6,17 @@
 //! with the store — the same code whatever the mode — then serves.
 //!
 //! This crate is where async lives: tokio and axum stay here, out of the
-//! core crates. It serves `/health`, `/status` and `/metrics` so far; the
-//! FHIR terminology operations come next.
+//! core crates. It serves `/health`, `/status` and `/metrics`, and at the
+//! FHIR bases `/r4` and `/r5` the metadata (`metadata`,
+//! `metadata?mode=terminology`, `$versions`) so far; the FHIR terminology
+//! operations come next.
 
 #![forbid(unsafe_code)]
 
 pub mod app;
 pub mod config;
 pub mod editions;
+pub mod fhir;
 pub mod outcome;
 pub mod status;
 
@@ -249,6 +252,7 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
             println!("  curl http://{addr}/health");
             println!("  curl http://{addr}/status");
             println!("  curl http://{addr}/metrics");
+            println!("  curl http://{addr}/r4/metadata");
         }
         let app = app::router(prepared.state);
         axum::serve(listener, app)

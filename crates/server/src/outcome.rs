@@ -1,10 +1,13 @@
 //! FHIR OperationOutcome responses for errors.
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde_json::json;
 
-/// An OperationOutcome with one error issue, as `application/fhir+json`.
+use crate::fhir;
+
+/// An OperationOutcome with one error issue, as `application/fhir+json`
+/// ([`fhir::FHIR_JSON`]).
 pub fn response(status: StatusCode, code: &str, diagnostics: &str) -> Response {
     let body = json!({
         "resourceType": "OperationOutcome",
@@ -14,15 +17,7 @@ pub fn response(status: StatusCode, code: &str, diagnostics: &str) -> Response {
             "diagnostics": diagnostics,
         }],
     });
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/fhir+json"),
-        )],
-        body.to_string(),
-    )
-        .into_response()
+    fhir::fhir_json(status, &body)
 }
 
 /// The response for an operation the memory guard aborted.
@@ -33,12 +28,16 @@ pub fn too_costly(diagnostics: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::header;
 
     #[tokio::test]
     async fn too_costly_is_422_with_its_issue_code() {
         let r = too_costly("expansion aborted: memory");
         assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
-        assert_eq!(r.headers()[header::CONTENT_TYPE], "application/fhir+json");
+        assert_eq!(
+            r.headers()[header::CONTENT_TYPE],
+            "application/fhir+json; charset=utf-8"
+        );
         let body = axum::body::to_bytes(r.into_body(), 1 << 16).await.unwrap();
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v["resourceType"], "OperationOutcome");

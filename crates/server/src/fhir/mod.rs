@@ -1,0 +1,262 @@
+//! The FHIR API: one router per FHIR version, `/r4` (4.0.1) and `/r5`
+//! (5.0.0), with format negotiation in front ([`format`]) and the
+//! resources that describe the server ([`metadata`]).
+//!
+//! Routes so far: `GET [base]/metadata` (a CapabilityStatement, or with
+//! `mode=terminology` a TerminologyCapabilities) and `GET|POST
+//! [base]/$versions`. The terminology operations come next and are added
+//! to [`version_routes`].
+
+pub mod format;
+pub mod metadata;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::editions::Editions;
+use crate::outcome;
+
+/// The content type of every FHIR response. The HL7 runner cuts the
+/// parameters off at the first `;` and matches the rest exactly.
+pub const FHIR_JSON: &str = "application/fhir+json; charset=utf-8";
+
+/// The FHIR versions served, each at its own base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FhirVersion {
+    R4,
+    R5,
+}
+
+impl FhirVersion {
+    pub const ALL: [FhirVersion; 2] = [FhirVersion::R4, FhirVersion::R5];
+
+    /// `CapabilityStatement.fhirVersion`: `4.0.1` or `5.0.0`.
+    pub fn full(self) -> &'static str {
+        match self {
+            FhirVersion::R4 => "4.0.1",
+            FhirVersion::R5 => "5.0.0",
+        }
+    }
+
+    /// The major.minor form `$versions` uses: `4.0` or `5.0`.
+    pub fn short(self) -> &'static str {
+        match self {
+            FhirVersion::R4 => "4.0",
+            FhirVersion::R5 => "5.0",
+        }
+    }
+
+    /// Where this version is served: `/r4` or `/r5`.
+    pub fn path(self) -> &'static str {
+        match self {
+            FhirVersion::R4 => "/r4",
+            FhirVersion::R5 => "/r5",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            FhirVersion::R4 => "R4",
+            FhirVersion::R5 => "R5",
+        }
+    }
+}
+
+/// Every FHIR base, nested under its path. The caller adds the fallback
+/// and the memory guard.
+pub fn routes() -> Router<Arc<AppState>> {
+    FhirVersion::ALL
+        .into_iter()
+        .fold(Router::new(), |r, v| r.nest(v.path(), version_routes(v)))
+}
+
+/// The routes of one FHIR base. Format negotiation runs on matched routes
+/// only, so an unknown path is still a 404.
+pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
+    Router::new()
+        .route(
+            "/metadata",
+            get(
+                move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
+                    metadata_handler(v, &state, &uri, &headers)
+                },
+            )
+            .fallback(method_not_allowed),
+        )
+        .route(
+            "/$versions",
+            get(move || async move { fhir_json(StatusCode::OK, &metadata::versions(v)) })
+                .post(move || async move { fhir_json(StatusCode::OK, &metadata::versions(v)) })
+                .fallback(method_not_allowed),
+        )
+        .route_layer(middleware::from_fn(format::negotiate))
+}
+
+fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &HeaderMap) -> Response {
+    let params = match format::query_pairs(uri) {
+        Ok(p) => p,
+        Err(e) => return outcome::response(StatusCode::BAD_REQUEST, "invalid", &e),
+    };
+    let base = base_url(v, uri, headers);
+    let mode = params
+        .iter()
+        .find(|(k, _)| k == "mode")
+        .map(|(_, m)| m.as_str());
+    match mode {
+        // `normative` asks for the normative parts only; all of ours are.
+        None | Some("full" | "normative") => {
+            fhir_json(StatusCode::OK, &metadata::capability_statement(v, &base))
+        }
+        Some("terminology") => fhir_json(
+            StatusCode::OK,
+            &metadata::terminology_capabilities(v, &base, &snomed_versions(&state.editions)),
+        ),
+        Some(other) => outcome::response(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            &format!("metadata mode {other:?} is not one of full, normative or terminology"),
+        ),
+    }
+}
+
+async fn method_not_allowed(request: Request) -> Response {
+    outcome::response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "not-supported",
+        &format!(
+            "{} is not supported on {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+}
+
+/// The loaded SNOMED CT versions, each once, sorted by URI (the order the
+/// HL7 runner sorts them in), the default edition's marked.
+pub fn snomed_versions(editions: &Editions) -> Vec<metadata::CodeSystemVersion> {
+    let default = editions
+        .default_edition()
+        .map(|e| e.names.version_uri.as_str());
+    let mut uris: Vec<&str> = editions
+        .list
+        .iter()
+        .map(|e| e.names.version_uri.as_str())
+        .filter(|u| !u.is_empty())
+        .collect();
+    uris.sort_unstable();
+    uris.dedup();
+    uris.into_iter()
+        .map(|u| metadata::CodeSystemVersion {
+            code: u.to_owned(),
+            is_default: Some(u) == default,
+        })
+        .collect()
+}
+
+/// The base URL this request reached, e.g. `http://tx.example.org/r4`:
+/// the host from the URI or the `Host` header (`localhost` when neither
+/// gives a plausible one), the scheme from `X-Forwarded-Proto` when a
+/// proxy says so.
+pub fn base_url(v: FhirVersion, uri: &Uri, headers: &HeaderMap) -> String {
+    let host = uri
+        .authority()
+        .map(|a| a.as_str())
+        .or_else(|| headers.get(header::HOST).and_then(|h| h.to_str().ok()))
+        .filter(|h| plausible_host(h))
+        .unwrap_or("localhost");
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+        .and_then(|s| s.split(',').next())
+        .map(str::trim)
+        .or(uri.scheme_str())
+        .filter(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
+        .unwrap_or("http")
+        .to_ascii_lowercase();
+    format!("{scheme}://{host}{}", v.path())
+}
+
+/// A host, optionally with a port: letters, digits, `.-_:` and the
+/// brackets of an IPv6 literal. Anything else is not echoed into URLs.
+fn plausible_host(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= 255
+        && h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._:[]".contains(&b))
+}
+
+/// A FHIR resource as `application/fhir+json`, `resourceType` first.
+pub fn fhir_json(status: StatusCode, resource: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static(FHIR_JSON))],
+        to_fhir_json(resource),
+    )
+        .into_response()
+}
+
+/// Serialises a resource with `resourceType` as its first property, as
+/// FHIR JSON is conventionally written (serde_json sorts object keys).
+pub fn to_fhir_json(resource: &Value) -> String {
+    let Value::Object(map) = resource else {
+        return resource.to_string();
+    };
+    let Some(rt) = map.get("resourceType") else {
+        return resource.to_string();
+    };
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"resourceType\":");
+    out.push_str(&rt.to_string());
+    for (k, v) in map.iter().filter(|(k, _)| *k != "resourceType") {
+        out.push(',');
+        out.push_str(&Value::String(k.clone()).to_string());
+        out.push(':');
+        out.push_str(&v.to_string());
+    }
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resource_type_comes_first_and_the_json_is_the_same() {
+        let v = json!({"issue": [{"code": "x"}], "resourceType": "OperationOutcome", "a\"b": 1});
+        let s = to_fhir_json(&v);
+        assert!(
+            s.starts_with("{\"resourceType\":\"OperationOutcome\","),
+            "{s}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&s).unwrap(), v);
+        assert_eq!(to_fhir_json(&json!([1])), "[1]");
+    }
+
+    #[test]
+    fn the_base_url_comes_from_the_request() {
+        let mut h = HeaderMap::new();
+        let uri: Uri = "/r4/metadata".parse().unwrap();
+        assert_eq!(base_url(FhirVersion::R4, &uri, &h), "http://localhost/r4");
+        h.insert(
+            header::HOST,
+            HeaderValue::from_static("tx.example.org:8080"),
+        );
+        h.insert("x-forwarded-proto", HeaderValue::from_static("https, http"));
+        assert_eq!(
+            base_url(FhirVersion::R5, &uri, &h),
+            "https://tx.example.org:8080/r5"
+        );
+        h.insert(header::HOST, HeaderValue::from_static("evil host/x"));
+        assert_eq!(base_url(FhirVersion::R4, &uri, &h), "https://localhost/r4");
+    }
+}
