@@ -578,8 +578,16 @@ fn conformance(a: ConformanceArgs) -> Result<()> {
             } else {
                 println!("ratchet: not rewritten, since a run could not start");
             }
-        } else if !check.regressed.is_empty() {
-            ok = false;
+        } else {
+            for id in &check.unlisted {
+                println!(
+                    "ratchet: {id} passes but is not listed in {}: add it (--update-ratchet)",
+                    path.display()
+                );
+            }
+            if !check.regressed.is_empty() || !check.unlisted.is_empty() {
+                ok = false;
+            }
         }
     }
     // The final line is what CI's log reader looks for: nothing may follow

@@ -310,6 +310,9 @@ pub struct RatchetCheck {
     pub regressed: Vec<String>,
     /// Listed tests that did not run (filtered out, or unknown).
     pub not_run: Vec<String>,
+    /// Tests that passed but are not listed: the change that made them
+    /// pass must add them, so that they cannot quietly regress later.
+    pub unlisted: Vec<String>,
 }
 
 pub fn check_ratchet(listed: &[String], reports: &[RunReport]) -> RatchetCheck {
@@ -319,6 +322,12 @@ pub fn check_ratchet(listed: &[String], reports: &[RunReport]) -> RatchetCheck {
         .map(|r| (r.id.as_str(), r))
         .collect();
     let mut check = RatchetCheck::default();
+    let listed_set: std::collections::BTreeSet<&str> = listed.iter().map(String::as_str).collect();
+    for (id, r) in &results {
+        if r.passed() && !listed_set.contains(id) {
+            check.unlisted.push((*id).to_owned());
+        }
+    }
     for id in listed {
         match results.get(id.as_str()) {
             Some(r) if r.passed() => {}
@@ -439,6 +448,10 @@ mod tests {
         let check = check_ratchet(&listed, &reports);
         assert_eq!(check.regressed, ["r4/s/bad"]);
         assert_eq!(check.not_run, ["r5/s/ok"]);
+        assert!(check.unlisted.is_empty());
+        // A test that passes without being listed is reported.
+        let check = check_ratchet(&["r4/s/bad".to_owned()], &reports);
+        assert_eq!(check.unlisted, ["r4/s/ok"]);
         assert_eq!(write_ratchet(&ratchet, &reports).unwrap(), 1);
         assert_eq!(read_ratchet(&ratchet).unwrap(), ["r4/s/ok"]);
         assert_eq!(write_failures(&dir.join("out"), &reports).unwrap(), 2);
