@@ -1,0 +1,493 @@
+//! Descriptions and text definitions, their acceptability in each
+//! language refset, the preferred terms, and the word index.
+
+use super::*;
+
+impl Importer<'_> {
+    pub(super) fn language_code(&mut self, code: &str) -> Result<u8, ImportError> {
+        if let Some(i) = self.languages.iter().position(|l| l == code) {
+            return Ok(i as u8);
+        }
+        if self.languages.len() >= NO_CODE as usize {
+            return Err(ImportError::Inconsistent(
+                "more than 255 language codes".into(),
+            ));
+        }
+        self.languages.push(code.to_owned());
+        Ok((self.languages.len() - 1) as u8)
+    }
+
+    /// Descriptions and text definitions: the `Descriptions`,
+    /// `ConceptDescriptionsIndex`, `TermHeap` and `DescriptionIds` sections,
+    /// plus what the language and word stages need.
+    pub(super) fn descriptions(
+        &mut self,
+    ) -> Result<(DescriptionFacts, Staged, Sorted<Pair32>), ImportError> {
+        let t = Instant::now();
+        let n = self.concept_ids.len();
+        let mut sorter = self.sorter::<DescriptionIn>();
+        let mut spill = Spill::new(self.temp).ctx("creating a spill file")?;
+        let kinds = [FileKind::Description, FileKind::TextDefinition];
+        let rows = self.read("descriptions", &kinds, |imp, ctx, row| {
+            let Some(d) = imp.parse(row, DescriptionRow::parse(row))? else {
+                return Ok(());
+            };
+            if d.term.len() > usize::from(u16::MAX) {
+                return imp.problem(ImportError::Inconsistent(format!(
+                    "{}:{}: term of {} bytes is longer than 65535",
+                    ctx.file.path,
+                    row.line,
+                    d.term.len()
+                )));
+            }
+            let language = imp.language_code(d.language)?;
+            let term_offset = spill.push(d.term.as_bytes()).ctx("spilling terms")?;
+            sorter
+                .push(DescriptionIn {
+                    id: d.id,
+                    effective_time: d.effective_time,
+                    source: ctx.source,
+                    concept: d.concept,
+                    module: d.module,
+                    type_id: d.type_id,
+                    case_significance: d.case_significance,
+                    term_offset,
+                    term_len: d.term.len() as u32,
+                    language,
+                    active: d.active as u8,
+                    pad: [0; 2],
+                })
+                .ctx("spilling descriptions")
+        })?;
+        let sorted = self.finish(sorter)?;
+        let mut out = self.sorter::<DescriptionOut>();
+        for d in Latest::new(sorted) {
+            let d = d?;
+            let (Some(concept), Some(module)) = (
+                self.refer(d.concept, "description", d.id)?,
+                self.refer(d.module, "description", d.id)?,
+            ) else {
+                continue;
+            };
+            out.push(DescriptionOut {
+                concept,
+                module,
+                id: d.id,
+                term_offset: d.term_offset,
+                term_len: d.term_len,
+                effective_time: d.effective_time,
+                type_code: self.codes.code(d.type_id)?,
+                case_code: self.codes.code(d.case_significance)?,
+                language: d.language,
+                active: d.active,
+                pad: [0; 4],
+            })
+            .ctx("spilling descriptions")?;
+        }
+        let terms = spill.into_reader().ctx("reading terms back")?;
+        let out = self.finish(out)?;
+
+        let synonym = self.codes.code(ids::SYNONYM)?;
+        let mut facts = DescriptionFacts {
+            concept: Vec::new(),
+            term_len: Vec::new(),
+            flags: Vec::new(),
+        };
+        let mut csr = CsrBuilder::new(n);
+        let mut heap = self.stages.detached().ctx("staging terms")?;
+        let mut id_index = self.sorter::<IdOrdinal>();
+        let mut words = self.sorter::<Pair32>();
+        let mut vocabulary: HashMap<Box<str>, u32> = HashMap::new();
+        let mut term = Vec::new();
+        let mut folded = String::new();
+        let mut active = 0;
+        let staged = self
+            .stages
+            .get(SectionKind::Descriptions)
+            .ctx("staging descriptions")?;
+        for (ordinal, d) in out.enumerate() {
+            let d = d.ctx("reading sorted descriptions")?;
+            let ordinal = u32::try_from(ordinal)
+                .map_err(|_| ImportError::Inconsistent("more than 2^32 descriptions".into()))?;
+            csr.add(d.concept).map_err(ImportError::Inconsistent)?;
+            terms
+                .read_into(d.term_offset, d.term_len as usize, &mut term)
+                .ctx("reading terms back")?;
+            let term_offset = u32::try_from(heap.len)
+                .map_err(|_| ImportError::Inconsistent("terms over 4 GiB".into()))?;
+            heap.write_bytes(&term).ctx("staging terms")?;
+            staged
+                .record(&DescriptionRecord {
+                    id: U64::new(d.id),
+                    concept: U32::new(d.concept),
+                    module: U32::new(d.module),
+                    effective_time: U32::new(d.effective_time),
+                    term_offset: U32::new(term_offset),
+                    term_len: U16::new(d.term_len as u16),
+                    type_code: d.type_code,
+                    case_code: d.case_code,
+                    language: d.language,
+                    flags: if d.active != 0 {
+                        description_flags::ACTIVE
+                    } else {
+                        0
+                    },
+                    reserved: [0; 2],
+                })
+                .ctx("staging descriptions")?;
+            id_index
+                .push(IdOrdinal {
+                    id: d.id,
+                    ordinal,
+                    pad: 0,
+                })
+                .ctx("spilling description ids")?;
+            facts.concept.push(d.concept);
+            facts.term_len.push(d.term_len as u16);
+            facts
+                .flags
+                .push((d.active != 0) as u8 | (((d.type_code == synonym) as u8) << 1));
+            active += u64::from(d.active != 0);
+
+            // Words of every description, active or not: a search may ask
+            // for inactive ones, and filtering is the reader's job.
+            folded.clear();
+            let text = std::str::from_utf8(&term)
+                .map_err(|_| ImportError::Inconsistent(format!("term of {} is not UTF-8", d.id)))?;
+            txmap_text::fold_into(text, &mut folded);
+            for w in txmap_text::words(&folded) {
+                let next = vocabulary.len() as u32;
+                let id = *vocabulary.entry(w.into()).or_insert(next);
+                words
+                    .push(Pair32 {
+                        key: id,
+                        value: ordinal,
+                    })
+                    .ctx("spilling words")?;
+            }
+        }
+        let d_count = facts.concept.len() as u64;
+        heap.count = heap.len;
+        // The heap is rewritten once preferred terms are known, which need
+        // the language refsets: see `preferred_terms_first`.
+        drop(terms);
+        self.stages
+            .put_index(SectionKind::ConceptDescriptionsIndex, &csr.finish(n))
+            .ctx("staging descriptions")?;
+        let ids = self.finish(id_index)?;
+        let staged = self
+            .stages
+            .get(SectionKind::DescriptionIds)
+            .ctx("staging description ids")?;
+        for e in ids {
+            let e = e.ctx("reading sorted description ids")?;
+            staged
+                .record(&DescriptionIdEntry {
+                    id: U64::new(e.id),
+                    ordinal: U32::new(e.ordinal),
+                })
+                .ctx("staging description ids")?;
+        }
+
+        // Word ids were given in order of first appearance; the index wants
+        // words in byte order. Re-key the pairs by each word's rank.
+        let mut by_rank: Vec<(Box<str>, u32)> = vocabulary.into_iter().collect();
+        by_rank.sort_unstable();
+        let mut rank = vec![0u32; by_rank.len()];
+        for (r, (_, id)) in by_rank.iter().enumerate() {
+            rank[*id as usize] = r as u32;
+        }
+        let sorted_words = self.finish(words)?;
+        let mut ranked = self.sorter::<Pair32>();
+        for p in sorted_words {
+            let p = p.ctx("reading sorted words")?;
+            ranked
+                .push(Pair32 {
+                    key: rank[p.key as usize],
+                    value: p.value,
+                })
+                .ctx("spilling words")?;
+        }
+        let ranked = self.finish(ranked)?;
+        self.vocabulary = by_rank.into_iter().map(|(w, _)| w).collect();
+
+        self.count("descriptions", d_count);
+        self.count("active_descriptions", active);
+        self.done("descriptions", t, rows);
+        Ok((facts, heap, ranked))
+    }
+
+    /// Language refset rows: the `Acceptability` sections, the choice of the
+    /// default language refset, and each concept's preferred term in it.
+    pub(super) fn languages_and_preferred_terms(
+        &mut self,
+        facts: &DescriptionFacts,
+        terms: Staged,
+    ) -> Result<(), ImportError> {
+        let t = Instant::now();
+        let n = self.concept_ids.len();
+        let mut sorter = self.sorter::<LanguageIn>();
+        let rows = self.read(
+            "language refsets",
+            &[FileKind::Language],
+            |imp, ctx, row| {
+                let Some(r) = imp.parse(row, RefsetRow::parse(row))? else {
+                    return Ok(());
+                };
+                let Some(acceptability) = first_sctid(r.extra) else {
+                    return imp.problem(ImportError::Inconsistent(format!(
+                        "{}:{}: language refset row without an acceptabilityId",
+                        ctx.file.path, row.line
+                    )));
+                };
+                sorter
+                    .push(LanguageIn {
+                        uuid: r.id,
+                        effective_time: r.effective_time,
+                        source: ctx.source,
+                        refset: r.refset,
+                        description: r.referenced_component,
+                        acceptability,
+                        active: r.active as u8,
+                        pad: [0; 7],
+                    })
+                    .ctx("spilling language refset rows")
+            },
+        )?;
+        // Description SCTID -> ordinal, read back from the staged section
+        // (sorted by SCTID) into a compact table.
+        let mut by_id: Vec<(u64, u32)> = Vec::with_capacity(facts.concept.len());
+        {
+            let mut r = self
+                .stages
+                .reopen(SectionKind::DescriptionIds)
+                .ctx("reading description ids")?;
+            let mut rec = [0u8; size_of::<DescriptionIdEntry>()];
+            for _ in 0..facts.concept.len() {
+                r.read_exact(&mut rec).ctx("reading description ids")?;
+                let id = u64::from_le_bytes(rec[..8].try_into().unwrap_or_default());
+                let ord = u32::from_le_bytes(rec[8..12].try_into().unwrap_or_default());
+                by_id.push((id, ord));
+            }
+        }
+        let sorted = self.finish(sorter)?;
+        let mut out = self.sorter::<AcceptabilityOut>();
+        let mut per_refset: BTreeMap<u64, u64> = BTreeMap::new();
+        for r in Latest::new(sorted) {
+            let r = r?;
+            if r.active == 0 {
+                continue;
+            }
+            let Ok(i) = by_id.binary_search_by_key(&r.description, |&(id, _)| id) else {
+                self.problem(ImportError::Inconsistent(format!(
+                    "language refset {} refers to description {}, which the release does not have",
+                    r.refset, r.description
+                )))?;
+                continue;
+            };
+            let refset = u32::from(self.codes.code(r.refset)?);
+            *per_refset.entry(r.refset).or_default() += 1;
+            out.push(AcceptabilityOut {
+                description: by_id[i].1,
+                refset,
+                acceptability: self.codes.code(r.acceptability)?,
+                pad: [0; 3],
+            })
+            .ctx("spilling language refset rows")?;
+        }
+        drop(by_id);
+        let default = match self.options.default_language_refset {
+            Some(id) => {
+                if !per_refset.contains_key(&id) {
+                    return Err(ImportError::Options(format!(
+                        "--default-language-refset {id}: the release has no members of that refset"
+                    )));
+                }
+                id
+            }
+            None if per_refset.contains_key(&ids::US_ENGLISH) => ids::US_ENGLISH,
+            None => per_refset
+                .iter()
+                .max_by_key(|(id, n)| (**n, **id))
+                .map_or(0, |(id, _)| *id),
+        };
+        self.counts
+            .insert("default_language_refset".into(), default);
+        let default_code = u32::from(self.codes.code(default)?);
+        let preferred = self.codes.code(ids::PREFERRED)?;
+
+        // Preferred term per concept, best first: preferred in the default
+        // refset (0), preferred in another refset (1), any active synonym (2).
+        let mut pt: Vec<(u8, u32)> = vec![(u8::MAX, u32::MAX); n];
+        for (d, &c) in facts.concept.iter().enumerate() {
+            if facts.flags[d] == 0b11 && pt[c as usize].0 > 2 {
+                pt[c as usize] = (2, d as u32);
+            }
+        }
+        let out = self.finish(out)?;
+        let mut csr = CsrBuilder::new(facts.concept.len());
+        let mut count = 0;
+        let staged = self
+            .stages
+            .get(SectionKind::Acceptability)
+            .ctx("staging acceptability")?;
+        for a in out {
+            let a = a.ctx("reading sorted language rows")?;
+            csr.add(a.description).map_err(ImportError::Inconsistent)?;
+            staged
+                .record(&AcceptabilityRecord {
+                    refset_code: a.refset as u8,
+                    acceptability_code: a.acceptability,
+                })
+                .ctx("staging acceptability")?;
+            count += 1;
+            let d = a.description as usize;
+            if a.acceptability == preferred && facts.flags[d] == 0b11 {
+                let rank = if a.refset == default_code { 0 } else { 1 };
+                let c = facts.concept[d] as usize;
+                if rank < pt[c].0 {
+                    pt[c] = (rank, a.description);
+                }
+            }
+        }
+        self.stages
+            .put_index(
+                SectionKind::AcceptabilityIndex,
+                &csr.finish(facts.concept.len()),
+            )
+            .ctx("staging acceptability")?;
+        self.count("language_members", count);
+
+        self.preferred_terms_first(facts, &pt, terms)?;
+        self.done("language refsets", t, rows);
+        Ok(())
+    }
+
+    /// Rewrites the term heap with every concept's preferred term first, in
+    /// concept order, and the other terms after: the preferred-term region
+    /// is then a compact, contiguous table (`PreferredTermIndex` points into
+    /// it) that the common "code → display" call reads without touching the
+    /// rest of the heap, and no term is stored twice.
+    pub(super) fn preferred_terms_first(
+        &mut self,
+        facts: &DescriptionFacts,
+        pt: &[(u8, u32)],
+        all_terms: Staged,
+    ) -> Result<(), ImportError> {
+        let n = self.concept_ids.len();
+        let mut is_pt = vec![false; facts.concept.len()];
+        let mut index = Vec::with_capacity(n + 1);
+        let mut pt_len = 0u64;
+        for &(_, d) in pt {
+            index.push(pt_len);
+            if d != u32::MAX {
+                is_pt[d as usize] = true;
+                pt_len += u64::from(facts.term_len[d as usize]);
+            }
+        }
+        index.push(pt_len);
+        let index: Vec<u32> = index
+            .into_iter()
+            .map(u32::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(|_| ImportError::Inconsistent("preferred terms over 4 GiB".into()))?;
+
+        let mut old_terms = all_terms.into_reader().ctx("reading terms back")?;
+        let mut old_records = self
+            .stages
+            .reopen(SectionKind::Descriptions)
+            .ctx("reading descriptions back")?;
+        let mut records = self.stages.detached().ctx("staging descriptions")?;
+        let mut preferred = self.stages.detached().ctx("staging terms")?;
+        let mut rest = self.stages.detached().ctx("staging terms")?;
+        let mut raw = [0u8; size_of::<DescriptionRecord>()];
+        let mut term = Vec::new();
+        for &pt in &is_pt {
+            old_records
+                .read_exact(&mut raw)
+                .ctx("reading descriptions back")?;
+            let mut r = DescriptionRecord::read_from_bytes(&raw)
+                .map_err(|_| ImportError::Inconsistent("description record size".into()))?;
+            term.resize(usize::from(r.term_len.get()), 0);
+            old_terms.read_exact(&mut term).ctx("reading terms back")?;
+            let offset = if pt {
+                let at = preferred.len;
+                preferred.write_bytes(&term).ctx("staging terms")?;
+                at
+            } else {
+                let at = pt_len + rest.len;
+                rest.write_bytes(&term).ctx("staging terms")?;
+                at
+            };
+            r.term_offset = U32::new(
+                u32::try_from(offset)
+                    .map_err(|_| ImportError::Inconsistent("terms over 4 GiB".into()))?,
+            );
+            records.record(&r).ctx("staging descriptions")?;
+        }
+        let mut rest = rest.into_reader().ctx("reading terms back")?;
+        io::copy(&mut rest, &mut preferred).ctx("staging terms")?;
+        preferred.count = preferred.len;
+        self.stages.attach(SectionKind::TermHeap, preferred);
+        self.stages.attach(SectionKind::Descriptions, records);
+        self.stages
+            .put_index(SectionKind::PreferredTermIndex, &index)
+            .ctx("staging preferred terms")
+    }
+
+    /// The word index: an fst of folded words and their postings.
+    pub(super) fn word_index(&mut self, ranked: Sorted<Pair32>) -> Result<(), ImportError> {
+        let t = Instant::now();
+        self.observer.stage("word index", 0);
+        let fst = self.stages.detached().ctx("staging the word index")?;
+        let offsets = self.stages.detached().ctx("staging the word index")?;
+        let postings = self.stages.detached().ctx("staging the word index")?;
+        let text_err =
+            |e: txmap_text::TextError| ImportError::Inconsistent(format!("word index: {e}"));
+        let mut writer = txmap_text::IndexWriter::new(fst, offsets, postings).map_err(text_err)?;
+        let mut current: Option<u32> = None;
+        let mut list: Vec<u32> = Vec::new();
+        let mut total = 0u64;
+        for p in ranked {
+            let p = p.ctx("reading sorted words")?;
+            if current != Some(p.key) {
+                if let Some(w) = current {
+                    writer
+                        .push(self.vocabulary[w as usize].as_bytes(), &list)
+                        .map_err(text_err)?;
+                }
+                current = Some(p.key);
+                list.clear();
+            }
+            if list.last() != Some(&p.value) {
+                list.push(p.value);
+                total += 1;
+            }
+        }
+        if let Some(w) = current {
+            writer
+                .push(self.vocabulary[w as usize].as_bytes(), &list)
+                .map_err(text_err)?;
+        }
+        let done = writer.into_inner().map_err(text_err)?;
+        let (mut fst, mut offsets, mut postings) = (done.fst, done.offsets, done.postings);
+        let words = self.vocabulary.len() as u64;
+        fst.count = fst.len;
+        offsets.count = words + 1;
+        postings.count = total;
+        self.stages.attach(SectionKind::WordFst, fst);
+        self.stages.attach(SectionKind::WordPostingsIndex, offsets);
+        self.stages.attach(SectionKind::WordPostings, postings);
+        self.vocabulary = Vec::new();
+        self.count("words", words);
+        self.count("postings", total);
+        self.done("word index", t, total);
+        Ok(())
+    }
+}
+
+/// The first tab-separated field of refset extra columns, as an SCTID.
+fn first_sctid(extra: &[u8]) -> Option<u64> {
+    let field = extra.split(|&b| b == b'\t').next()?;
+    txmap_rf2::sctid::parse(field).ok().map(|(id, _)| id)
+}

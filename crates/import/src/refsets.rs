@@ -1,0 +1,217 @@
+//! Every refset but the language refsets, the module dependency rows that
+//! name the edition, and the small code tables.
+
+use super::*;
+
+impl Importer<'_> {
+    /// Every refset but the language refsets: `Refsets`, `Members`,
+    /// `MemberFieldHeap`, `ComponentMembers`, `RefsetSchemaHeap`; and the
+    /// module dependency rows that name the edition.
+    pub(super) fn refsets(&mut self) -> Result<(), ImportError> {
+        let t = Instant::now();
+        let kinds: Vec<FileKind> = [
+            FileKind::OwlExpression,
+            FileKind::Association,
+            FileKind::AttributeValue,
+            FileKind::SimpleRefset,
+            FileKind::SimpleMap,
+            FileKind::ComplexMap,
+            FileKind::ExtendedMap,
+            FileKind::MrcmDomain,
+            FileKind::MrcmAttributeDomain,
+            FileKind::MrcmAttributeRange,
+            FileKind::MrcmModuleScope,
+            FileKind::ModuleDependency,
+            FileKind::DescriptionType,
+            FileKind::RefsetDescriptor,
+            FileKind::OtherRefset,
+        ]
+        .into();
+        let mut sorter = self.sorter::<MemberIn>();
+        let mut spill = Spill::new(self.temp).ctx("creating a spill file")?;
+        let rows = self.read("refsets", &kinds, |imp, ctx, row| {
+            let Some(r) = imp.parse(row, RefsetRow::parse(row))? else {
+                return Ok(());
+            };
+            imp.refset_info
+                .entry(r.refset)
+                .or_insert_with(|| RefsetInfo {
+                    kind: refset_kind(ctx.file.kind),
+                    schema: format!("{}\t{}", ctx.file.pattern, ctx.header.join("\t")),
+                });
+            let fields_offset = spill.push(r.extra).ctx("spilling refset fields")?;
+            sorter
+                .push(MemberIn {
+                    uuid: r.id,
+                    effective_time: r.effective_time,
+                    source: ctx.source,
+                    refset: r.refset,
+                    component: r.referenced_component,
+                    fields_offset,
+                    module: r.module,
+                    fields_len: r.extra.len() as u32,
+                    active: r.active as u8,
+                    pad: [0; 3],
+                })
+                .ctx("spilling refset members")
+        })?;
+        let sorted = self.finish(sorter)?;
+        let fields = spill.into_reader().ctx("reading refset fields back")?;
+        let mut out = self.sorter::<MemberOut>();
+        let mut buf = Vec::new();
+        for m in Latest::new(sorted) {
+            let m = m?;
+            if m.active == 0 {
+                continue;
+            }
+            if m.refset == ids::MODULE_DEPENDENCY {
+                fields
+                    .read_into(m.fields_offset, m.fields_len as usize, &mut buf)
+                    .ctx("reading refset fields back")?;
+                let source_effective_time = std::str::from_utf8(&buf)
+                    .ok()
+                    .and_then(|f| f.split('\t').next())
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(0);
+                self.dependencies.push(identity::Dependency {
+                    module: m.module,
+                    target: m.component,
+                    source_effective_time,
+                });
+            }
+            out.push(MemberOut {
+                refset: m.refset,
+                component: m.component,
+                fields_offset: m.fields_offset,
+                fields_len: m.fields_len,
+                pad: 0,
+            })
+            .ctx("spilling refset members")?;
+        }
+        let out = self.finish(out)?;
+        let mut heap = self.stages.detached().ctx("staging refset members")?;
+        let mut links = self.sorter::<ComponentLink>();
+        let mut refsets: Vec<RefsetRecord> = Vec::new();
+        let mut schema_heap: Vec<u8> = Vec::new();
+        let staged = self
+            .stages
+            .get(SectionKind::Members)
+            .ctx("staging refset members")?;
+        let mut index = 0u32;
+        for m in out {
+            let m = m.ctx("reading sorted refset members")?;
+            fields
+                .read_into(m.fields_offset, m.fields_len as usize, &mut buf)
+                .ctx("reading refset fields back")?;
+            let offset = u32::try_from(heap.len)
+                .map_err(|_| ImportError::Inconsistent("refset fields over 4 GiB".into()))?;
+            heap.write_bytes(&buf).ctx("staging refset members")?;
+            staged
+                .record(&MemberRecord {
+                    component: U64::new(m.component),
+                    fields_offset: U32::new(offset),
+                    fields_len: U32::new(m.fields_len),
+                })
+                .ctx("staging refset members")?;
+            links
+                .push(ComponentLink {
+                    component: m.component,
+                    member: index,
+                    pad: 0,
+                })
+                .ctx("spilling refset members")?;
+            match refsets.last_mut() {
+                Some(r) if r.refset.get() == m.refset => {
+                    r.member_count = U32::new(r.member_count.get() + 1)
+                }
+                _ => refsets.push(RefsetRecord {
+                    refset: U64::new(m.refset),
+                    first_member: U32::new(index),
+                    member_count: U32::new(1),
+                    schema_offset: U32::new(0),
+                    schema_len: U32::new(0),
+                    kind: RefsetKind::Other as u8,
+                    reserved: [0; 7],
+                }),
+            }
+            index = index
+                .checked_add(1)
+                .ok_or_else(|| ImportError::Inconsistent("more than 2^32 refset members".into()))?;
+        }
+        for r in &mut refsets {
+            if let Some(info) = self.refset_info.get(&r.refset.get()) {
+                r.kind = info.kind as u8;
+                r.schema_offset = U32::new(schema_heap.len() as u32);
+                r.schema_len = U32::new(info.schema.len() as u32);
+                schema_heap.extend_from_slice(info.schema.as_bytes());
+            }
+        }
+        heap.count = heap.len;
+        self.stages.attach(SectionKind::MemberFieldHeap, heap);
+        let n_refsets = refsets.len() as u64;
+        self.stages
+            .put(SectionKind::Refsets, refsets.as_bytes(), n_refsets)
+            .ctx("staging refsets")?;
+        let schema_len = schema_heap.len() as u64;
+        self.stages
+            .put(SectionKind::RefsetSchemaHeap, &schema_heap, schema_len)
+            .ctx("staging refsets")?;
+        let links = self.finish(links)?;
+        let staged = self
+            .stages
+            .get(SectionKind::ComponentMembers)
+            .ctx("staging refset members")?;
+        for l in links {
+            let l = l.ctx("reading sorted refset members")?;
+            staged
+                .record(&ComponentMemberEntry {
+                    component: U64::new(l.component),
+                    member: U32::new(l.member),
+                })
+                .ctx("staging refset members")?;
+        }
+        self.count("refsets", n_refsets);
+        self.count("refset_members", u64::from(index));
+        self.done("refsets", t, rows);
+        Ok(())
+    }
+
+    pub(super) fn small_sections(&mut self) -> Result<(), ImportError> {
+        let codes: Vec<U64> = self.codes.ids.iter().map(|&i| U64::new(i)).collect();
+        self.stages
+            .put(SectionKind::Codes, codes.as_bytes(), codes.len() as u64)
+            .ctx("staging codes")?;
+        let mut languages = String::new();
+        for l in &self.languages {
+            languages.push_str(l);
+            languages.push('\n');
+        }
+        self.stages
+            .put(
+                SectionKind::Languages,
+                languages.as_bytes(),
+                self.languages.len() as u64,
+            )
+            .ctx("staging languages")
+    }
+}
+
+fn refset_kind(kind: FileKind) -> RefsetKind {
+    match kind {
+        FileKind::SimpleRefset => RefsetKind::Simple,
+        FileKind::Association => RefsetKind::Association,
+        FileKind::AttributeValue => RefsetKind::AttributeValue,
+        FileKind::SimpleMap => RefsetKind::SimpleMap,
+        FileKind::ComplexMap => RefsetKind::ComplexMap,
+        FileKind::ExtendedMap => RefsetKind::ExtendedMap,
+        FileKind::MrcmDomain => RefsetKind::MrcmDomain,
+        FileKind::MrcmAttributeDomain => RefsetKind::MrcmAttributeDomain,
+        FileKind::MrcmAttributeRange => RefsetKind::MrcmAttributeRange,
+        FileKind::MrcmModuleScope => RefsetKind::MrcmModuleScope,
+        FileKind::ModuleDependency => RefsetKind::ModuleDependency,
+        FileKind::OwlExpression => RefsetKind::OwlExpression,
+        FileKind::DescriptionType => RefsetKind::DescriptionType,
+        FileKind::RefsetDescriptor => RefsetKind::RefsetDescriptor,
+        _ => RefsetKind::Other,
+    }
+}

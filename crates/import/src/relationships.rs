@@ -1,0 +1,311 @@
+//! Relationships: the is-a hierarchy and its closure, attribute
+//! relationships in both directions, stated relationships, concrete values.
+
+use super::*;
+
+impl Importer<'_> {
+    /// Layers relationship rows and returns the active ones by ordinal.
+    pub(super) fn relationship_rows(
+        &mut self,
+        stage: &'static str,
+        kind: FileKind,
+    ) -> Result<(u64, Sorted<RelationshipIn>), ImportError> {
+        let mut sorter = self.sorter::<RelationshipIn>();
+        let rows = self.read(stage, &[kind], |imp, ctx, row| {
+            let Some(r) = imp.parse(row, RelationshipRow::parse(row))? else {
+                return Ok(());
+            };
+            sorter
+                .push(RelationshipIn {
+                    id: r.id,
+                    effective_time: r.effective_time,
+                    source: ctx.source,
+                    from: r.source,
+                    to: r.destination,
+                    type_id: r.type_id,
+                    characteristic: r.characteristic_type,
+                    group: r.group,
+                    active: r.active as u8,
+                    pad: [0; 3],
+                })
+                .ctx("spilling relationships")
+        })?;
+        let sorted = self.finish(sorter)?;
+        Ok((rows, sorted))
+    }
+
+    pub(super) fn relationships(&mut self) -> Result<(), ImportError> {
+        let t = Instant::now();
+        let n = self.concept_ids.len();
+        let (rows, sorted) = self.relationship_rows("relationships", FileKind::Relationship)?;
+        let mut isa: Vec<(u32, u32)> = Vec::new();
+        let mut out = self.sorter::<Edge>();
+        let mut inbound = self.sorter::<Edge>();
+        let mut active = 0u64;
+        for r in Latest::new(sorted) {
+            let r = r?;
+            let Some(e) = self.edge(&r, "relationship")? else {
+                continue;
+            };
+            active += 1;
+            if r.type_id == ids::IS_A {
+                isa.push((e.key, e.other));
+                continue;
+            }
+            out.push(e).ctx("spilling relationships")?;
+            inbound
+                .push(Edge {
+                    key: e.other,
+                    other: e.key,
+                    ..e
+                })
+                .ctx("spilling relationships")?;
+        }
+        self.count("relationships", active);
+        self.count("is_a", isa.len() as u64);
+
+        isa.sort_unstable();
+        isa.dedup();
+        let parents = Csr::from_sorted_pairs(n, &isa);
+        drop(isa);
+        let children = parents.transpose();
+        let ancestors = graph::ancestors(&parents).map_err(|c| {
+            ImportError::Inconsistent(format!(
+                "is-a cycle through concept {}",
+                self.concept_ids[c as usize]
+            ))
+        })?;
+        self.count("closure", ancestors.items.len() as u64);
+        let descendants = ancestors.transpose();
+        for (kind_index, kind_items, csr) in [
+            (SectionKind::ParentsIndex, SectionKind::Parents, &parents),
+            (SectionKind::ChildrenIndex, SectionKind::Children, &children),
+            (
+                SectionKind::AncestorsIndex,
+                SectionKind::Ancestors,
+                &ancestors,
+            ),
+            (
+                SectionKind::DescendantsIndex,
+                SectionKind::Descendants,
+                &descendants,
+            ),
+        ] {
+            self.stage_csr(kind_index, kind_items, csr)?;
+        }
+        drop((parents, children, ancestors, descendants));
+
+        let out = self.finish(out)?;
+        self.stage_edges(out, SectionKind::AttributesIndex, SectionKind::Attributes)?;
+        let inbound = self.finish(inbound)?;
+        self.stage_edges(inbound, SectionKind::InboundIndex, SectionKind::Inbound)?;
+        self.done("relationships", t, rows);
+        Ok(())
+    }
+
+    /// An active relationship by ordinals, keyed by its source; `None` for
+    /// an inactive one or (in lenient mode) one that refers to a concept the
+    /// release lacks.
+    pub(super) fn edge(
+        &mut self,
+        r: &RelationshipIn,
+        what: &str,
+    ) -> Result<Option<Edge>, ImportError> {
+        if r.active == 0 {
+            return Ok(None);
+        }
+        let (Some(from), Some(to), Some(ty)) = (
+            self.refer(r.from, what, r.id)?,
+            self.refer(r.to, what, r.id)?,
+            self.refer(r.type_id, what, r.id)?,
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(Edge {
+            key: from,
+            group: self.group(r.group, r.id)?,
+            type_ord: ty,
+            other: to,
+            characteristic: self.codes.code(r.characteristic)?,
+            pad: [0; 3],
+        }))
+    }
+
+    pub(super) fn group(&mut self, group: u32, id: u64) -> Result<u32, ImportError> {
+        if group > u32::from(u16::MAX) {
+            self.problem(ImportError::Inconsistent(format!(
+                "relationship {id} has group {group}, above {}",
+                u16::MAX
+            )))?;
+            return Ok(u32::from(u16::MAX));
+        }
+        Ok(group)
+    }
+
+    pub(super) fn stage_csr(
+        &mut self,
+        index: SectionKind,
+        items: SectionKind,
+        csr: &Csr,
+    ) -> Result<(), ImportError> {
+        self.stages
+            .put_index(index, &csr.offsets)
+            .ctx("staging the hierarchy")?;
+        let le: Vec<U32> = csr.items.iter().map(|&v| U32::new(v)).collect();
+        self.stages
+            .put(items, le.as_bytes(), csr.items.len() as u64)
+            .ctx("staging the hierarchy")
+    }
+
+    pub(super) fn stage_edges(
+        &mut self,
+        sorted: Sorted<Edge>,
+        index: SectionKind,
+        items: SectionKind,
+    ) -> Result<(), ImportError> {
+        let n = self.concept_ids.len();
+        let mut csr = CsrBuilder::new(n);
+        let staged = self.stages.get(items).ctx("staging relationships")?;
+        for e in sorted {
+            let e = e.ctx("reading sorted relationships")?;
+            csr.add(e.key).map_err(ImportError::Inconsistent)?;
+            staged
+                .record(&RelationshipRecord {
+                    type_ord: U32::new(e.type_ord),
+                    target: U32::new(e.other),
+                    group: U16::new(e.group as u16),
+                    characteristic_code: e.characteristic,
+                    reserved: 0,
+                })
+                .ctx("staging relationships")?;
+        }
+        self.stages
+            .put_index(index, &csr.finish(n))
+            .ctx("staging relationships")
+    }
+
+    pub(super) fn stated(&mut self) -> Result<(), ImportError> {
+        if !self.releases.iter().any(|r| {
+            r.files()
+                .iter()
+                .any(|f| f.kind == FileKind::StatedRelationship)
+        }) {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let (rows, sorted) =
+            self.relationship_rows("stated relationships", FileKind::StatedRelationship)?;
+        let mut out = self.sorter::<Edge>();
+        let mut active = 0;
+        for r in Latest::new(sorted) {
+            if let Some(e) = self.edge(&r?, "stated relationship")? {
+                active += 1;
+                out.push(e).ctx("spilling stated relationships")?;
+            }
+        }
+        let out = self.finish(out)?;
+        self.stage_edges(out, SectionKind::StatedIndex, SectionKind::Stated)?;
+        self.count("stated_relationships", active);
+        self.done("stated relationships", t, rows);
+        Ok(())
+    }
+
+    pub(super) fn concrete_values(&mut self) -> Result<(), ImportError> {
+        let t = Instant::now();
+        let n = self.concept_ids.len();
+        let mut sorter = self.sorter::<ConcreteIn>();
+        let mut spill = Spill::new(self.temp).ctx("creating a spill file")?;
+        let rows = self.read(
+            "concrete values",
+            &[FileKind::RelationshipConcreteValues],
+            |imp, ctx, row| {
+                let Some(r) = imp.parse(row, ConcreteValueRow::parse(row))? else {
+                    return Ok(());
+                };
+                let value_offset = spill
+                    .push(r.value.as_bytes())
+                    .ctx("spilling concrete values")?;
+                sorter
+                    .push(ConcreteIn {
+                        id: r.id,
+                        effective_time: r.effective_time,
+                        source: ctx.source,
+                        from: r.source,
+                        type_id: r.type_id,
+                        characteristic: r.characteristic_type,
+                        value_offset,
+                        value_len: r.value.len() as u32,
+                        group: r.group,
+                        active: r.active as u8,
+                        pad: [0; 7],
+                    })
+                    .ctx("spilling concrete values")
+            },
+        )?;
+        let sorted = self.finish(sorter)?;
+        let mut out = self.sorter::<ConcreteOut>();
+        for r in Latest::new(sorted) {
+            let r = r?;
+            if r.active == 0 {
+                continue;
+            }
+            let (Some(from), Some(ty)) = (
+                self.refer(r.from, "concrete value", r.id)?,
+                self.refer(r.type_id, "concrete value", r.id)?,
+            ) else {
+                continue;
+            };
+            let group = self.group(r.group, r.id)?;
+            let characteristic = self.codes.code(r.characteristic)?;
+            out.push(ConcreteOut {
+                from,
+                group,
+                type_ord: ty,
+                value_len: r.value_len,
+                value_offset: r.value_offset,
+                characteristic,
+                pad: [0; 7],
+            })
+            .ctx("spilling concrete values")?;
+        }
+        let values = spill.into_reader().ctx("reading concrete values back")?;
+        let out = self.finish(out)?;
+        let mut csr = CsrBuilder::new(n);
+        let mut heap = self.stages.detached().ctx("staging concrete values")?;
+        let mut buf = Vec::new();
+        let mut count = 0;
+        let staged = self
+            .stages
+            .get(SectionKind::Concrete)
+            .ctx("staging concrete values")?;
+        for r in out {
+            let r = r.ctx("reading sorted concrete values")?;
+            csr.add(r.from).map_err(ImportError::Inconsistent)?;
+            values
+                .read_into(r.value_offset, r.value_len as usize, &mut buf)
+                .ctx("reading concrete values back")?;
+            let offset = u32::try_from(heap.len)
+                .map_err(|_| ImportError::Inconsistent("concrete values over 4 GiB".into()))?;
+            heap.write_bytes(&buf).ctx("staging concrete values")?;
+            staged
+                .record(&ConcreteRecord {
+                    type_ord: U32::new(r.type_ord),
+                    group: U16::new(r.group as u16),
+                    characteristic_code: r.characteristic,
+                    reserved: 0,
+                    value_offset: U32::new(offset),
+                    value_len: U32::new(r.value_len),
+                })
+                .ctx("staging concrete values")?;
+            count += 1;
+        }
+        heap.count = heap.len;
+        self.stages.attach(SectionKind::ConcreteHeap, heap);
+        self.stages
+            .put_index(SectionKind::ConcreteIndex, &csr.finish(n))
+            .ctx("staging concrete values")?;
+        self.count("concrete_values", count);
+        self.done("concrete values", t, rows);
+        Ok(())
+    }
+}
