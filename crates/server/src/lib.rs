@@ -8,8 +8,9 @@
 //! This crate is where async lives: tokio and axum stay here, out of the
 //! core crates. It serves `/health`, `/status` and `/metrics`, and at the
 //! FHIR bases `/r4` and `/r5` the metadata (`metadata`,
-//! `metadata?mode=terminology`, `$versions`) so far; the FHIR terminology
-//! operations come next.
+//! `metadata?mode=terminology`, `$versions`) and, for SNOMED CT,
+//! `CodeSystem/$lookup` and `CodeSystem/$subsumes`; the other FHIR
+//! terminology operations come next.
 
 #![forbid(unsafe_code)]
 

@@ -3,16 +3,22 @@
 //! resources that describe the server ([`metadata`]).
 //!
 //! Routes so far: `GET [base]/metadata` (a CapabilityStatement, or with
-//! `mode=terminology` a TerminologyCapabilities) and `GET|POST
-//! [base]/$versions`. The terminology operations come next and are added
-//! to [`version_routes`].
+//! `mode=terminology` a TerminologyCapabilities), `GET|POST
+//! [base]/$versions`, and `GET|POST [base]/CodeSystem/$lookup` and
+//! `[base]/CodeSystem/$subsumes` for SNOMED CT ([`codesystem`], with
+//! their input read by [`params`]). The other terminology operations come
+//! next and are added to [`version_routes`].
 
+pub mod codesystem;
+pub mod expression;
 pub mod format;
 pub mod metadata;
+pub mod params;
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware;
@@ -96,6 +102,42 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
             get(move || async move { fhir_json(StatusCode::OK, &metadata::versions(v)) })
                 .post(move || async move { fhir_json(StatusCode::OK, &metadata::versions(v)) })
                 .fallback(method_not_allowed),
+        )
+        .route(
+            "/CodeSystem/$lookup",
+            get(|State(state): State<Arc<AppState>>, uri: Uri| async move {
+                match params::Params::from_query(&uri) {
+                    Ok(p) => codesystem::lookup(state, p).await,
+                    Err(e) => e.response(),
+                }
+            })
+            .post(
+                |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
+                    match params::Params::from_body(&headers, &body) {
+                        Ok(p) => codesystem::lookup(state, p).await,
+                        Err(e) => e.response(),
+                    }
+                },
+            )
+            .fallback(method_not_allowed),
+        )
+        .route(
+            "/CodeSystem/$subsumes",
+            get(|State(state): State<Arc<AppState>>, uri: Uri| async move {
+                match params::Params::from_query(&uri) {
+                    Ok(p) => codesystem::subsumes(state, p).await,
+                    Err(e) => e.response(),
+                }
+            })
+            .post(
+                |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
+                    match params::Params::from_body(&headers, &body) {
+                        Ok(p) => codesystem::subsumes(state, p).await,
+                        Err(e) => e.response(),
+                    }
+                },
+            )
+            .fallback(method_not_allowed),
         )
         .route_layer(middleware::from_fn(format::negotiate))
 }

@@ -1,0 +1,674 @@
+//! `CodeSystem/$lookup` and `CodeSystem/$subsumes` for SNOMED CT.
+//!
+//! The edition is chosen by `version`: a version URI names one edition
+//! version, an edition URI the latest loaded version of that edition, and
+//! none the default edition. Store calls run on the blocking pool
+//! ([`tokio::task::spawn_blocking`]): they read the edition's bytes, which
+//! may be a mapping whose pages fault in from disk.
+//!
+//! `$lookup` answers as the HL7 terminology suite expects
+//! (`tests/sct/lookup-procedure-response.json`): `code`, `system`,
+//! `version`, `name` (`http://snomed.info/sct|<version URI>`), `display`
+//! (the preferred term of the edition's default language refset), one
+//! `designation` per active description, and the properties `inactive`,
+//! `effectiveTime`, `module`, `parent`, `child` and one per defining
+//! attribute (its type's SCTID as the code, with `code-display` and the
+//! value's term as `description`). `sufficientlyDefined`, `normalForm` and
+//! `normalFormTerse` (where role groups show) are returned only when asked
+//! for. With `property` parameters only the properties named are returned
+//! (`*` means all, an attribute's SCTID that attribute), and designations
+//! only if `designation` is among them.
+//!
+//! A simple post-coordinated expression (`focus:{attribute=value}`, see
+//! [`expression`]) is looked up as its focus concept, with the expression
+//! as `code`, its rendering with preferred terms as `display` and only
+//! designation, and the refinement's attributes added.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::{Value, json};
+use txmap_load::EditionBytes;
+use txmap_store::{Edition, sctid};
+
+use super::metadata::SNOMED_CT;
+use super::params::{OpError, Params};
+use super::{expression, fhir_json};
+use crate::app::AppState;
+use crate::editions::{Editions, ServedEdition};
+
+/// Which properties a `$lookup` returns.
+#[derive(Clone, Debug, Default)]
+pub struct PropertyFilter(Option<Vec<String>>);
+
+impl PropertyFilter {
+    /// From the request's `property` values; none means the defaults.
+    pub fn new(names: &[&str]) -> PropertyFilter {
+        if names.is_empty() {
+            PropertyFilter(None)
+        } else {
+            PropertyFilter(Some(names.iter().map(|s| (*s).to_owned()).collect()))
+        }
+    }
+
+    /// Whether `name` is returned: `default` when no filter was given.
+    pub fn has(&self, name: &str, default: bool) -> bool {
+        match &self.0 {
+            None => default,
+            Some(list) => list.iter().any(|p| p == name || p == "*"),
+        }
+    }
+}
+
+/// The edition `version` names, or the default one.
+pub fn resolve_edition(editions: &Editions, version: Option<&str>) -> Result<usize, OpError> {
+    let Some(version) = version.filter(|v| !v.is_empty()) else {
+        return editions
+            .default
+            .filter(|&i| i < editions.list.len())
+            .ok_or_else(|| OpError::not_found("no SNOMED CT edition is loaded"));
+    };
+    if let Some(i) = editions
+        .list
+        .iter()
+        .position(|e| e.names.version_uri == version)
+    {
+        return Ok(i);
+    }
+    let latest = editions
+        .list
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.names.edition_uri == version)
+        .max_by(|(_, a), (_, b)| {
+            a.edition
+                .identity()
+                .effective_time
+                .cmp(&b.edition.identity().effective_time)
+                .then_with(|| a.names.version_uri.cmp(&b.names.version_uri))
+        })
+        .map(|(i, _)| i);
+    latest.ok_or_else(|| {
+        let valid: Vec<String> = super::snomed_versions(editions)
+            .into_iter()
+            .map(|v| v.code)
+            .collect();
+        OpError::not_found(format!(
+            "A definition for CodeSystem '{SNOMED_CT}' version '{version}' could not be found. Valid versions: {}",
+            if valid.is_empty() {
+                "(none)".to_owned()
+            } else {
+                valid.join(", ")
+            }
+        ))
+    })
+}
+
+fn check_system(system: Option<&str>) -> Result<(), OpError> {
+    match system {
+        None => Err(OpError::required("system")),
+        Some(SNOMED_CT) => Ok(()),
+        Some(other) => Err(OpError::not_found(format!(
+            "A definition for CodeSystem '{other}' could not be found: this server serves {SNOMED_CT} only"
+        ))),
+    }
+}
+
+/// Both given and different is an error; otherwise whichever is given.
+fn merge<'a>(
+    what: &str,
+    a: Option<&'a str>,
+    b: Option<&'a str>,
+) -> Result<Option<&'a str>, OpError> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => Err(OpError::invalid(format!(
+            "the {what} is given twice, differently: {x:?} and {y:?}"
+        ))),
+        (Some(x), _) | (None, Some(x)) => Ok(Some(x)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Runs `f` over the shared state on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    state: Arc<AppState>,
+    f: impl FnOnce(&AppState) -> Result<T, OpError> + Send + 'static,
+) -> Result<T, OpError> {
+    tokio::task::spawn_blocking(move || f(&state))
+        .await
+        .map_err(|e| {
+            tracing::error!("an operation's task failed: {e}");
+            OpError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                code: "exception",
+                tx_type: None,
+                text: "the operation failed unexpectedly".into(),
+            }
+        })?
+}
+
+fn respond(r: Result<Value, OpError>) -> Response {
+    match r {
+        Ok(v) => fhir_json(StatusCode::OK, &v),
+        Err(e) => e.response(),
+    }
+}
+
+// ----- $lookup ---------------------------------------------------------------
+
+/// `CodeSystem/$lookup`.
+pub async fn lookup(state: Arc<AppState>, params: Params) -> Response {
+    respond(lookup_inner(state, params).await)
+}
+
+async fn lookup_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
+    let coding = params.coding("coding")?;
+    let system = merge(
+        "system",
+        params.text("system")?,
+        coding.and_then(|c| c.system.as_deref()),
+    )?;
+    let version = merge(
+        "version",
+        params.text("version")?,
+        coding.and_then(|c| c.version.as_deref()),
+    )?;
+    let code = merge(
+        "code",
+        params.text("code")?,
+        coding.and_then(|c| c.code.as_deref()),
+    )?
+    .ok_or_else(|| OpError::required("code"))?
+    .to_owned();
+    check_system(system)?;
+    let index = resolve_edition(&state.editions, version)?;
+    let filter = PropertyFilter::new(&params.all_text("property"));
+    blocking(state, move |state| {
+        let e = &state.editions.list[index];
+        e.count_use();
+        lookup_code(e, &code, &filter)
+    })
+    .await
+}
+
+fn unknown_code(e: &ServedEdition, code: &str) -> OpError {
+    OpError::not_found(format!(
+        "Unable to find code '{code}' in {SNOMED_CT} version {}",
+        e.names.version_uri
+    ))
+}
+
+/// A concept's ordinal from its code as text.
+fn find(e: &ServedEdition, code: &str) -> Result<u32, OpError> {
+    let code = code.trim();
+    if code.is_empty() || code.len() > 18 || !code.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(unknown_code(e, code));
+    }
+    code.parse::<u64>()
+        .ok()
+        .and_then(|id| e.edition.ordinal(id))
+        .ok_or_else(|| unknown_code(e, code))
+}
+
+type Ed = Edition<EditionBytes>;
+
+fn term_of(ed: &Ed, id: u64) -> Result<Option<&str>, OpError> {
+    match ed.ordinal(id) {
+        Some(o) => Ok(ed.preferred_term(o)?),
+        None => Ok(None),
+    }
+}
+
+/// A `property` parameter; parts in the order the HL7 runner sorts them.
+fn property(
+    code: &str,
+    code_display: Option<&str>,
+    description: Option<&str>,
+    value: (&str, Value),
+) -> Value {
+    let mut parts = vec![json!({ "name": "code", "valueCode": code })];
+    if let Some(d) = code_display {
+        parts.push(json!({ "name": "code-display", "valueString": d }));
+    }
+    if let Some(d) = description {
+        parts.push(json!({ "name": "description", "valueString": d }));
+    }
+    let mut v = json!({ "name": "value" });
+    v[value.0] = value.1;
+    parts.push(v);
+    json!({ "name": "property", "part": parts })
+}
+
+/// The display of a description type.
+fn description_type_display(ed: &Ed, type_id: u64) -> Result<Option<String>, OpError> {
+    Ok(match type_id {
+        sctid::FSN => Some("Fully specified name".into()),
+        sctid::SYNONYM => Some("Synonym".into()),
+        sctid::DEFINITION => Some("Definition".into()),
+        0 => None,
+        other => term_of(ed, other)?.map(str::to_owned),
+    })
+}
+
+/// `YYYYMMDD` as a FHIR date.
+fn fhir_date(d: u32) -> String {
+    format!("{:04}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100)
+}
+
+/// A concrete value as a FHIR `value[x]`: `#12` an integer, `#1.5` a
+/// decimal, `"text"` a string.
+fn concrete(value: &str) -> (&'static str, Value) {
+    if let Some(n) = value.strip_prefix('#') {
+        if let Ok(i) = n.parse::<i64>() {
+            return ("valueInteger", Value::from(i));
+        }
+        if let Ok(Value::Number(d)) = serde_json::from_str::<Value>(n) {
+            return ("valueDecimal", Value::Number(d));
+        }
+        return ("valueString", Value::from(n));
+    }
+    let s = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    ("valueString", Value::from(s))
+}
+
+/// The `$lookup` answer for `code`, an SCTID or a simple post-coordinated
+/// expression ([`expression`]), in edition `e`.
+pub fn lookup_code(
+    e: &ServedEdition,
+    code: &str,
+    filter: &PropertyFilter,
+) -> Result<Value, OpError> {
+    let trimmed = code.trim();
+    let parameters = if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        concept_parameters(e, find(e, trimmed)?, filter, true)?
+    } else {
+        let expr = expression::parse(code).map_err(|why| {
+            let mut err = unknown_code(e, code);
+            err.text = format!(
+                "{}: it is neither an SCTID nor an expression ({why})",
+                err.text
+            );
+            err
+        })?;
+        expression_parameters(e, code, &expr, filter)?
+    };
+    Ok(json!({ "resourceType": "Parameters", "parameter": parameters }))
+}
+
+/// The BCP-47 tag of the edition's default language refset.
+fn default_language_tag(ed: &Ed) -> &'static str {
+    match ed.identity().default_language_refset {
+        sctid::US_ENGLISH => "en-US",
+        GB_ENGLISH => "en-GB",
+        _ => "en",
+    }
+}
+
+/// |Great Britain English language reference set|.
+const GB_ENGLISH: u64 = 900000000000508004;
+
+/// A post-coordinated expression's lookup: its focus concept's, with the
+/// expression as `code`, its rendering with preferred terms as `display`
+/// and only designation, and the refinement's attributes added to the
+/// focus concept's.
+fn expression_parameters(
+    e: &ServedEdition,
+    code: &str,
+    expr: &expression::Expression,
+    filter: &PropertyFilter,
+) -> Result<Vec<Value>, OpError> {
+    let ed = &e.edition;
+    for c in expr.concepts() {
+        find(e, &c.to_string())?;
+    }
+    let [focus] = expr.focus[..] else {
+        return Err(OpError {
+            status: StatusCode::BAD_REQUEST,
+            code: "not-supported",
+            tx_type: None,
+            text: format!(
+                "$lookup of an expression with more than one focus concept is not supported: {code}"
+            ),
+        });
+    };
+    let focus = find(e, &focus.to_string())?;
+    let mut out = concept_parameters(e, focus, filter, false)?;
+    let display = expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned));
+    out.retain(|p| p["name"] != "code" && p["name"] != "display");
+    out.insert(0, json!({ "name": "code", "valueCode": code }));
+    out.push(json!({ "name": "display", "valueString": display }));
+    if filter.has("designation", true) {
+        out.push(json!({
+            "name": "designation",
+            "part": [
+                { "name": "language", "valueCode": default_language_tag(ed) },
+                { "name": "value", "valueString": display },
+            ],
+        }));
+    }
+    let own = ed.attributes(focus)?;
+    for a in expr.attributes() {
+        let type_code = a.type_id.to_string();
+        if !filter.has(&type_code, true) {
+            continue;
+        }
+        match &a.value {
+            expression::AttributeValue::Concept(v) => {
+                if own.iter().any(|r| r.type_id == a.type_id && r.target == *v) {
+                    continue;
+                }
+                out.push(property(
+                    &type_code,
+                    term_of(ed, a.type_id)?,
+                    term_of(ed, *v)?,
+                    ("valueCode", Value::from(v.to_string())),
+                ));
+            }
+            expression::AttributeValue::Concrete(v) => out.push(property(
+                &type_code,
+                term_of(ed, a.type_id)?,
+                None,
+                concrete(v),
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// The `$lookup` parameters of the concept at `ord`.
+fn concept_parameters(
+    e: &ServedEdition,
+    ord: u32,
+    filter: &PropertyFilter,
+    designations: bool,
+) -> Result<Vec<Value>, OpError> {
+    let ed = &e.edition;
+    let version_uri = e.names.version_uri.as_str();
+    let concept = ed.concept_at(ord)?;
+    let code = concept.id.to_string();
+    let mut out = vec![
+        json!({ "name": "code", "valueCode": code }),
+        json!({ "name": "system", "valueUri": SNOMED_CT }),
+        json!({ "name": "version", "valueString": version_uri }),
+        json!({ "name": "name", "valueString": format!("{SNOMED_CT}|{version_uri}") }),
+    ];
+    let display = match ed.preferred_term(ord)? {
+        Some(t) => Some(t),
+        None => ed.fsn(ord, &[])?.map(|d| d.term),
+    };
+    if let Some(d) = display {
+        out.push(json!({ "name": "display", "valueString": d }));
+    }
+    if designations && filter.has("designation", true) {
+        for d in ed.descriptions(ord)?.into_iter().filter(|d| d.active) {
+            let mut use_ = json!({ "system": SNOMED_CT, "code": d.type_id.to_string() });
+            if let Some(t) = description_type_display(ed, d.type_id)? {
+                use_["display"] = Value::from(t);
+            }
+            out.push(json!({
+                "name": "designation",
+                "part": [
+                    { "name": "language", "valueCode": d.language },
+                    { "name": "use", "valueCoding": use_ },
+                    { "name": "value", "valueString": d.term },
+                ],
+            }));
+        }
+    }
+    if filter.has("inactive", true) {
+        out.push(property(
+            "inactive",
+            None,
+            None,
+            ("valueBoolean", Value::Bool(!concept.active)),
+        ));
+    }
+    if filter.has("effectiveTime", true) {
+        out.push(property(
+            "effectiveTime",
+            None,
+            None,
+            (
+                "valueDateTime",
+                Value::from(fhir_date(concept.effective_time)),
+            ),
+        ));
+    }
+    if filter.has("module", true) || filter.has("moduleId", false) {
+        out.push(property(
+            "module",
+            None,
+            term_of(ed, concept.module)?,
+            ("valueCode", Value::from(concept.module.to_string())),
+        ));
+    }
+    if filter.has("sufficientlyDefined", false) {
+        out.push(property(
+            "sufficientlyDefined",
+            None,
+            None,
+            ("valueBoolean", Value::Bool(concept.defined)),
+        ));
+    }
+    for (name, list) in [("parent", ed.parents(ord)?), ("child", ed.children(ord)?)] {
+        if !filter.has(name, true) {
+            continue;
+        }
+        for o in list.iter() {
+            out.push(property(
+                name,
+                None,
+                ed.preferred_term(o)?,
+                ("valueCode", Value::from(ed.sctid(o)?.to_string())),
+            ));
+        }
+    }
+    let attributes = ed.attributes(ord)?;
+    let concretes = ed.concrete_values(ord)?;
+    for r in &attributes {
+        let type_code = r.type_id.to_string();
+        if filter.has(&type_code, true) {
+            out.push(property(
+                &type_code,
+                term_of(ed, r.type_id)?,
+                term_of(ed, r.target)?,
+                ("valueCode", Value::from(r.target.to_string())),
+            ));
+        }
+    }
+    for c in &concretes {
+        let type_code = c.type_id.to_string();
+        if filter.has(&type_code, true) {
+            out.push(property(
+                &type_code,
+                term_of(ed, c.type_id)?,
+                None,
+                concrete(c.value),
+            ));
+        }
+    }
+    for (name, terse) in [("normalForm", false), ("normalFormTerse", true)] {
+        if filter.has(name, false) {
+            let text = normal_form(ed, ord, concept.defined, terse)?;
+            out.push(property(
+                name,
+                None,
+                None,
+                ("valueString", Value::from(text)),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The concept's inferred definition in SNOMED CT compositional grammar:
+/// `===` (sufficiently defined) or `<<<` (primitive), the parents, then
+/// ungrouped attributes and `{…}` role groups. Terse leaves out terms and
+/// spaces.
+pub fn normal_form(ed: &Ed, ord: u32, defined: bool, terse: bool) -> Result<String, OpError> {
+    let concept_ref = |id: u64| -> Result<String, OpError> {
+        Ok(match (terse, term_of(ed, id)?) {
+            (false, Some(t)) => format!("{id}|{t}|"),
+            _ => id.to_string(),
+        })
+    };
+    let (and, colon, comma, eq) = if terse {
+        ("+", ":", ",", "=")
+    } else {
+        (" + ", " : ", ", ", " = ")
+    };
+    let mut parents: Vec<u64> = ed
+        .parents(ord)?
+        .iter()
+        .map(|o| ed.sctid(o))
+        .collect::<Result<_, _>>()?;
+    parents.sort_unstable();
+    let mut out = String::from(if defined { "===" } else { "<<<" });
+    if !terse {
+        out.push(' ');
+    }
+    let focus: Vec<String> = parents
+        .iter()
+        .map(|&p| concept_ref(p))
+        .collect::<Result<_, _>>()?;
+    out.push_str(&focus.join(and));
+    // (group, "type = value"), sorted by group then text.
+    let mut refinements: Vec<(u16, String)> = Vec::new();
+    for r in ed.attributes(ord)? {
+        refinements.push((
+            r.group,
+            format!("{}{eq}{}", concept_ref(r.type_id)?, concept_ref(r.target)?),
+        ));
+    }
+    for c in ed.concrete_values(ord)? {
+        refinements.push((
+            c.group,
+            format!("{}{eq}{}", concept_ref(c.type_id)?, c.value),
+        ));
+    }
+    if refinements.is_empty() {
+        return Ok(out);
+    }
+    refinements.sort();
+    out.push_str(colon);
+    let mut pieces: Vec<String> = refinements
+        .iter()
+        .filter(|(g, _)| *g == 0)
+        .map(|(_, s)| s.clone())
+        .collect();
+    let mut groups: Vec<u16> = refinements
+        .iter()
+        .map(|(g, _)| *g)
+        .filter(|&g| g != 0)
+        .collect();
+    groups.dedup();
+    for g in groups {
+        let inner: Vec<&str> = refinements
+            .iter()
+            .filter(|(x, _)| *x == g)
+            .map(|(_, s)| s.as_str())
+            .collect();
+        pieces.push(if terse {
+            format!("{{{}}}", inner.join(comma))
+        } else {
+            format!("{{ {} }}", inner.join(comma))
+        });
+    }
+    out.push_str(&pieces.join(comma));
+    Ok(out)
+}
+
+// ----- $subsumes -------------------------------------------------------------
+
+/// `CodeSystem/$subsumes`.
+pub async fn subsumes(state: Arc<AppState>, params: Params) -> Response {
+    respond(subsumes_inner(state, params).await)
+}
+
+async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
+    let coding_a = params.coding("codingA")?;
+    let coding_b = params.coding("codingB")?;
+    let code_a = merge(
+        "codeA",
+        params.text("codeA")?,
+        coding_a.and_then(|c| c.code.as_deref()),
+    )?
+    .ok_or_else(|| OpError::required("codeA"))?
+    .to_owned();
+    let code_b = merge(
+        "codeB",
+        params.text("codeB")?,
+        coding_b.and_then(|c| c.code.as_deref()),
+    )?
+    .ok_or_else(|| OpError::required("codeB"))?
+    .to_owned();
+    let system = params.text("system")?;
+    for s in [
+        coding_a.and_then(|c| c.system.as_deref()),
+        coding_b.and_then(|c| c.system.as_deref()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        check_system(Some(s))?;
+    }
+    if system.is_some() || (coding_a.is_none() && coding_b.is_none()) {
+        check_system(system)?;
+    }
+    let version = merge(
+        "version",
+        params.text("version")?,
+        merge(
+            "version",
+            coding_a.and_then(|c| c.version.as_deref()),
+            coding_b.and_then(|c| c.version.as_deref()),
+        )?,
+    )?;
+    let index = resolve_edition(&state.editions, version)?;
+    blocking(state, move |state| {
+        let e = &state.editions.list[index];
+        e.count_use();
+        let a = find(e, &code_a)?;
+        let b = find(e, &code_b)?;
+        let outcome = if a == b {
+            "equivalent"
+        } else if e.edition.subsumes(a, b)? {
+            "subsumes"
+        } else if e.edition.subsumes(b, a)? {
+            "subsumed-by"
+        } else {
+            "not-subsumed"
+        };
+        Ok(json!({
+            "resourceType": "Parameters",
+            "parameter": [{ "name": "outcome", "valueCode": outcome }],
+        }))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_concrete_values() {
+        assert_eq!(fhir_date(20050131), "2005-01-31");
+        assert_eq!(concrete("#12"), ("valueInteger", json!(12)));
+        assert_eq!(concrete("#1.5"), ("valueDecimal", json!(1.5)));
+        assert_eq!(concrete("\"abc\""), ("valueString", json!("abc")));
+    }
+
+    #[test]
+    fn the_filter_defaults_only_without_names() {
+        let none = PropertyFilter::new(&[]);
+        assert!(none.has("parent", true) && !none.has("normalForm", false));
+        let some = PropertyFilter::new(&["normalForm"]);
+        assert!(!some.has("parent", true) && some.has("normalForm", false));
+        assert!(PropertyFilter::new(&["*"]).has("anything", false));
+    }
+}

@@ -1,0 +1,315 @@
+//! Operation input: the parameters of a GET query string or of a POSTed
+//! FHIR `Parameters` resource (or form body), in one shape, and the
+//! errors operations answer with.
+
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::fhir_json;
+
+/// The `tx-issue-type` code system of the HL7 terminology tooling.
+pub const TX_ISSUE_TYPE: &str = "http://hl7.org/fhir/tools/CodeSystem/tx-issue-type";
+
+/// A Coding given as a parameter value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coding {
+    pub system: Option<String>,
+    pub version: Option<String>,
+    pub code: Option<String>,
+    pub display: Option<String>,
+}
+
+/// One parameter's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamValue {
+    /// Any primitive (`valueCode`, `valueUri`, `valueBoolean`...), as text.
+    Text(String),
+    Coding(Coding),
+}
+
+/// The parameters of one request, in order; repeats kept. Parameters with
+/// a resource or parts (e.g. `tx-resource`) and complex values other than
+/// Coding are not kept: no operation here reads them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Params(pub Vec<(String, ParamValue)>);
+
+/// An operation's failure: an OperationOutcome with one error issue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpError {
+    pub status: StatusCode,
+    /// The issue type (`invalid`, `not-found`, `required`...).
+    pub code: &'static str,
+    /// A `tx-issue-type` code for `details.coding`, if one applies.
+    pub tx_type: Option<&'static str>,
+    pub text: String,
+}
+
+impl OpError {
+    pub fn invalid(text: impl Into<String>) -> OpError {
+        OpError {
+            status: StatusCode::BAD_REQUEST,
+            code: "invalid",
+            tx_type: None,
+            text: text.into(),
+        }
+    }
+
+    pub fn not_found(text: impl Into<String>) -> OpError {
+        OpError {
+            status: StatusCode::NOT_FOUND,
+            code: "not-found",
+            tx_type: Some("not-found"),
+            text: text.into(),
+        }
+    }
+
+    pub fn required(name: &str) -> OpError {
+        OpError {
+            status: StatusCode::BAD_REQUEST,
+            code: "required",
+            tx_type: None,
+            text: format!("the parameter {name:?} is required"),
+        }
+    }
+
+    /// The OperationOutcome, as a response.
+    pub fn response(&self) -> Response {
+        let mut details = json!({ "text": self.text });
+        if let Some(t) = self.tx_type {
+            details["coding"] = json!([{ "system": TX_ISSUE_TYPE, "code": t }]);
+        }
+        let body = json!({
+            "resourceType": "OperationOutcome",
+            "issue": [{
+                "severity": "error",
+                "code": self.code,
+                "details": details,
+                "diagnostics": self.text,
+            }],
+        });
+        fhir_json(self.status, &body)
+    }
+}
+
+impl From<txmap_store::StoreError> for OpError {
+    fn from(e: txmap_store::StoreError) -> OpError {
+        tracing::error!("store: {e}");
+        OpError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "exception",
+            tx_type: None,
+            text: format!("the edition could not be read: {e}"),
+        }
+    }
+}
+
+impl Params {
+    /// From decoded query pairs (all values are text).
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Params {
+        Params(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k, ParamValue::Text(v)))
+                .collect(),
+        )
+    }
+
+    /// From the request's query string.
+    pub fn from_query(uri: &axum::http::Uri) -> Result<Params, OpError> {
+        super::format::query_pairs(uri)
+            .map(Params::from_pairs)
+            .map_err(OpError::invalid)
+    }
+
+    /// From a POST body: a FHIR `Parameters` resource in JSON, or a form
+    /// when the content type says so.
+    pub fn from_body(headers: &HeaderMap, body: &[u8]) -> Result<Params, OpError> {
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|h| h.to_str().ok())
+            .map(|c| {
+                c.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        match content_type.as_str() {
+            "application/x-www-form-urlencoded" => {
+                let text = std::str::from_utf8(body)
+                    .map_err(|_| OpError::invalid("the form body is not UTF-8"))?;
+                let uri: axum::http::Uri = format!("/?{text}")
+                    .parse()
+                    .map_err(|_| OpError::invalid("the form body cannot be read"))?;
+                super::format::query_pairs(&uri)
+                    .map(Params::from_pairs)
+                    .map_err(OpError::invalid)
+            }
+            "" | "application/fhir+json" | "application/json" | "application/json+fhir" => {
+                let v: Value = serde_json::from_slice(body).map_err(|e| {
+                    OpError::invalid(format!("the body is not a JSON Parameters resource: {e}"))
+                })?;
+                Params::from_parameters(&v)
+            }
+            other => Err(OpError {
+                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                code: "not-supported",
+                tx_type: None,
+                text: format!(
+                    "Content-Type {other} is not supported: POST a Parameters resource as application/fhir+json"
+                ),
+            }),
+        }
+    }
+
+    /// From a `Parameters` resource.
+    pub fn from_parameters(v: &Value) -> Result<Params, OpError> {
+        if v.get("resourceType").and_then(Value::as_str) != Some("Parameters") {
+            return Err(OpError::invalid(
+                "the body must be a FHIR Parameters resource",
+            ));
+        }
+        let mut out = Vec::new();
+        let list = match v.get("parameter") {
+            None => return Ok(Params(out)),
+            Some(Value::Array(a)) => a,
+            Some(_) => return Err(OpError::invalid("Parameters.parameter must be an array")),
+        };
+        for p in list {
+            let Some(name) = p.get("name").and_then(Value::as_str) else {
+                return Err(OpError::invalid("a parameter has no name"));
+            };
+            let Value::Object(map) = p else { continue };
+            let value = map
+                .iter()
+                .find(|(k, _)| k.starts_with("value") && k.len() > 5)
+                .map(|(k, v)| (k.as_str(), v));
+            let value = match value {
+                Some(("valueCoding", c)) => Some(ParamValue::Coding(coding(c))),
+                Some((_, Value::String(s))) => Some(ParamValue::Text(s.clone())),
+                Some((_, Value::Bool(b))) => Some(ParamValue::Text(b.to_string())),
+                Some((_, Value::Number(n))) => Some(ParamValue::Text(n.to_string())),
+                _ => None,
+            };
+            if let Some(value) = value {
+                out.push((name.to_owned(), value));
+            }
+        }
+        Ok(Params(out))
+    }
+
+    fn values<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a ParamValue> + use<'a> {
+        let name = name.to_owned();
+        self.0
+            .iter()
+            .filter(move |(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// A single-valued text parameter; given twice with different values
+    /// or as a Coding, it is an error.
+    pub fn text(&self, name: &str) -> Result<Option<&str>, OpError> {
+        let mut found: Option<&str> = None;
+        for v in self.values(name) {
+            let ParamValue::Text(t) = v else {
+                return Err(OpError::invalid(format!(
+                    "the parameter {name:?} must be a primitive value, not a Coding"
+                )));
+            };
+            match found {
+                Some(f) if f != t => {
+                    return Err(OpError::invalid(format!(
+                        "the parameter {name:?} is given more than once"
+                    )));
+                }
+                _ => found = Some(t),
+            }
+        }
+        Ok(found)
+    }
+
+    /// A single-valued Coding parameter.
+    pub fn coding(&self, name: &str) -> Result<Option<&Coding>, OpError> {
+        let mut found: Option<&Coding> = None;
+        for v in self.values(name) {
+            let ParamValue::Coding(c) = v else {
+                return Err(OpError::invalid(format!(
+                    "the parameter {name:?} must be a Coding"
+                )));
+            };
+            if found.is_some_and(|f| f != c) {
+                return Err(OpError::invalid(format!(
+                    "the parameter {name:?} is given more than once"
+                )));
+            }
+            found = Some(c);
+        }
+        Ok(found)
+    }
+
+    /// Every text value of a repeatable parameter.
+    pub fn all_text(&self, name: &str) -> Vec<&str> {
+        self.values(name)
+            .filter_map(|v| match v {
+                ParamValue::Text(t) => Some(t.as_str()),
+                ParamValue::Coding(_) => None,
+            })
+            .collect()
+    }
+}
+
+fn coding(v: &Value) -> Coding {
+    let get = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    Coding {
+        system: get("system"),
+        version: get("version"),
+        code: get("code"),
+        display: get("display"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_keep_primitives_and_codings_and_skip_the_rest() {
+        let p = Params::from_parameters(&json!({
+            "resourceType": "Parameters",
+            "parameter": [
+                {"name": "system", "valueUri": "http://snomed.info/sct"},
+                {"name": "code", "valueCode": "123"},
+                {"name": "property", "valueCode": "parent"},
+                {"name": "property", "valueString": "child"},
+                {"name": "flag", "valueBoolean": true},
+                {"name": "coding", "valueCoding": {"system": "s", "code": "c"}},
+                {"name": "tx-resource", "resource": {"resourceType": "CodeSystem"}},
+            ],
+        }))
+        .unwrap();
+        assert_eq!(p.text("code").unwrap(), Some("123"));
+        assert_eq!(p.text("flag").unwrap(), Some("true"));
+        assert_eq!(p.all_text("property"), ["parent", "child"]);
+        assert_eq!(
+            p.coding("coding").unwrap().unwrap().code.as_deref(),
+            Some("c")
+        );
+        assert!(p.text("coding").is_err());
+        assert_eq!(p.text("tx-resource").unwrap(), None);
+        assert!(Params::from_parameters(&json!({"resourceType": "Bundle"})).is_err());
+    }
+
+    #[test]
+    fn a_repeated_single_parameter_must_agree() {
+        let p = Params::from_pairs(vec![
+            ("code".into(), "1".into()),
+            ("code".into(), "1".into()),
+            ("version".into(), "a".into()),
+            ("version".into(), "b".into()),
+        ]);
+        assert_eq!(p.text("code").unwrap(), Some("1"));
+        assert!(p.text("version").is_err());
+    }
+}
