@@ -85,28 +85,7 @@ impl<'a> Container<'a> {
     /// every section. Section contents are not read.
     pub fn open(bytes: &'a [u8]) -> Result<Self, FormatError> {
         let len = bytes.len() as u64;
-        let Ok((header, _)) = Header::read_from_prefix(bytes) else {
-            return Err(FormatError::TooShort { len });
-        };
-        if header.magic != MAGIC {
-            return Err(FormatError::BadMagic);
-        }
-        let (major, minor) = (header.format_major.get(), header.format_minor.get());
-        if major != FORMAT_MAJOR {
-            return Err(FormatError::UnsupportedVersion { major, minor });
-        }
-        if (header.header_len.get() as usize) < HEADER_LEN
-            || u64::from(header.header_len.get()) > ALIGN
-        {
-            return Err(FormatError::BadTrailer("header"));
-        }
-        if header.file_len.get() != len {
-            return Err(FormatError::LengthMismatch {
-                expected: header.file_len.get(),
-                actual: len,
-            });
-        }
-        let table = trailer_range(&header, len)?;
+        let (header, table) = check_header(bytes, len)?;
         let table_bytes = &bytes[table.clone()];
         let meta_bytes = &bytes[table.end..table.end + header.metadata_len.get() as usize];
         if header_checksum(&header, table_bytes, meta_bytes) != header.checksum.get() {
@@ -205,7 +184,21 @@ pub fn peek_metadata(file: &std::fs::File) -> Result<Metadata, FormatError> {
         return Err(FormatError::TooShort { len });
     }
     file.read_exact_at(&mut head, 0)?;
-    let Ok((header, _)) = Header::read_from_prefix(&head[..]) else {
+    let (header, table) = check_header(&head, len)?;
+    let mut trailer = vec![0u8; (len - table.start as u64) as usize];
+    file.read_exact_at(&mut trailer, table.start as u64)?;
+    let (table_bytes, meta_bytes) = trailer.split_at(table.len());
+    if header_checksum(&header, table_bytes, meta_bytes) != header.checksum.get() {
+        return Err(FormatError::HeaderChecksum);
+    }
+    parse_metadata(meta_bytes)
+}
+
+/// Checks the fixed header at the start of `head` against a file of `len`
+/// bytes — magic, major version, header length, file length — and returns
+/// it with the range of the section table.
+fn check_header(head: &[u8], len: u64) -> Result<(Header, Range<usize>), FormatError> {
+    let Ok((header, _)) = Header::read_from_prefix(head) else {
         return Err(FormatError::TooShort { len });
     };
     if header.magic != MAGIC {
@@ -215,6 +208,10 @@ pub fn peek_metadata(file: &std::fs::File) -> Result<Metadata, FormatError> {
     if major != FORMAT_MAJOR {
         return Err(FormatError::UnsupportedVersion { major, minor });
     }
+    if (header.header_len.get() as usize) < HEADER_LEN || u64::from(header.header_len.get()) > ALIGN
+    {
+        return Err(FormatError::BadTrailer("header"));
+    }
     if header.file_len.get() != len {
         return Err(FormatError::LengthMismatch {
             expected: header.file_len.get(),
@@ -222,13 +219,7 @@ pub fn peek_metadata(file: &std::fs::File) -> Result<Metadata, FormatError> {
         });
     }
     let table = trailer_range(&header, len)?;
-    let mut trailer = vec![0u8; (len - table.start as u64) as usize];
-    file.read_exact_at(&mut trailer, table.start as u64)?;
-    let (table_bytes, meta_bytes) = trailer.split_at(table.len());
-    if header_checksum(&header, table_bytes, meta_bytes) != header.checksum.get() {
-        return Err(FormatError::HeaderChecksum);
-    }
-    parse_metadata(meta_bytes)
+    Ok((header, table))
 }
 
 fn check_zero(bytes: &[u8], from: u64, to: u64) -> Result<(), FormatError> {
