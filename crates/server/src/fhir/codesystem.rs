@@ -105,7 +105,7 @@ pub fn resolve_edition(editions: &Editions, version: Option<&str>) -> Result<usi
     })
 }
 
-fn check_system(system: Option<&str>) -> Result<(), OpError> {
+pub(super) fn check_system(system: Option<&str>) -> Result<(), OpError> {
     match system {
         None => Err(OpError::required("system")),
         Some(SNOMED_CT) => Ok(()),
@@ -116,7 +116,7 @@ fn check_system(system: Option<&str>) -> Result<(), OpError> {
 }
 
 /// Both given and different is an error; otherwise whichever is given.
-fn merge<'a>(
+pub(super) fn merge<'a>(
     what: &str,
     a: Option<&'a str>,
     b: Option<&'a str>,
@@ -131,7 +131,7 @@ fn merge<'a>(
 }
 
 /// Runs `f` over the shared state on the blocking pool.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     state: Arc<AppState>,
     f: impl FnOnce(&AppState) -> Result<T, OpError> + Send + 'static,
 ) -> Result<T, OpError> {
@@ -148,7 +148,7 @@ async fn blocking<T: Send + 'static>(
         })?
 }
 
-fn respond(r: Result<Value, OpError>) -> Response {
+pub(super) fn respond(r: Result<Value, OpError>) -> Response {
     match r {
         Ok(v) => fhir_json(StatusCode::OK, &v),
         Err(e) => e.response(),
@@ -211,9 +211,9 @@ fn find(e: &ServedEdition, code: &str) -> Result<u32, OpError> {
         .ok_or_else(|| unknown_code(e, code))
 }
 
-type Ed = Edition<EditionBytes>;
+pub(super) type Ed = Edition<EditionBytes>;
 
-fn term_of(ed: &Ed, id: u64) -> Result<Option<&str>, OpError> {
+pub(super) fn term_of(ed: &Ed, id: u64) -> Result<Option<&str>, OpError> {
     match ed.ordinal(id) {
         Some(o) => Ok(ed.preferred_term(o)?),
         None => Ok(None),

@@ -6,7 +6,8 @@
 //! `mode=terminology` a TerminologyCapabilities), `GET|POST
 //! [base]/$versions`, and `GET|POST [base]/CodeSystem/$lookup` and
 //! `[base]/CodeSystem/$subsumes` for SNOMED CT ([`codesystem`], with
-//! their input read by [`params`]). The other terminology operations come
+//! their input read by [`params`]), and `CodeSystem/$validate-code` and
+//! `ValueSet/$validate-code` ([`validate`]). The other terminology operations come
 //! next and are added to [`version_routes`].
 
 pub mod codesystem;
@@ -14,6 +15,7 @@ pub mod expression;
 pub mod format;
 pub mod metadata;
 pub mod params;
+pub mod validate;
 
 use std::sync::Arc;
 
@@ -139,7 +141,41 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
             )
             .fallback(method_not_allowed),
         )
+        .route(
+            "/CodeSystem/$validate-code",
+            operation(|s, p| Box::pin(validate::cs_validate_code(s, p))),
+        )
+        .route(
+            "/ValueSet/$validate-code",
+            operation(|s, p| Box::pin(validate::vs_validate_code(s, p))),
+        )
         .route_layer(middleware::from_fn(format::negotiate))
+}
+
+type OpFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
+
+/// An operation's route: its parameters from the query (GET) or the body
+/// (POST), handed to `op`; other methods are 405.
+fn operation(
+    op: fn(Arc<AppState>, params::Params) -> OpFuture,
+) -> axum::routing::MethodRouter<Arc<AppState>> {
+    get(
+        move |State(state): State<Arc<AppState>>, uri: Uri| async move {
+            match params::Params::from_query(&uri) {
+                Ok(p) => op(state, p).await,
+                Err(e) => e.response(),
+            }
+        },
+    )
+    .post(
+        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
+            match params::Params::from_body(&headers, &body) {
+                Ok(p) => op(state, p).await,
+                Err(e) => e.response(),
+            }
+        },
+    )
+    .fallback(method_not_allowed)
 }
 
 fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &HeaderMap) -> Response {

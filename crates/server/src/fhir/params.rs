@@ -26,11 +26,15 @@ pub enum ParamValue {
     /// Any primitive (`valueCode`, `valueUri`, `valueBoolean`...), as text.
     Text(String),
     Coding(Coding),
+    /// A `valueCodeableConcept`: its codings, in order.
+    CodeableConcept(Vec<Coding>),
+    /// A parameter's `resource` (e.g. `valueSet`, `tx-resource`).
+    Resource(Value),
 }
 
 /// The parameters of one request, in order; repeats kept. Parameters with
-/// a resource or parts (e.g. `tx-resource`) and complex values other than
-/// Coding are not kept: no operation here reads them.
+/// parts and complex values other than Coding and CodeableConcept are not
+/// kept; a `resource` is kept as JSON.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Params(pub Vec<(String, ParamValue)>);
 
@@ -188,10 +192,16 @@ impl Params {
                 .map(|(k, v)| (k.as_str(), v));
             let value = match value {
                 Some(("valueCoding", c)) => Some(ParamValue::Coding(coding(c))),
+                Some(("valueCodeableConcept", c)) => Some(ParamValue::CodeableConcept(
+                    c.get("coding")
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().map(coding).collect())
+                        .unwrap_or_default(),
+                )),
                 Some((_, Value::String(s))) => Some(ParamValue::Text(s.clone())),
                 Some((_, Value::Bool(b))) => Some(ParamValue::Text(b.to_string())),
                 Some((_, Value::Number(n))) => Some(ParamValue::Text(n.to_string())),
-                _ => None,
+                _ => map.get("resource").cloned().map(ParamValue::Resource),
             };
             if let Some(value) = value {
                 out.push((name.to_owned(), value));
@@ -213,10 +223,14 @@ impl Params {
     pub fn text(&self, name: &str) -> Result<Option<&str>, OpError> {
         let mut found: Option<&str> = None;
         for v in self.values(name) {
-            let ParamValue::Text(t) = v else {
-                return Err(OpError::invalid(format!(
-                    "the parameter {name:?} must be a primitive value, not a Coding"
-                )));
+            let t = match v {
+                ParamValue::Text(t) => t,
+                ParamValue::Resource(_) => continue,
+                _ => {
+                    return Err(OpError::invalid(format!(
+                        "the parameter {name:?} must be a primitive value"
+                    )));
+                }
             };
             match found {
                 Some(f) if f != t => {
@@ -254,7 +268,36 @@ impl Params {
         self.values(name)
             .filter_map(|v| match v {
                 ParamValue::Text(t) => Some(t.as_str()),
-                ParamValue::Coding(_) => None,
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A single-valued CodeableConcept parameter's codings.
+    pub fn codeable_concept(&self, name: &str) -> Result<Option<&[Coding]>, OpError> {
+        let mut found: Option<&[Coding]> = None;
+        for v in self.values(name) {
+            let ParamValue::CodeableConcept(c) = v else {
+                return Err(OpError::invalid(format!(
+                    "the parameter {name:?} must be a CodeableConcept"
+                )));
+            };
+            if found.is_some_and(|f| f != c.as_slice()) {
+                return Err(OpError::invalid(format!(
+                    "the parameter {name:?} is given more than once"
+                )));
+            }
+            found = Some(c);
+        }
+        Ok(found)
+    }
+
+    /// Every resource given in parameters named `name`.
+    pub fn resources(&self, name: &str) -> Vec<&Value> {
+        self.values(name)
+            .filter_map(|v| match v {
+                ParamValue::Resource(r) => Some(r),
+                _ => None,
             })
             .collect()
     }
