@@ -2,8 +2,9 @@
 //! GET and POST, on two small synthetic editions, checked against what the
 //! store itself says.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
@@ -11,23 +12,9 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use serde_json::{Value, json};
 use tower::ServiceExt;
-use txmap_load::Loader;
 use txmap_server::app::{AppState, router};
-use txmap_server::{ServeOptions, prepare};
 
 const SCT: &str = "http://snomed.info/sct";
-
-fn edition(dir: &Path, name: &str, seed: u64, effective_time: u32) {
-    let rf2 = dir.join(format!("{name}-rf2"));
-    let mut config = txmap_synth::SynthConfig::new(800, seed);
-    config.effective_time = effective_time;
-    txmap_synth::generate(&config, &rf2).unwrap();
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(vec![rf2], dir.join(format!("{name}.txmap"))),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
-}
 
 /// Two versions of one edition, read into memory; the older is the
 /// default, so that an edition URI (which means the latest) and no
@@ -37,57 +24,26 @@ fn state() -> Arc<AppState> {
     STATE
         .get_or_init(|| {
             let dir = tempfile::tempdir().unwrap();
-            edition(dir.path(), "jan", 1, 20250131);
-            edition(dir.path(), "jul", 1, 20250731);
-            let path = dir.path().join("txmap.toml");
-            std::fs::write(
-                &path,
+            common::edition(dir.path(), "jan", 800, 1, 20250131);
+            common::edition(dir.path(), "jul", 800, 1, 20250731);
+            common::serve(
+                dir.path(),
                 "editions = [\"jan.txmap\", \"jul.txmap\"]\ndefault_edition = \"jan\"\n",
             )
-            .unwrap();
-            let options = ServeOptions {
-                config: Some(path),
-                data_dir: dir.path().join("data"),
-                ..Default::default()
-            };
-            prepare(&options, &Loader::new()).unwrap().state
         })
         .clone()
 }
 
-async fn call(method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let mut r = Request::builder().method(method).uri(uri);
-    let body = match body {
-        Some(b) => {
-            r = r.header("content-type", "application/fhir+json;charset=UTF-8");
-            Body::from(b.to_string())
-        }
-        None => Body::empty(),
-    };
-    let response = router(state())
-        .oneshot(r.body(body).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    assert_eq!(
-        response.headers()["content-type"],
-        "application/fhir+json; charset=utf-8"
-    );
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24)
-        .await
-        .unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap())
-}
-
 async fn get(uri: &str) -> (StatusCode, Value) {
-    call(Method::GET, uri, None).await
+    common::call(state(), Method::GET, uri, None).await
 }
 
 async fn post(uri: &str, parameters: Value) -> (StatusCode, Value) {
-    call(
+    common::call(
+        state(),
         Method::POST,
         uri,
-        Some(json!({ "resourceType": "Parameters", "parameter": parameters })),
+        Some(common::parameters(parameters)),
     )
     .await
 }
@@ -431,7 +387,8 @@ async fn unknown_codes_versions_and_systems_are_4xx_outcomes() {
         assert_eq!(issue(&v).0, "invalid");
 
         // Bodies that are not Parameters, and other methods.
-        let (status, v) = call(
+        let (status, v) = common::call(
+            state.clone(),
             Method::POST,
             &lookup,
             Some(json!({"resourceType": "Bundle"})),
@@ -458,7 +415,7 @@ async fn unknown_codes_versions_and_systems_are_4xx_outcomes() {
             .await
             .unwrap();
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-        let (status, v) = call(Method::PUT, &lookup, None).await;
+        let (status, v) = common::call(state.clone(), Method::PUT, &lookup, None).await;
         assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{v}");
         // A form body is read like a query string.
         let response = router(state.clone())

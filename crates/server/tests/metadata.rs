@@ -3,6 +3,8 @@
 //! on two small synthetic editions; and, when the HL7 suite is beside the
 //! checkout, a structural check against its `metadata` expectations.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -23,17 +25,7 @@ const VERSIONS: [(&str, &str, &str); 2] = [("/r4", "4.0.1", "4.0"), ("/r5", "5.0
 
 /// A small edition file dated `effective_time`.
 fn edition(dir: &Path, name: &str, seed: u64, effective_time: u32) -> PathBuf {
-    let rf2 = dir.join(format!("{name}-rf2"));
-    let mut config = txmap_synth::SynthConfig::new(800, seed);
-    config.effective_time = effective_time;
-    txmap_synth::generate(&config, &rf2).unwrap();
-    let file = dir.join(format!("{name}.txmap"));
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
-    file
+    common::edition(dir, name, 800, seed, effective_time)
 }
 
 /// Two editions (read into memory, so their files may go), the second the

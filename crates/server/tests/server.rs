@@ -1,6 +1,8 @@
 //! The server's startup and diagnostics, in process and over a real port,
 //! on small synthetic editions the tests make.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -15,15 +17,7 @@ use txmap_server::{ServeOptions, prepare};
 
 /// A small edition file, made once per test in `dir`.
 fn edition(dir: &Path, name: &str, seed: u64) -> PathBuf {
-    let rf2 = dir.join(format!("{name}-rf2"));
-    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, seed), &rf2).unwrap();
-    let file = dir.join(format!("{name}.txmap"));
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
-    file
+    common::edition(dir, name, 800, seed, txmap_synth::DEFAULT_EFFECTIVE_TIME)
 }
 
 fn config(dir: &Path, text: &str) -> ServeOptions {

@@ -2,15 +2,13 @@
 //! `/r5`, by GET and POST, on a small synthetic edition, checked against
 //! what the store itself says.
 
+mod common;
+
 use std::sync::{Arc, OnceLock};
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use tower::ServiceExt;
-use txmap_load::Loader;
-use txmap_server::app::{AppState, router};
-use txmap_server::{ServeOptions, prepare};
+use txmap_server::app::AppState;
 
 const SCT: &str = "http://snomed.info/sct";
 
@@ -19,60 +17,22 @@ fn state() -> Arc<AppState> {
     STATE
         .get_or_init(|| {
             let dir = tempfile::tempdir().unwrap();
-            let rf2 = dir.path().join("ed-rf2");
-            let mut config = txmap_synth::SynthConfig::new(800, 7);
-            config.effective_time = 20250131;
-            txmap_synth::generate(&config, &rf2).unwrap();
-            txmap_import::import(
-                &txmap_import::ImportOptions::new(vec![rf2], dir.path().join("ed.txmap")),
-                &txmap_import::Quiet,
-            )
-            .unwrap();
-            let path = dir.path().join("txmap.toml");
-            std::fs::write(&path, "editions = [\"ed.txmap\"]\n").unwrap();
-            let options = ServeOptions {
-                config: Some(path),
-                data_dir: dir.path().join("data"),
-                ..Default::default()
-            };
-            prepare(&options, &Loader::new()).unwrap().state
+            common::edition(dir.path(), "ed", 800, 7, 20250131);
+            common::serve(dir.path(), "editions = [\"ed.txmap\"]\n")
         })
         .clone()
 }
 
-async fn call(method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let mut r = Request::builder().method(method).uri(uri);
-    let body = match body {
-        Some(b) => {
-            r = r.header("content-type", "application/fhir+json;charset=UTF-8");
-            Body::from(b.to_string())
-        }
-        None => Body::empty(),
-    };
-    let response = router(state())
-        .oneshot(r.body(body).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    assert_eq!(
-        response.headers()["content-type"],
-        "application/fhir+json; charset=utf-8"
-    );
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24)
-        .await
-        .unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap())
-}
-
 async fn get(uri: &str) -> (StatusCode, Value) {
-    call(Method::GET, uri, None).await
+    common::call(state(), Method::GET, uri, None).await
 }
 
 async fn post(uri: &str, parameters: Value) -> (StatusCode, Value) {
-    call(
+    common::call(
+        state(),
         Method::POST,
         uri,
-        Some(json!({ "resourceType": "Parameters", "parameter": parameters })),
+        Some(common::parameters(parameters)),
     )
     .await
 }
@@ -283,7 +243,13 @@ async fn inactive_and_unknown_codes() {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(error_outcome(&v), "not-found");
-    let (status, v) = call(Method::DELETE, "/r4/ValueSet/$validate-code", None).await;
+    let (status, v) = common::call(
+        state.clone(),
+        Method::DELETE,
+        "/r4/ValueSet/$validate-code",
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(error_outcome(&v), "not-supported");
 }

@@ -1,0 +1,75 @@
+//! What the server's integration tests share: small synthetic editions made
+//! in a temp dir, a server prepared from a config text, and FHIR calls to
+//! its router in process.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use txmap_load::Loader;
+use txmap_server::app::{AppState, router};
+use txmap_server::{ServeOptions, prepare};
+
+/// Imports a synthetic edition of `concepts` concepts as `dir/{name}.txmap`.
+pub fn edition(dir: &Path, name: &str, concepts: usize, seed: u64, effective_time: u32) -> PathBuf {
+    let rf2 = dir.join(format!("{name}-rf2"));
+    let mut config = txmap_synth::SynthConfig::new(concepts, seed);
+    config.effective_time = effective_time;
+    txmap_synth::generate(&config, &rf2).unwrap();
+    let file = dir.join(format!("{name}.txmap"));
+    txmap_import::import(
+        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
+        &txmap_import::Quiet,
+    )
+    .unwrap();
+    file
+}
+
+/// A server prepared from `config` (TOML) written into `dir`.
+pub fn serve(dir: &Path, config: &str) -> Arc<AppState> {
+    let path = dir.join("txmap.toml");
+    std::fs::write(&path, config).unwrap();
+    let options = ServeOptions {
+        config: Some(path),
+        data_dir: dir.join("data"),
+        ..Default::default()
+    };
+    prepare(&options, &Loader::new()).unwrap().state
+}
+
+/// A FHIR call through the router: status and JSON body, which must be
+/// `application/fhir+json`.
+pub async fn call(
+    state: Arc<AppState>,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut r = Request::builder().method(method).uri(uri);
+    let body = match body {
+        Some(b) => {
+            r = r.header("content-type", "application/fhir+json;charset=UTF-8");
+            Body::from(b.to_string())
+        }
+        None => Body::empty(),
+    };
+    let response = router(state).oneshot(r.body(body).unwrap()).await.unwrap();
+    let status = response.status();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/fhir+json; charset=utf-8"
+    );
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+/// A POST of a Parameters resource with these parameters.
+pub fn parameters(parameters: Value) -> Value {
+    json!({ "resourceType": "Parameters", "parameter": parameters })
+}
