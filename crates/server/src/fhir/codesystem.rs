@@ -241,7 +241,7 @@ fn property(
 }
 
 /// The display of a description type.
-fn description_type_display(ed: &Ed, type_id: u64) -> Result<Option<String>, OpError> {
+pub(super) fn description_type_display(ed: &Ed, type_id: u64) -> Result<Option<String>, OpError> {
     Ok(match type_id {
         sctid::FSN => Some("Fully specified name".into()),
         sctid::SYNONYM => Some("Synonym".into()),

@@ -7,10 +7,12 @@
 //! [base]/$versions`, and `GET|POST [base]/CodeSystem/$lookup` and
 //! `[base]/CodeSystem/$subsumes` for SNOMED CT ([`codesystem`], with
 //! their input read by [`params`]), and `CodeSystem/$validate-code` and
-//! `ValueSet/$validate-code` ([`validate`]). The other terminology operations come
+//! `ValueSet/$validate-code` ([`validate`]), and `ValueSet/$expand`
+//! ([`expand`]). The other terminology operations come
 //! next and are added to [`version_routes`].
 
 pub mod codesystem;
+pub mod expand;
 pub mod expression;
 pub mod format;
 pub mod metadata;
@@ -145,6 +147,7 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
             "/CodeSystem/$validate-code",
             operation(|s, p| Box::pin(validate::cs_validate_code(s, p))),
         )
+        .route("/ValueSet/$expand", expand::route(v))
         .route(
             "/ValueSet/$validate-code",
             operation(|s, p| Box::pin(validate::vs_validate_code(s, p))),
@@ -205,7 +208,7 @@ fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &Heade
     }
 }
 
-async fn method_not_allowed(request: Request) -> Response {
+pub(crate) async fn method_not_allowed(request: Request) -> Response {
     outcome::response(
         StatusCode::METHOD_NOT_ALLOWED,
         "not-supported",

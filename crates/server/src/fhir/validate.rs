@@ -101,6 +101,8 @@ pub struct Rule {
     /// Whether expressions match: the whole code system, or a filter
     /// `expressions = true` (then their focus concepts must match).
     pub expressions: bool,
+    /// Whether expressions were excluded explicitly (`expressions = false`).
+    pub expressions_off: bool,
 }
 
 /// What a validated code is, for value set membership.
@@ -149,6 +151,7 @@ pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
         concepts: None,
         filters,
         expressions: whole,
+        expressions_off: false,
     };
     let id = |s: &str| s.parse::<u64>().map_err(|_| vs_not_found(url));
     Some(match query {
@@ -234,7 +237,10 @@ fn parse_rules(list: Option<&Value>) -> Result<Vec<Rule>, OpError> {
             if property == "expressions" && op == "=" {
                 match value {
                     "true" => rule.expressions = true,
-                    "false" => rule.expressions = false,
+                    "false" => {
+                        rule.expressions = false;
+                        rule.expressions_off = true;
+                    }
                     _ => return Err(not_supported()),
                 }
                 continue;
@@ -280,13 +286,13 @@ pub fn value_set_def(vs: &Value) -> Result<ValueSetDef, OpError> {
 }
 
 impl ValueSetDef {
-    fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         match self {
             ValueSetDef::Compose { name, .. } => name,
         }
     }
 
-    fn version(&self) -> Option<&str> {
+    pub(super) fn version(&self) -> Option<&str> {
         match self {
             ValueSetDef::Compose { include, .. } => {
                 include.iter().find_map(|r| r.version.as_deref())
@@ -318,7 +324,12 @@ impl ValueSetDef {
     }
 }
 
-fn rule_matches(ed: &Ed, r: &Rule, code: &str, target: &Target) -> Result<bool, OpError> {
+pub(super) fn rule_matches(
+    ed: &Ed,
+    r: &Rule,
+    code: &str,
+    target: &Target,
+) -> Result<bool, OpError> {
     let code = code.trim();
     match target {
         Target::None => Ok(false),
@@ -348,7 +359,12 @@ fn rule_matches(ed: &Ed, r: &Rule, code: &str, target: &Target) -> Result<bool, 
     }
 }
 
-fn concept_matches(ed: &Ed, filters: &[Filter], ord: u32, id: u64) -> Result<bool, OpError> {
+pub(super) fn concept_matches(
+    ed: &Ed,
+    filters: &[Filter],
+    ord: u32,
+    id: u64,
+) -> Result<bool, OpError> {
     for f in filters {
         let ok = match *f {
             Filter::Equals(x) => x == id,
@@ -374,7 +390,7 @@ fn concept_matches(ed: &Ed, filters: &[Filter], ord: u32, id: u64) -> Result<boo
 
 /// Checks the value set's own references against the edition: an
 /// implicit value set on an unknown concept or refset is not found.
-fn check_implicit(ed: &Ed, url: &str, rule: &Rule) -> Result<(), OpError> {
+pub(super) fn check_implicit(ed: &Ed, url: &str, rule: &Rule) -> Result<(), OpError> {
     for f in &rule.filters {
         let ok = match *f {
             Filter::IsA(x) | Filter::DescendentOf(x) | Filter::Equals(x) => ed.ordinal(x).is_some(),
@@ -772,6 +788,62 @@ async fn cs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError
     .await
 }
 
+/// A value set named by a request: its definition, the implicit URL and
+/// rule when it is an implicit SNOMED CT value set, and the resource when
+/// it was given (inline or as a `tx-resource`).
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub def: ValueSetDef,
+    pub implicit: Option<(String, Rule)>,
+    pub resource: Option<Value>,
+}
+
+/// The value set of `url` (implicit, or a matching `tx-resource`) or an
+/// inline `valueSet`.
+pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
+    let url = params.text("url")?.map(str::to_owned);
+    let value_set_version = params.text("valueSetVersion")?;
+    let inline = params.resources("valueSet").into_iter().next();
+    Ok(match (inline, url.as_deref()) {
+        (Some(vs), _) => Resolved {
+            def: value_set_def(vs)?,
+            implicit: None,
+            resource: Some(vs.clone()),
+        },
+        (None, Some(u)) => match implicit_value_set(u) {
+            Some(rule) => {
+                let rule = rule?;
+                Resolved {
+                    def: ValueSetDef::Compose {
+                        name: u.to_owned(),
+                        include: vec![rule.clone()],
+                        exclude: vec![],
+                    },
+                    implicit: Some((u.to_owned(), rule)),
+                    resource: None,
+                }
+            }
+            None => {
+                let found = params.resources("tx-resource").into_iter().find(|r| {
+                    r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
+                        && r.get("url").and_then(Value::as_str) == Some(u)
+                        && value_set_version
+                            .is_none_or(|v| r.get("version").and_then(Value::as_str) == Some(v))
+                });
+                match found {
+                    Some(vs) => Resolved {
+                        def: value_set_def(vs)?,
+                        implicit: None,
+                        resource: Some(vs.clone()),
+                    },
+                    None => return Err(vs_not_found(u)),
+                }
+            }
+        },
+        (None, None) => return Err(OpError::required("url")),
+    })
+}
+
 // ----- ValueSet/$validate-code ----------------------------------------------
 
 /// `ValueSet/$validate-code`.
@@ -782,38 +854,7 @@ pub async fn vs_validate_code(state: Arc<AppState>, params: Params) -> Response 
 async fn vs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
     let input = input(&params)?;
     check_system(Some(input.system.as_deref().unwrap_or(SNOMED_CT)))?;
-    let url = params.text("url")?.map(str::to_owned);
-    let value_set_version = params.text("valueSetVersion")?;
-    let inline = params.resources("valueSet").into_iter().next();
-    let (def, implicit) = match (inline, url.as_deref()) {
-        (Some(vs), _) => (value_set_def(vs)?, None),
-        (None, Some(u)) => match implicit_value_set(u) {
-            Some(rule) => {
-                let rule = rule?;
-                (
-                    ValueSetDef::Compose {
-                        name: u.to_owned(),
-                        include: vec![rule.clone()],
-                        exclude: vec![],
-                    },
-                    Some((u.to_owned(), rule)),
-                )
-            }
-            None => {
-                let found = params.resources("tx-resource").into_iter().find(|r| {
-                    r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
-                        && r.get("url").and_then(Value::as_str) == Some(u)
-                        && value_set_version
-                            .is_none_or(|v| r.get("version").and_then(Value::as_str) == Some(v))
-                });
-                match found {
-                    Some(vs) => (value_set_def(vs)?, None),
-                    None => return Err(vs_not_found(u)),
-                }
-            }
-        },
-        (None, None) => return Err(OpError::required("url")),
-    };
+    let Resolved { def, implicit, .. } = resolve_value_set(&params)?;
     let version = input
         .version
         .clone()

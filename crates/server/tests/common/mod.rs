@@ -49,7 +49,21 @@ pub async fn call(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
+    call_with_headers(state, method, uri, &[], body).await
+}
+
+/// [`call`] with extra request headers.
+pub async fn call_with_headers(
+    state: Arc<AppState>,
+    method: Method,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     let mut r = Request::builder().method(method).uri(uri);
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
     let body = match body {
         Some(b) => {
             r = r.header("content-type", "application/fhir+json;charset=UTF-8");

@@ -1,0 +1,792 @@
+//! `ValueSet/$expand` for SNOMED CT value sets.
+//!
+//! The value set is resolved as `ValueSet/$validate-code` resolves it
+//! ([`validate::resolve_value_set`]): an implicit SNOMED CT `url`
+//! (`?fhir_vs`, `?fhir_vs=isa/X`, `?fhir_vs=refset/R`), an inline
+//! `valueSet`, or a `tx-resource` whose `url` matches; of a compose,
+//! concept lists (SCTIDs and post-coordinated expressions) and the
+//! `concept` `is-a`, `descendent-of`, `=` and `in` filters are expanded,
+//! and excludes removed. The edition comes from `system-version`, the
+//! includes' `version`, or the default edition.
+//!
+//! Parameters: `count`/`offset` (paging; `total` is always given),
+//! `filter` (the store's ranked word search; results in rank order,
+//! otherwise by code), `activeOnly`, `includeDesignations` (active
+//! descriptions preferred in a language refset), `displayLanguage`
+//! (`en-GB`/`en-US` preferred terms; other tags get the default). An expansion
+//! that would return more than [`MAX_EXPANSION`] codes (or the
+//! `X-TOO-COSTLY-THRESHOLD` header's number, or a smaller `limit`
+//! parameter) is refused with 422 `too-costly`; the walk over the members
+//! checks the memory guard as it goes.
+//!
+//! Inactive concepts carry `inactive` and the `status` property (as the
+//! R5 element, or its cross-version extension for R4). Filter-based
+//! includes that allow expressions mark the expansion
+//! `valueset-unclosed`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
+use serde_json::{Value, json};
+use txmap_memory::Sampler;
+use txmap_store::SearchOptions;
+
+use super::codesystem::{self, Ed, blocking, description_type_display, respond, term_of};
+use super::metadata::SNOMED_CT;
+use super::params::{OpError, ParamValue, Params};
+use super::validate::{self, Filter, Resolved, Rule, Target, ValueSetDef};
+use super::{FhirVersion, expression};
+use crate::app::AppState;
+
+/// The most codes one expansion returns before it is refused as too
+/// costly, unless the `X-TOO-COSTLY-THRESHOLD` header says otherwise.
+pub const MAX_EXPANSION: usize = 10_000;
+
+/// The request header that overrides [`MAX_EXPANSION`].
+pub const THRESHOLD_HEADER: &str = "x-too-costly-threshold";
+
+const UNCLOSED: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed";
+const UNCLOSED_REASON: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason";
+const STATUS_URI: &str = "http://hl7.org/fhir/concept-properties#status";
+const EXT_EXPANSION_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property";
+const EXT_CONTAINS_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
+
+/// The properties of a given value set that its expansion repeats (not
+/// its compose, nor narrative or descriptive text).
+const KEPT: [&str; 10] = [
+    "resourceType",
+    "id",
+    "url",
+    "identifier",
+    "version",
+    "name",
+    "title",
+    "status",
+    "experimental",
+    "date",
+];
+
+/// The `$expand` route of one FHIR base, GET and POST.
+pub fn route(v: FhirVersion) -> axum::routing::MethodRouter<Arc<AppState>> {
+    axum::routing::get(
+        move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
+            match Params::from_query(&uri) {
+                Ok(p) => expand(state, v, &headers, p).await,
+                Err(e) => e.response(),
+            }
+        },
+    )
+    .post(
+        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
+            match Params::from_body(&headers, &body) {
+                Ok(p) => expand(state, v, &headers, p).await,
+                Err(e) => e.response(),
+            }
+        },
+    )
+    .fallback(super::method_not_allowed)
+}
+
+/// `ValueSet/$expand`.
+pub async fn expand(
+    state: Arc<AppState>,
+    v: FhirVersion,
+    headers: &HeaderMap,
+    params: Params,
+) -> Response {
+    let threshold = headers
+        .get(THRESHOLD_HEADER)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(MAX_EXPANSION);
+    respond(expand_inner(state, v, threshold, params).await)
+}
+
+/// The expansion's request options.
+#[derive(Clone, Debug, Default)]
+struct Options {
+    count: Option<usize>,
+    offset: usize,
+    offset_given: bool,
+    filter: Option<String>,
+    active_only: bool,
+    designations: bool,
+    limit: usize,
+    /// Language refsets whose preferred terms are the displays, from
+    /// `displayLanguage`; empty for the edition's default.
+    display_refsets: Vec<u64>,
+}
+
+/// |Great Britain English language reference set|.
+const GB_ENGLISH: u64 = 900000000000508004;
+
+/// The language refsets a `displayLanguage` names, in order: `en-GB` and
+/// `en-US` are known; other tags fall back to the default.
+fn display_refsets(tags: &str) -> Vec<u64> {
+    tags.split(',')
+        .filter_map(|t| {
+            let tag = t.split(';').next().unwrap_or_default().trim();
+            if tag.eq_ignore_ascii_case("en-GB") {
+                Some(GB_ENGLISH)
+            } else if tag.eq_ignore_ascii_case("en-US") {
+                Some(txmap_store::sctid::US_ENGLISH)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn number(params: &Params, name: &str) -> Result<Option<usize>, OpError> {
+    params
+        .text(name)?
+        .map(|t| {
+            t.trim().parse::<usize>().map_err(|_| {
+                OpError::invalid(format!(
+                    "the parameter {name:?} must be a non-negative integer, not {t:?}"
+                ))
+            })
+        })
+        .transpose()
+}
+
+fn flag(params: &Params, name: &str) -> Result<bool, OpError> {
+    match params.text(name)? {
+        None => Ok(false),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => Err(OpError::invalid(format!(
+            "the parameter {name:?} must be true or false, not {other:?}"
+        ))),
+    }
+}
+
+/// The request parameters echoed in `expansion.parameter`, typed.
+fn echoed(params: &Params) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (name, value) in &params.0 {
+        let ParamValue::Text(t) = value else { continue };
+        let v = match name.as_str() {
+            "count" | "offset" => match t.parse::<u64>() {
+                Ok(n) => json!({ "name": name, "valueInteger": n }),
+                Err(_) => continue,
+            },
+            "includeDesignations" | "activeOnly" | "excludeNested" | "includeDefinition" => {
+                match t.as_str() {
+                    "true" => json!({ "name": name, "valueBoolean": true }),
+                    "false" => json!({ "name": name, "valueBoolean": false }),
+                    _ => continue,
+                }
+            }
+            "system-version" | "check-system-version" | "force-system-version" => {
+                json!({ "name": name, "valueUri": t })
+            }
+            "filter" => json!({ "name": name, "valueString": t }),
+            _ => continue,
+        };
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+async fn expand_inner(
+    state: Arc<AppState>,
+    v: FhirVersion,
+    threshold: usize,
+    params: Params,
+) -> Result<Value, OpError> {
+    let Resolved {
+        def,
+        implicit,
+        resource,
+    } = validate::resolve_value_set(&params)?;
+    let limit = match number(&params, "limit")? {
+        Some(l) if l > 0 => l.min(threshold),
+        _ => threshold,
+    };
+    let options = Options {
+        count: number(&params, "count")?,
+        offset: number(&params, "offset")?.unwrap_or(0),
+        offset_given: params.text("offset")?.is_some(),
+        filter: params
+            .text("filter")?
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned),
+        active_only: flag(&params, "activeOnly")?,
+        designations: flag(&params, "includeDesignations")?,
+        limit,
+        display_refsets: params
+            .text("displayLanguage")?
+            .map(display_refsets)
+            .unwrap_or_default(),
+    };
+    let system_version = params.text("system-version")?.and_then(|sv| {
+        sv.strip_prefix(SNOMED_CT)
+            .and_then(|r| r.strip_prefix('|'))
+            .map(str::to_owned)
+    });
+    let version = system_version.or_else(|| def.version().map(str::to_owned));
+    let index = codesystem::resolve_edition(&state.editions, version.as_deref())?;
+    let echo = echoed(&params);
+    let vs_url = resource
+        .as_ref()
+        .and_then(|r| r.get("url"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| implicit.as_ref().map(|(u, _)| u.clone()))
+        .unwrap_or_else(|| def.name().to_owned());
+    blocking(state, move |state| {
+        let e = &state.editions.list[index];
+        e.count_use();
+        let ed = &e.edition;
+        if let Some((u, rule)) = &implicit {
+            validate::check_implicit(ed, u, rule)?;
+        }
+        let mut sampler = Sampler::default();
+        let mut check = || {
+            state.guard.check_running(&mut sampler).map_err(|t| OpError {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                code: "too-costly",
+                tx_type: None,
+                text: format!("the expansion was aborted: {t}"),
+            })
+        };
+        let items = members(ed, &def, &options, &mut check)?;
+        let total = items.len();
+        let start = options.offset.min(total);
+        let end = match options.count {
+            Some(c) => start.saturating_add(c).min(total),
+            None => total,
+        };
+        if end - start > options.limit {
+            return Err(OpError {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                code: "too-costly",
+                tx_type: None,
+                text: format!(
+                    "The value set '{}' expansion has too many codes to produce (>{})",
+                    vs_url,
+                    options.limit
+                ),
+            });
+        }
+        let mut contains = Vec::with_capacity(end - start);
+        let mut any_inactive = false;
+        for item in &items[start..end] {
+            check()?;
+            let (c, inactive) = entry(ed, v, item, &options)?;
+            any_inactive |= inactive;
+            contains.push(c);
+        }
+        let mut parameters = echo;
+        parameters.push(json!({
+            "name": "used-codesystem",
+            "valueUri": format!("{SNOMED_CT}|{}", e.names.version_uri),
+        }));
+        let mut expansion = json!({
+            "identifier": uuid(),
+            "timestamp": timestamp(),
+            "total": total,
+            "parameter": parameters,
+        });
+        if options.offset_given {
+            expansion["offset"] = json!(options.offset);
+        }
+        let mut extensions = Vec::new();
+        let ValueSetDef::Compose { include, .. } = &def;
+        if include
+            .iter()
+            .any(|r| r.concepts.is_none() && !r.expressions_off)
+        {
+            extensions.push(json!({ "url": UNCLOSED, "valueBoolean": true }));
+        }
+        if include
+            .iter()
+            .any(|r| r.concepts.is_none() && r.filters.is_empty() && !r.expressions_off)
+        {
+            extensions.push(json!({
+                "url": UNCLOSED_REASON,
+                "valueString": format!("The code System '{SNOMED_CT}' has a grammar and so has infinite members"),
+            }));
+        }
+        if any_inactive {
+            match v {
+                FhirVersion::R5 => {
+                    expansion["property"] = json!([{ "code": "status", "uri": STATUS_URI }]);
+                }
+                FhirVersion::R4 => extensions.push(json!({
+                    "url": EXT_EXPANSION_PROPERTY,
+                    "extension": [
+                        { "url": "code", "valueCode": "status" },
+                        { "url": "uri", "valueUri": STATUS_URI },
+                    ],
+                })),
+            }
+        }
+        if !extensions.is_empty() {
+            expansion["extension"] = Value::Array(extensions);
+        }
+        if !contains.is_empty() {
+            expansion["contains"] = Value::Array(contains);
+        }
+        let mut vs = match resource {
+            Some(Value::Object(r)) => Value::Object(
+                r.into_iter()
+                    .filter(|(k, _)| KEPT.contains(&k.as_str()))
+                    .collect(),
+            ),
+            _ => implicit_resource(ed, implicit.as_ref().map(|(u, _)| u.as_str()))?,
+        };
+        vs["expansion"] = expansion;
+        Ok(vs)
+    })
+    .await
+}
+
+/// An implicit value set's resource (without its expansion).
+fn implicit_resource(ed: &Ed, url: Option<&str>) -> Result<Value, OpError> {
+    let url = url.unwrap_or(SNOMED_CT);
+    let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+    let (name, title) = if let Some(id) = query.strip_prefix("fhir_vs=isa/") {
+        let term = id
+            .parse::<u64>()
+            .ok()
+            .map(|i| term_of(ed, i))
+            .transpose()?
+            .flatten()
+            .unwrap_or(id);
+        (
+            format!("SNOMEDCTIsA{id}"),
+            format!("SNOMED CT {term} and its descendants"),
+        )
+    } else if let Some(id) = query.strip_prefix("fhir_vs=refset/") {
+        let term = id
+            .parse::<u64>()
+            .ok()
+            .map(|i| term_of(ed, i))
+            .transpose()?
+            .flatten()
+            .unwrap_or(id);
+        (
+            format!("SNOMEDCTRefset{id}"),
+            format!("SNOMED CT Reference Set {term}"),
+        )
+    } else {
+        (
+            "ALLSNOMEDCT".to_owned(),
+            "SNOMED CT Reference Set (All of SNOMED CT)".to_owned(),
+        )
+    };
+    Ok(json!({
+        "resourceType": "ValueSet",
+        "url": url,
+        "name": name,
+        "title": title,
+        "status": "active",
+    }))
+}
+
+/// One member of an expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Item {
+    Concept(u32),
+    /// A post-coordinated expression, as listed, and its rendering.
+    Expression(String, String),
+}
+
+/// The value set's members, filtered by `options` and in output order:
+/// by the text filter's rank, otherwise by code.
+fn members(
+    ed: &Ed,
+    def: &ValueSetDef,
+    options: &Options,
+    check: &mut dyn FnMut() -> Result<(), OpError>,
+) -> Result<Vec<Item>, OpError> {
+    let ValueSetDef::Compose {
+        include, exclude, ..
+    } = def;
+    let mut concepts: Vec<u32> = Vec::new();
+    let mut expressions: Vec<(String, String)> = Vec::new();
+    for rule in include {
+        rule_members(ed, rule, &mut concepts, &mut expressions, check)?;
+    }
+    concepts.sort_unstable();
+    concepts.dedup();
+    if !exclude.is_empty() {
+        let mut kept = Vec::with_capacity(concepts.len());
+        for &ord in &concepts {
+            check()?;
+            let code = ed.sctid(ord)?.to_string();
+            let mut out = false;
+            for r in exclude {
+                if validate::rule_matches(ed, r, &code, &Target::Concept(ord))? {
+                    out = true;
+                    break;
+                }
+            }
+            if !out {
+                kept.push(ord);
+            }
+        }
+        concepts = kept;
+        expressions.retain(|(code, _)| {
+            !exclude
+                .iter()
+                .any(|r| r.concepts.as_ref().is_some_and(|l| l.contains(code)))
+        });
+    }
+    if options.active_only {
+        let mut kept = Vec::with_capacity(concepts.len());
+        for &ord in &concepts {
+            check()?;
+            if ed.concept_at(ord)?.active {
+                kept.push(ord);
+            }
+        }
+        concepts = kept;
+    }
+    if let Some(text) = &options.filter {
+        let search = SearchOptions {
+            include_inactive: !options.active_only,
+            best_per_concept: true,
+            ..SearchOptions::default()
+        };
+        let hits = ed
+            .search_with(text, usize::MAX, &search)
+            .map_err(|e| match e {
+                txmap_store::StoreError::EmptyQuery => {
+                    OpError::invalid(format!("the filter {text:?} has no words"))
+                }
+                txmap_store::StoreError::TooCostly => OpError {
+                    status: StatusCode::UNPROCESSABLE_ENTITY,
+                    code: "too-costly",
+                    tx_type: None,
+                    text: format!("the filter {text:?} matches too many descriptions"),
+                },
+                other => other.into(),
+            })?;
+        let mut out = Vec::new();
+        for h in hits {
+            check()?;
+            if let Some(ord) = ed.ordinal(h.description.concept)
+                && concepts.binary_search(&ord).is_ok()
+            {
+                out.push(Item::Concept(ord));
+            }
+        }
+        return Ok(out);
+    }
+    let mut out: Vec<(String, Item)> = Vec::with_capacity(concepts.len() + expressions.len());
+    for ord in concepts {
+        check()?;
+        out.push((ed.sctid(ord)?.to_string(), Item::Concept(ord)));
+    }
+    for (code, display) in expressions {
+        if !out.iter().any(|(c, _)| *c == code) {
+            out.push((code.clone(), Item::Expression(code, display)));
+        }
+    }
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(out.into_iter().map(|(_, i)| i).collect())
+}
+
+/// Adds one include's members.
+fn rule_members(
+    ed: &Ed,
+    rule: &Rule,
+    concepts: &mut Vec<u32>,
+    expressions: &mut Vec<(String, String)>,
+    check: &mut dyn FnMut() -> Result<(), OpError>,
+) -> Result<(), OpError> {
+    if let Some(list) = &rule.concepts {
+        for code in list {
+            check()?;
+            if !code.is_empty() && code.bytes().all(|b| b.is_ascii_digit()) {
+                if let Some(ord) = code.parse::<u64>().ok().and_then(|id| ed.ordinal(id))
+                    && validate::concept_matches(ed, &rule.filters, ord, ed.sctid(ord)?)?
+                {
+                    concepts.push(ord);
+                }
+                continue;
+            }
+            let Ok(expr) = expression::parse(code) else {
+                continue;
+            };
+            if expr.concepts().iter().any(|c| ed.ordinal(*c).is_none()) {
+                continue;
+            }
+            let display = expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned));
+            expressions.push((code.clone(), display));
+        }
+        return Ok(());
+    }
+    // The candidates: from the first filter that generates them.
+    let generator = rule.filters.iter().find_map(|f| match *f {
+        Filter::IsA(x) => Some((x, true, false)),
+        Filter::DescendentOf(x) => Some((x, false, false)),
+        Filter::Equals(x) => Some((x, true, true)),
+        Filter::In(_) => None,
+    });
+    let candidates: Vec<u32> = match generator {
+        Some((x, itself, only)) => {
+            let Some(ord) = ed.ordinal(x) else {
+                return Ok(());
+            };
+            let mut c = Vec::new();
+            if itself {
+                c.push(ord);
+            }
+            if !only {
+                for d in ed.descendants(ord)?.iter() {
+                    check()?;
+                    c.push(d);
+                }
+            }
+            c
+        }
+        None => match rule.filters.iter().find_map(|f| match *f {
+            Filter::In(r) => Some(r),
+            _ => None,
+        }) {
+            Some(refset) => {
+                let mut c = Vec::new();
+                for m in ed.members(refset)? {
+                    check()?;
+                    if let Some(o) = ed.ordinal(m.component) {
+                        c.push(o);
+                    }
+                }
+                c
+            }
+            None => {
+                let mut c = Vec::with_capacity(ed.concept_count() as usize);
+                for o in 0..ed.concept_count() {
+                    check()?;
+                    c.push(o);
+                }
+                c
+            }
+        },
+    };
+    for ord in candidates {
+        check()?;
+        if rule.filters.len() <= 1
+            || validate::concept_matches(ed, &rule.filters, ord, ed.sctid(ord)?)?
+        {
+            concepts.push(ord);
+        }
+    }
+    Ok(())
+}
+
+/// One `contains` entry, and whether its concept is inactive.
+fn entry(
+    ed: &Ed,
+    v: FhirVersion,
+    item: &Item,
+    options: &Options,
+) -> Result<(Value, bool), OpError> {
+    let ord = match item {
+        Item::Expression(code, display) => {
+            return Ok((
+                json!({ "system": SNOMED_CT, "code": code, "display": display }),
+                false,
+            ));
+        }
+        Item::Concept(ord) => *ord,
+    };
+    let concept = ed.concept_at(ord)?;
+    let in_language = if options.display_refsets.is_empty() {
+        None
+    } else {
+        ed.preferred_term_in(ord, &options.display_refsets)?
+            .map(|d| d.term.to_owned())
+    };
+    let display = match in_language {
+        Some(t) => Some(t),
+        None => match ed.preferred_term(ord)? {
+            Some(t) => Some(t.to_owned()),
+            None => ed.fsn(ord, &[])?.map(|d| d.term.to_owned()),
+        },
+    };
+    let mut c = json!({ "system": SNOMED_CT, "code": concept.id.to_string() });
+    if let Some(d) = display {
+        c["display"] = Value::from(d);
+    }
+    if !concept.active {
+        c["inactive"] = Value::Bool(true);
+        match v {
+            FhirVersion::R5 => {
+                c["property"] = json!([{ "code": "status", "valueCode": "inactive" }]);
+            }
+            FhirVersion::R4 => {
+                c["extension"] = json!([{
+                    "url": EXT_CONTAINS_PROPERTY,
+                    "extension": [
+                        { "url": "code", "valueCode": "status" },
+                        { "url": "value", "valueCode": "inactive" },
+                    ],
+                }]);
+            }
+        }
+    }
+    if options.designations {
+        // Active descriptions preferred in a language reference set.
+        let mut list = Vec::new();
+        for d in ed.descriptions(ord)? {
+            if d.active
+                && ed
+                    .acceptability(d.ordinal)?
+                    .iter()
+                    .any(|&(_, a)| a == txmap_store::sctid::PREFERRED)
+            {
+                list.push(d);
+            }
+        }
+        let mut keyed = Vec::with_capacity(list.len());
+        for d in list.drain(..) {
+            let order = match d.type_id {
+                txmap_store::sctid::FSN => 0,
+                txmap_store::sctid::SYNONYM => {
+                    if ed.is_preferred_term(d.ordinal)? {
+                        1
+                    } else {
+                        2
+                    }
+                }
+                _ => 3,
+            };
+            keyed.push((order, d));
+        }
+        keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.term.cmp(b.1.term)));
+        let mut out = Vec::with_capacity(keyed.len());
+        for (_, d) in keyed {
+            let mut item = json!({ "language": d.language, "value": d.term });
+            if d.type_id != 0 {
+                let mut usage = json!({ "system": SNOMED_CT, "code": d.type_id.to_string() });
+                if let Some(t) = description_type_display(ed, d.type_id)? {
+                    usage["display"] = Value::from(t);
+                }
+                item["use"] = usage;
+            }
+            out.push(item);
+        }
+        if !out.is_empty() {
+            c["designation"] = Value::Array(out);
+        }
+    }
+    Ok((c, !concept.active))
+}
+
+/// A fresh `urn:uuid:` (version 4 layout) from the clock, a counter and
+/// the process's hasher keys; unique enough for an expansion identifier.
+fn uuid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let state = std::collections::hash_map::RandomState::new();
+    let mut h1 = state.build_hasher();
+    h1.write_u128(nanos);
+    h1.write_u64(n);
+    let a = h1.finish();
+    let mut h2 = state.build_hasher();
+    h2.write_u64(a);
+    h2.write_u64(n ^ 0x9e37_79b9_7f4a_7c15);
+    let b = h2.finish();
+    let a = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "urn:uuid:{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+/// Now, as a FHIR instant in UTC (`2025-01-31T12:00:00Z`).
+fn timestamp() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    instant(secs)
+}
+
+fn instant(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_and_uuids() {
+        assert_eq!(instant(0), "1970-01-01T00:00:00Z");
+        assert_eq!(instant(1_738_324_800), "2025-01-31T12:00:00Z");
+        assert_eq!(instant(951_782_400), "2000-02-29T00:00:00Z");
+        let u = uuid();
+        assert_eq!(u.len(), "urn:uuid:".len() + 36, "{u}");
+        assert_ne!(u, uuid());
+    }
+
+    #[test]
+    fn display_languages() {
+        assert_eq!(
+            display_refsets("en-GB, en-US;q=0.5, de"),
+            [GB_ENGLISH, txmap_store::sctid::US_ENGLISH]
+        );
+        assert!(display_refsets("en").is_empty());
+    }
+
+    #[test]
+    fn parameters_are_echoed_typed() {
+        let p = Params::from_pairs(vec![
+            ("url".into(), "http://snomed.info/sct?fhir_vs".into()),
+            ("count".into(), "0".into()),
+            ("includeDesignations".into(), "true".into()),
+            ("system-version".into(), "http://snomed.info/sct|x".into()),
+        ]);
+        assert_eq!(
+            echoed(&p),
+            [
+                json!({"name": "count", "valueInteger": 0}),
+                json!({"name": "includeDesignations", "valueBoolean": true}),
+                json!({"name": "system-version", "valueUri": "http://snomed.info/sct|x"}),
+            ]
+        );
+    }
+}

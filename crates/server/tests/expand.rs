@@ -1,0 +1,392 @@
+//! `ValueSet/$expand` at `/r4` and `/r5`, by GET and POST, on a small
+//! synthetic edition, checked against what the store itself says.
+
+mod common;
+
+use std::sync::{Arc, OnceLock};
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use txmap_server::app::AppState;
+
+const SCT: &str = "http://snomed.info/sct";
+
+fn state() -> Arc<AppState> {
+    static STATE: OnceLock<Arc<AppState>> = OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            common::edition(dir.path(), "ed", 800, 11, 20250131);
+            common::serve(dir.path(), "editions = [\"ed.txmap\"]\n")
+        })
+        .clone()
+}
+
+async fn get(uri: &str) -> (StatusCode, Value) {
+    common::call(state(), Method::GET, uri, None).await
+}
+
+async fn post(uri: &str, parameters: Value) -> (StatusCode, Value) {
+    common::call(
+        state(),
+        Method::POST,
+        uri,
+        Some(common::parameters(parameters)),
+    )
+    .await
+}
+
+fn codes(v: &Value) -> Vec<String> {
+    v["expansion"]["contains"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| c["code"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn error_code(v: &Value) -> &str {
+    assert_eq!(v["resourceType"], "OperationOutcome", "{v}");
+    assert_eq!(v["issue"][0]["severity"], "error");
+    v["issue"][0]["code"].as_str().unwrap()
+}
+
+/// An active concept with descendants: its ordinal, SCTID and the SCTIDs
+/// of itself and its descendants, sorted as codes.
+fn subtree() -> (u32, u64, Vec<String>) {
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let o = (0..ed.concept_count())
+        .filter(|&o| ed.concept_at(o).unwrap().active)
+        .find(|&o| {
+            let n = ed.descendants(o).unwrap().len();
+            (5..100).contains(&n)
+        })
+        .expect("a concept with a few descendants");
+    let mut all: Vec<String> = std::iter::once(o)
+        .chain(ed.descendants(o).unwrap().iter())
+        .map(|d| ed.sctid(d).unwrap().to_string())
+        .collect();
+    all.sort();
+    (o, ed.sctid(o).unwrap(), all)
+}
+
+#[tokio::test]
+async fn an_implicit_is_a_value_set_expands_to_the_subtree() {
+    let state = state();
+    let e = state.editions.default_edition().unwrap();
+    let (_, id, all) = subtree();
+    for base in ["/r4", "/r5"] {
+        let (status, v) = get(&format!(
+            "{base}/ValueSet/$expand?url={SCT}?fhir_vs%3Disa/{id}"
+        ))
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert_eq!(v["resourceType"], "ValueSet");
+        assert_eq!(v["url"], format!("{SCT}?fhir_vs=isa/{id}"));
+        let x = &v["expansion"];
+        assert_eq!(x["total"], all.len());
+        assert_eq!(codes(&v), all);
+        assert!(x["identifier"].as_str().unwrap().starts_with("urn:uuid:"));
+        assert!(x["timestamp"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(
+            x["parameter"],
+            json!([{ "name": "used-codesystem",
+                     "valueUri": format!("{SCT}|{}", e.names.version_uri) }])
+        );
+        assert_eq!(
+            x["extension"][0]["url"],
+            "http://hl7.org/fhir/StructureDefinition/valueset-unclosed"
+        );
+        let c = &x["contains"][0];
+        assert_eq!(c["system"], SCT);
+        assert!(c["display"].is_string());
+    }
+}
+
+#[tokio::test]
+async fn pages_are_slices_of_the_whole_and_the_total_is_always_given() {
+    let (_, id, all) = subtree();
+    let mut seen = Vec::new();
+    let mut offset = 0;
+    while offset < all.len() {
+        let (status, v) = post(
+            "/r5/ValueSet/$expand",
+            json!([
+                { "name": "url", "valueUri": format!("{SCT}?fhir_vs=isa/{id}") },
+                { "name": "count", "valueInteger": 3 },
+                { "name": "offset", "valueInteger": offset },
+            ]),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert_eq!(v["expansion"]["total"], all.len());
+        assert_eq!(v["expansion"]["offset"], offset);
+        let params = v["expansion"]["parameter"].as_array().unwrap();
+        assert!(params.contains(&json!({ "name": "count", "valueInteger": 3 })));
+        let page = codes(&v);
+        assert!(!page.is_empty() && page.len() <= 3);
+        seen.extend(page);
+        offset += 3;
+    }
+    assert_eq!(seen, all);
+    // count = 0: only the total.
+    let (status, v) = get("/r4/ValueSet/$expand?url=http://snomed.info/sct?fhir_vs&count=0").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    assert_eq!(v["expansion"]["total"], ed.concept_count());
+    assert!(v["expansion"].get("contains").is_none());
+    assert_eq!(v["name"], "ALLSNOMEDCT");
+}
+
+#[tokio::test]
+async fn an_inline_value_set_lists_inactive_concepts_with_their_status() {
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let inactive = (0..ed.concept_count())
+        .find(|&o| !ed.concept_at(o).unwrap().active)
+        .expect("the synthetic edition has inactive concepts");
+    let (active, active_id, _) = subtree();
+    let inactive_id = ed.sctid(inactive).unwrap();
+    let vs = json!({
+        "resourceType": "ValueSet",
+        "url": "http://example.org/vs",
+        "version": "1",
+        "publisher": "not repeated",
+        "compose": { "include": [{ "system": SCT, "concept": [
+            { "code": inactive_id.to_string() },
+            { "code": active_id.to_string() },
+            { "code": "999999999999" },
+        ] }] },
+    });
+    for base in ["/r4", "/r5"] {
+        let (status, v) = post(
+            &format!("{base}/ValueSet/$expand"),
+            json!([
+                { "name": "valueSet", "resource": vs },
+                { "name": "includeDesignations", "valueBoolean": true },
+            ]),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert_eq!(v["url"], "http://example.org/vs");
+        assert!(v.get("compose").is_none() && v.get("publisher").is_none());
+        assert_eq!(v["expansion"]["total"], 2);
+        assert!(v["expansion"].get("extension").is_none() || base == "/r4");
+        let contains = v["expansion"]["contains"].as_array().unwrap();
+        let c = contains
+            .iter()
+            .find(|c| c["code"].as_str() == Some(inactive_id.to_string().as_str()))
+            .unwrap();
+        assert_eq!(c["inactive"], true);
+        if base == "/r5" {
+            assert_eq!(
+                c["property"],
+                json!([{ "code": "status", "valueCode": "inactive" }])
+            );
+            assert_eq!(v["expansion"]["property"][0]["code"], "status");
+        } else {
+            assert!(c.get("property").is_none());
+            assert!(
+                c["extension"][0]["url"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("extension-ValueSet.expansion.contains.property")
+            );
+        }
+        let a = contains
+            .iter()
+            .find(|c| c["code"].as_str() == Some(active_id.to_string().as_str()))
+            .unwrap();
+        assert!(a.get("inactive").is_none());
+        let designations = a["designation"].as_array().expect("designations");
+        let pt = ed.preferred_term(active).unwrap().unwrap();
+        assert!(designations.iter().any(|d| d["value"] == pt), "{a}");
+        assert!(designations.iter().all(|d| d["use"]["system"] == SCT));
+    }
+    // activeOnly drops the inactive concept.
+    let (status, v) = post(
+        "/r5/ValueSet/$expand",
+        json!([
+            { "name": "valueSet", "resource": vs },
+            { "name": "activeOnly", "valueBoolean": true },
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(codes(&v), [active_id.to_string()]);
+}
+
+#[tokio::test]
+async fn a_tx_resource_with_filters_and_excludes() {
+    let (o, id, all) = subtree();
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let child = ed.children(o).unwrap().get(0).unwrap();
+    let child_id = ed.sctid(child).unwrap();
+    let vs = json!({
+        "resourceType": "ValueSet",
+        "url": "http://example.org/filtered",
+        "compose": {
+            "include": [{ "system": SCT, "filter": [
+                { "property": "concept", "op": "descendent-of", "value": id.to_string() },
+            ] }],
+            "exclude": [{ "system": SCT, "concept": [{ "code": child_id.to_string() }] }],
+        },
+    });
+    let (status, v) = post(
+        "/r4/ValueSet/$expand",
+        json!([
+            { "name": "url", "valueUri": "http://example.org/filtered" },
+            { "name": "tx-resource", "resource": vs },
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let expected: Vec<String> = all
+        .into_iter()
+        .filter(|c| *c != id.to_string() && *c != child_id.to_string())
+        .collect();
+    assert_eq!(codes(&v), expected);
+}
+
+#[tokio::test]
+async fn a_text_filter_finds_a_concept_by_its_preferred_term() {
+    let (o, id, _) = subtree();
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let pt = ed.preferred_term(o).unwrap().unwrap().to_owned();
+    let (status, v) = post(
+        "/r5/ValueSet/$expand",
+        json!([
+            { "name": "url", "valueUri": format!("{SCT}?fhir_vs") },
+            { "name": "filter", "valueString": pt },
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let found = codes(&v);
+    assert_eq!(found.first(), Some(&id.to_string()), "{v}");
+    assert_eq!(v["expansion"]["total"], found.len());
+    assert!(
+        v["expansion"]["parameter"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({ "name": "filter", "valueString": pt }))
+    );
+    // A filter with no words is a client error.
+    let (status, v) =
+        get("/r5/ValueSet/$expand?url=http://snomed.info/sct?fhir_vs&filter=%2B%2B").await;
+    assert!(status.is_client_error(), "{v}");
+    error_code(&v);
+}
+
+#[tokio::test]
+async fn too_many_codes_is_too_costly() {
+    let (_, id, all) = subtree();
+    let url = format!("/r4/ValueSet/$expand?url={SCT}?fhir_vs%3Disa/{id}");
+    let (status, v) = common::call_with_headers(
+        state(),
+        Method::GET,
+        &url,
+        &[("X-TOO-COSTLY-THRESHOLD", "2")],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(error_code(&v), "too-costly");
+    assert_eq!(
+        v["issue"][0]["details"]["text"],
+        format!(
+            "The value set '{SCT}?fhir_vs=isa/{id}' expansion has too many codes to produce (>2)"
+        )
+    );
+    // Within the threshold when paged.
+    let (status, v) = common::call_with_headers(
+        state(),
+        Method::GET,
+        &format!("{url}&count=2"),
+        &[("X-TOO-COSTLY-THRESHOLD", "2")],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["expansion"]["total"], all.len());
+    // The `limit` parameter lowers the threshold.
+    let (status, v) = post(
+        "/r5/ValueSet/$expand",
+        json!([
+            { "name": "url", "valueUri": format!("{SCT}?fhir_vs") },
+            { "name": "limit", "valueInteger": 10 },
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(error_code(&v), "too-costly");
+}
+
+#[tokio::test]
+async fn bad_requests_are_4xx_outcomes() {
+    let cases: Vec<(Value, StatusCode)> = vec![
+        (json!([]), StatusCode::BAD_REQUEST),
+        (
+            json!([{ "name": "url", "valueUri": "http://example.org/unknown" }]),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            json!([{ "name": "url", "valueUri": format!("{SCT}?fhir_vs=isa/123456789999") }]),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            json!([
+                { "name": "url", "valueUri": format!("{SCT}?fhir_vs") },
+                { "name": "count", "valueString": "many" },
+            ]),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!([{ "name": "valueSet", "resource": {
+                "resourceType": "ValueSet",
+                "compose": { "include": [{ "system": "http://loinc.org" }] },
+            } }]),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!([
+                { "name": "url", "valueUri": format!("{SCT}?fhir_vs") },
+                { "name": "system-version", "valueUri": format!("{SCT}|http://snomed.info/sct/1/version/1") },
+            ]),
+            StatusCode::NOT_FOUND,
+        ),
+    ];
+    for (params, expected) in cases {
+        let (status, v) = post("/r5/ValueSet/$expand", params.clone()).await;
+        assert_eq!(status, expected, "{params} → {v}");
+        error_code(&v);
+    }
+    let (status, v) = common::call(state(), Method::PUT, "/r4/ValueSet/$expand", None).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{v}");
+}
+
+#[tokio::test]
+async fn a_display_language_picks_that_refsets_preferred_term() {
+    let (o, id, _) = subtree();
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let default = ed.preferred_term(o).unwrap().unwrap().to_owned();
+    let (status, v) = get(&format!(
+        "/r4/ValueSet/$expand?url={SCT}?fhir_vs%3Disa/{id}&displayLanguage=fr"
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let c = v["expansion"]["contains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"].as_str() == Some(id.to_string().as_str()))
+        .unwrap();
+    assert_eq!(c["display"], default.as_str());
+}
