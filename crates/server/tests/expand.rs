@@ -1,40 +1,18 @@
 //! `ValueSet/$expand` at `/r4` and `/r5`, by GET and POST, on a small
 //! synthetic edition, checked against what the store itself says.
 
+#[macro_use]
 mod common;
-
-use std::sync::{Arc, OnceLock};
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use txmap_server::app::AppState;
 
 const SCT: &str = "http://snomed.info/sct";
 
-fn state() -> Arc<AppState> {
-    static STATE: OnceLock<Arc<AppState>> = OnceLock::new();
-    STATE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            common::edition(dir.path(), "ed", 800, 11, 20250131);
-            common::serve(dir.path(), "editions = [\"ed.txmap\"]\n")
-        })
-        .clone()
-}
-
-async fn get(uri: &str) -> (StatusCode, Value) {
-    common::call(state(), Method::GET, uri, None).await
-}
-
-async fn post(uri: &str, parameters: Value) -> (StatusCode, Value) {
-    common::call(
-        state(),
-        Method::POST,
-        uri,
-        Some(common::parameters(parameters)),
-    )
-    .await
-}
+one_server!(|dir| {
+    common::edition(dir, "ed", 800, 11, 20250131);
+    common::serve(dir, "editions = [\"ed.txmap\"]\n")
+});
 
 fn codes(v: &Value) -> Vec<String> {
     v["expansion"]["contains"]

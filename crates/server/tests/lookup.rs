@@ -2,51 +2,31 @@
 //! GET and POST, on two small synthetic editions, checked against what the
 //! store itself says.
 
+#[macro_use]
 mod common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use serde_json::{Value, json};
 use tower::ServiceExt;
-use txmap_server::app::{AppState, router};
+use txmap_server::app::router;
 
 const SCT: &str = "http://snomed.info/sct";
 
-/// Two versions of one edition, read into memory; the older is the
-/// default, so that an edition URI (which means the latest) and no
-/// version at all pick different ones.
-fn state() -> Arc<AppState> {
-    static STATE: OnceLock<Arc<AppState>> = OnceLock::new();
-    STATE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            common::edition(dir.path(), "jan", 800, 1, 20250131);
-            common::edition(dir.path(), "jul", 800, 1, 20250731);
-            common::serve(
-                dir.path(),
-                "editions = [\"jan.txmap\", \"jul.txmap\"]\ndefault_edition = \"jan\"\n",
-            )
-        })
-        .clone()
-}
-
-async fn get(uri: &str) -> (StatusCode, Value) {
-    common::call(state(), Method::GET, uri, None).await
-}
-
-async fn post(uri: &str, parameters: Value) -> (StatusCode, Value) {
-    common::call(
-        state(),
-        Method::POST,
-        uri,
-        Some(common::parameters(parameters)),
+// Two versions of one edition, read into memory; the older is the
+// default, so that an edition URI (which means the latest) and no version
+// at all pick different ones.
+one_server!(|dir| {
+    common::edition(dir, "jan", 800, 1, 20250131);
+    common::edition(dir, "jul", 800, 1, 20250731);
+    common::serve(
+        dir,
+        "editions = [\"jan.txmap\", \"jul.txmap\"]\ndefault_edition = \"jan\"\n",
     )
-    .await
-}
+});
 
 fn named<'a>(v: &'a Value, name: &str) -> Vec<&'a Value> {
     v["parameter"]

@@ -2,40 +2,18 @@
 //! `/r5`, by GET and POST, on a small synthetic edition, checked against
 //! what the store itself says.
 
+#[macro_use]
 mod common;
-
-use std::sync::{Arc, OnceLock};
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use txmap_server::app::AppState;
 
 const SCT: &str = "http://snomed.info/sct";
 
-fn state() -> Arc<AppState> {
-    static STATE: OnceLock<Arc<AppState>> = OnceLock::new();
-    STATE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            common::edition(dir.path(), "ed", 800, 7, 20250131);
-            common::serve(dir.path(), "editions = [\"ed.txmap\"]\n")
-        })
-        .clone()
-}
-
-async fn get(uri: &str) -> (StatusCode, Value) {
-    common::call(state(), Method::GET, uri, None).await
-}
-
-async fn post(uri: &str, parameters: Value) -> (StatusCode, Value) {
-    common::call(
-        state(),
-        Method::POST,
-        uri,
-        Some(common::parameters(parameters)),
-    )
-    .await
-}
+one_server!(|dir| {
+    common::edition(dir, "ed", 800, 7, 20250131);
+    common::serve(dir, "editions = [\"ed.txmap\"]\n")
+});
 
 fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
     v["parameter"]

@@ -87,3 +87,41 @@ pub async fn call_with_headers(
 pub fn parameters(parameters: Value) -> Value {
     json!({ "resourceType": "Parameters", "parameter": parameters })
 }
+
+/// Defines, in a test file, `state()` (one server for the whole file, made
+/// once by `$make`, a `fn(&Path) -> Arc<AppState>` given a temp dir),
+/// `get(uri)` and `post(uri, parameters)`.
+#[macro_export]
+macro_rules! one_server {
+    ($make:expr) => {
+        fn state() -> std::sync::Arc<txmap_server::app::AppState> {
+            static STATE: std::sync::OnceLock<std::sync::Arc<txmap_server::app::AppState>> =
+                std::sync::OnceLock::new();
+            STATE
+                .get_or_init(|| {
+                    let dir = tempfile::tempdir().unwrap();
+                    let make: fn(&std::path::Path) -> std::sync::Arc<txmap_server::app::AppState> =
+                        $make;
+                    make(dir.path())
+                })
+                .clone()
+        }
+
+        async fn get(uri: &str) -> (axum::http::StatusCode, serde_json::Value) {
+            common::call(state(), axum::http::Method::GET, uri, None).await
+        }
+
+        async fn post(
+            uri: &str,
+            parameters: serde_json::Value,
+        ) -> (axum::http::StatusCode, serde_json::Value) {
+            common::call(
+                state(),
+                axum::http::Method::POST,
+                uri,
+                Some(common::parameters(parameters)),
+            )
+            .await
+        }
+    };
+}
