@@ -86,7 +86,7 @@ pub const OPERATIONS: [(Option<&str>, &str, &str); 7] = [
 
 /// Resource types with their RESTful interactions (besides operations).
 const RESOURCES: [(&str, &[&str]); 3] = [
-    ("CodeSystem", &[]),
+    ("CodeSystem", &["read", "search-type"]),
     ("ConceptMap", &[]),
     ("ValueSet", &["read", "search-type"]),
 ];

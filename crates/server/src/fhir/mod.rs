@@ -7,8 +7,9 @@
 //! [base]/$versions`, and `GET|POST [base]/CodeSystem/$lookup` and
 //! `[base]/CodeSystem/$subsumes` for SNOMED CT ([`codesystem`], with
 //! their input read by [`params`]), and `CodeSystem/$validate-code` and
-//! `ValueSet/$validate-code` ([`validate`]), and `ValueSet/$expand`
-//! ([`expand`]). The other terminology operations come
+//! `ValueSet/$validate-code` ([`validate`]), `ValueSet/$expand`
+//! ([`expand`]), and `ConceptMap/$translate` with `CodeSystem` search and
+//! read ([`translate`]). The other terminology operations come
 //! next and are added to [`version_routes`].
 
 pub mod codesystem;
@@ -17,6 +18,7 @@ pub mod expression;
 pub mod format;
 pub mod metadata;
 pub mod params;
+pub mod translate;
 pub mod validate;
 
 use std::sync::Arc;
@@ -147,6 +149,9 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
             "/CodeSystem/$validate-code",
             operation(|s, p| Box::pin(validate::cs_validate_code(s, p))),
         )
+        .route("/CodeSystem", translate::search_route(v))
+        .route("/CodeSystem/{id}", translate::read_route())
+        .route("/ConceptMap/$translate", translate::route(v))
         .route("/ValueSet/$expand", expand::route(v))
         .route(
             "/ValueSet/$validate-code",

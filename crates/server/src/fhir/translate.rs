@@ -1,0 +1,368 @@
+//! `ConceptMap/$translate` over SNOMED CT's implicit concept maps, and the
+//! `CodeSystem` search and read interactions for the loaded editions.
+//!
+//! ## `$translate`
+//!
+//! The source is `code` (or `sourceCode`, `coding`, `sourceCoding`) in
+//! `http://snomed.info/sct`, looked up in the edition `version` names (the
+//! default edition without one). `url` names one implicit concept map,
+//! `http://snomed.info/sct?fhir_cm=<refset id>`, an association refset or
+//! a simple, complex or extended map refset; without `url` every historical
+//! association refset is used. Each target is one `match`:
+//!
+//! - R4: `equivalence`, `concept`, `source` (the concept map's URL);
+//! - R5: `relationship`, `concept`, `originMap` (the concept map's URL).
+//!
+//! Historical associations map as the FHIR SNOMED CT page's implicit
+//! concept maps do: SAME AS is `equal` (R5 `equivalent`), REPLACED BY,
+//! MOVED TO and MOVED FROM `equivalent`, WAS A `wider` (R5
+//! `source-is-narrower-than-target`), PARTIALLY EQUIVALENT TO `narrower`
+//! (R5 `source-is-broader-than-target`), POSSIBLY EQUIVALENT TO and
+//! ALTERNATIVE `inexact` (R5 `related-to`), the others `relatedto` (R5
+//! `related-to`). A map refset's target is the member's `mapTarget`
+//! string, related to the source as `relatedto` (R5 `related-to`); its
+//! system is unknown, so the Coding has one only when `targetSystem` is
+//! given. A `targetSystem` other than SNOMED CT excludes association
+//! targets. An unknown code is `result` false with a `message`.
+//!
+//! ## `CodeSystem` search and read
+//!
+//! `GET [base]/CodeSystem?url=http://snomed.info/sct[&version=…]` answers a
+//! searchset Bundle with one CodeSystem per loaded edition (`version` may be
+//! a version URI or an edition URI). Each edition's resource id is
+//! `sct-<edition module SCTID>-<effective time YYYYMMDD>`, stable across
+//! restarts; `GET [base]/CodeSystem/{id}` reads it, 404 for any other id.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use serde_json::{Value, json};
+use txmap_store::RefsetKind;
+
+use super::codesystem::{blocking, check_system, merge, resolve_edition, respond, term_of};
+use super::metadata::SNOMED_CT;
+use super::params::{OpError, Params};
+use super::{FhirVersion, base_url, fhir_json};
+use crate::app::AppState;
+use crate::editions::ServedEdition;
+
+/// The prefix of an implicit SNOMED CT concept map's URL.
+pub const FHIR_CM: &str = "http://snomed.info/sct?fhir_cm=";
+
+const SAME_AS: u64 = 900000000000527005;
+const REPLACED_BY: u64 = 900000000000526001;
+const POSSIBLY_EQUIVALENT_TO: u64 = 900000000000523009;
+const WAS_A: u64 = 900000000000528000;
+const MOVED_TO: u64 = 900000000000524003;
+const MOVED_FROM: u64 = 900000000000525002;
+const ALTERNATIVE: u64 = 900000000000530003;
+const PARTIALLY_EQUIVALENT_TO: u64 = 1186924009;
+
+/// The (R4 equivalence, R5 relationship) of an association refset's targets.
+fn association_relationship(refset: u64) -> (&'static str, &'static str) {
+    match refset {
+        SAME_AS => ("equal", "equivalent"),
+        REPLACED_BY | MOVED_TO | MOVED_FROM => ("equivalent", "equivalent"),
+        WAS_A => ("wider", "source-is-narrower-than-target"),
+        PARTIALLY_EQUIVALENT_TO => ("narrower", "source-is-broader-than-target"),
+        POSSIBLY_EQUIVALENT_TO | ALTERNATIVE => ("inexact", "related-to"),
+        _ => ("relatedto", "related-to"),
+    }
+}
+
+fn is_map(kind: RefsetKind) -> bool {
+    matches!(
+        kind,
+        RefsetKind::SimpleMap | RefsetKind::ComplexMap | RefsetKind::ExtendedMap
+    )
+}
+
+/// The route of `ConceptMap/$translate`.
+pub fn route(v: FhirVersion) -> axum::routing::MethodRouter<Arc<AppState>> {
+    axum::routing::get(
+        move |State(state): State<Arc<AppState>>, uri: Uri| async move {
+            match Params::from_query(&uri) {
+                Ok(p) => respond(translate(state, v, p).await),
+                Err(e) => e.response(),
+            }
+        },
+    )
+    .post(
+        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: axum::body::Bytes| async move {
+            match Params::from_body(&headers, &body) {
+                Ok(p) => respond(translate(state, v, p).await),
+                Err(e) => e.response(),
+            }
+        },
+    )
+    .fallback(super::method_not_allowed)
+}
+
+/// One target of a translation.
+struct Target {
+    code: String,
+    display: Option<String>,
+    system: Option<String>,
+    relationship: (&'static str, &'static str),
+    map: u64,
+}
+
+async fn translate(state: Arc<AppState>, v: FhirVersion, params: Params) -> Result<Value, OpError> {
+    let coding = merge_codings(params.coding("coding")?, params.coding("sourceCoding")?)?;
+    let pick = |f: fn(&super::params::Coding) -> Option<&str>| coding.and_then(f);
+    let system = merge(
+        "system",
+        merge(
+            "system",
+            params.text("system")?,
+            params.text("sourceSystem")?,
+        )?,
+        pick(|c| c.system.as_deref()),
+    )?;
+    let version = merge(
+        "version",
+        merge(
+            "version",
+            params.text("version")?,
+            params.text("sourceVersion")?,
+        )?,
+        pick(|c| c.version.as_deref()),
+    )?;
+    let code = merge(
+        "code",
+        merge("code", params.text("code")?, params.text("sourceCode")?)?,
+        pick(|c| c.code.as_deref()),
+    )?
+    .ok_or_else(|| OpError::required("code"))?
+    .trim()
+    .to_owned();
+    check_system(system)?;
+    let url = params.text("url")?.filter(|u| !u.is_empty());
+    let map = match url {
+        None => None,
+        Some(u) => Some(
+            u.strip_prefix(FHIR_CM)
+                .and_then(|id| id.parse::<u64>().ok())
+                .ok_or_else(|| {
+                    OpError::not_found(format!(
+                        "A definition for ConceptMap '{u}' could not be found: this server knows the implicit SNOMED CT concept maps {FHIR_CM}<refset id>"
+                    ))
+                })?,
+        ),
+    };
+    let target_system = params.text("targetSystem")?.map(str::to_owned);
+    let index = resolve_edition(&state.editions, version)?;
+    blocking(state, move |state| {
+        let e = &state.editions.list[index];
+        e.count_use();
+        translate_code(e, v, &code, map, target_system.as_deref())
+    })
+    .await
+}
+
+fn merge_codings<'a>(
+    a: Option<&'a super::params::Coding>,
+    b: Option<&'a super::params::Coding>,
+) -> Result<Option<&'a super::params::Coding>, OpError> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => Err(OpError::invalid(
+            "coding and sourceCoding are both given, differently",
+        )),
+        (Some(x), _) | (None, Some(x)) => Ok(Some(x)),
+        (None, None) => Ok(None),
+    }
+}
+
+fn translate_code(
+    e: &ServedEdition,
+    v: FhirVersion,
+    code: &str,
+    map: Option<u64>,
+    target_system: Option<&str>,
+) -> Result<Value, OpError> {
+    let ed = &e.edition;
+    let info = match map {
+        None => None,
+        Some(id) => match ed.refset(id) {
+            Some(r) if r.kind == RefsetKind::Association || is_map(r.kind) => Some(r),
+            _ => {
+                return Err(OpError::not_found(format!(
+                    "A definition for ConceptMap '{FHIR_CM}{id}' could not be found: {id} is not an association or map reference set in {}",
+                    e.names.version_uri
+                )));
+            }
+        },
+    };
+    let id = (!code.is_empty() && code.len() <= 18 && code.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| code.parse::<u64>().ok())
+        .flatten()
+        .filter(|&id| ed.ordinal(id).is_some());
+    let Some(id) = id else {
+        return Ok(result(
+            v,
+            &[],
+            Some(format!(
+                "Unable to find code '{code}' in {SNOMED_CT} version {}",
+                e.names.version_uri
+            )),
+        ));
+    };
+    let mut targets = Vec::new();
+    let snomed_targets = target_system.is_none_or(|s| s == SNOMED_CT);
+    match info {
+        Some(r) if is_map(r.kind) => {
+            let column = r
+                .field_names()
+                .iter()
+                .position(|c| c == "mapTarget")
+                .unwrap_or(0);
+            for m in ed.component_refsets(id)? {
+                if m.refset != r.id {
+                    continue;
+                }
+                let Some(t) = m.field(column).filter(|t| !t.is_empty()) else {
+                    continue;
+                };
+                targets.push(Target {
+                    code: t.to_owned(),
+                    display: None,
+                    system: target_system.map(str::to_owned),
+                    relationship: ("relatedto", "related-to"),
+                    map: r.id,
+                });
+            }
+        }
+        _ if snomed_targets => {
+            for a in ed.associations(id)? {
+                if map.is_some_and(|m| m != a.refset) {
+                    continue;
+                }
+                targets.push(Target {
+                    code: a.target.to_string(),
+                    display: term_of(ed, a.target)?.map(str::to_owned),
+                    system: Some(SNOMED_CT.to_owned()),
+                    relationship: association_relationship(a.refset),
+                    map: a.refset,
+                });
+            }
+        }
+        _ => {}
+    }
+    let message = targets.is_empty().then(|| match map {
+        Some(m) => format!("No translations found for '{code}' in {FHIR_CM}{m}"),
+        None => format!("No translations found for '{code}' in the historical associations"),
+    });
+    Ok(result(v, &targets, message))
+}
+
+fn result(v: FhirVersion, targets: &[Target], message: Option<String>) -> Value {
+    let mut out = vec![json!({ "name": "result", "valueBoolean": !targets.is_empty() })];
+    if let Some(m) = message {
+        out.push(json!({ "name": "message", "valueString": m }));
+    }
+    for t in targets {
+        let mut concept = json!({ "code": t.code });
+        if let Some(s) = &t.system {
+            concept["system"] = json!(s);
+        }
+        if let Some(d) = &t.display {
+            concept["display"] = json!(d);
+        }
+        let source = format!("{FHIR_CM}{}", t.map);
+        let parts = match v {
+            FhirVersion::R4 => vec![
+                json!({ "name": "equivalence", "valueCode": t.relationship.0 }),
+                json!({ "name": "concept", "valueCoding": concept }),
+                json!({ "name": "source", "valueUri": source }),
+            ],
+            FhirVersion::R5 => vec![
+                json!({ "name": "relationship", "valueCode": t.relationship.1 }),
+                json!({ "name": "concept", "valueCoding": concept }),
+                json!({ "name": "originMap", "valueCanonical": source }),
+            ],
+        };
+        out.push(json!({ "name": "match", "part": parts }));
+    }
+    json!({ "resourceType": "Parameters", "parameter": out })
+}
+
+// ----- CodeSystem search and read --------------------------------------------
+
+/// The resource id of an edition's CodeSystem.
+pub fn codesystem_id(e: &ServedEdition) -> String {
+    let identity = e.edition.identity();
+    format!(
+        "sct-{}-{}",
+        identity.edition_module, identity.effective_time
+    )
+}
+
+fn codesystem_resource(e: &ServedEdition) -> Value {
+    let name = e.edition_name();
+    json!({
+        "resourceType": "CodeSystem",
+        "id": codesystem_id(e),
+        "url": SNOMED_CT,
+        "version": e.names.version_uri,
+        "name": "SNOMED_CT",
+        "title": format!("SNOMED CT {name}"),
+        "status": "active",
+        "content": "not-present",
+        "count": e.edition.concept_count(),
+    })
+}
+
+/// `GET [base]/CodeSystem`: search by `url` and `version`.
+pub fn search_route(v: FhirVersion) -> axum::routing::MethodRouter<Arc<AppState>> {
+    axum::routing::get(
+        move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
+            let base = base_url(v, &uri, &headers);
+            match Params::from_query(&uri) {
+                Ok(p) => respond(search(&state, &base, &p)),
+                Err(e) => e.response(),
+            }
+        },
+    )
+    .fallback(super::method_not_allowed)
+}
+
+fn search(state: &AppState, base: &str, params: &Params) -> Result<Value, OpError> {
+    let url = params.text("url")?;
+    let version = params.text("version")?;
+    let id = params.text("_id")?;
+    let entries: Vec<Value> = state
+        .editions
+        .list
+        .iter()
+        .filter(|_| url.is_none_or(|u| u == SNOMED_CT))
+        .filter(|e| version.is_none_or(|v| v == e.names.version_uri || v == e.names.edition_uri))
+        .filter(|e| id.is_none_or(|i| i == codesystem_id(e)))
+        .map(|e| {
+            json!({
+                "fullUrl": format!("{base}/CodeSystem/{}", codesystem_id(e)),
+                "resource": codesystem_resource(e),
+                "search": { "mode": "match" },
+            })
+        })
+        .collect();
+    Ok(json!({
+        "resourceType": "Bundle",
+        "type": "searchset",
+        "total": entries.len(),
+        "entry": entries,
+    }))
+}
+
+/// `GET [base]/CodeSystem/{id}`.
+pub fn read_route() -> axum::routing::MethodRouter<Arc<AppState>> {
+    axum::routing::get(
+        |State(state): State<Arc<AppState>>, Path(id): Path<String>| async move {
+            match state.editions.list.iter().find(|e| codesystem_id(e) == id) {
+                Some(e) => fhir_json(StatusCode::OK, &codesystem_resource(e)),
+                None => OpError::not_found(format!("CodeSystem/{id} is not known")).response(),
+            }
+        },
+    )
+    .fallback(super::method_not_allowed)
+}
