@@ -33,7 +33,7 @@ use txmap_load::EditionBytes;
 use txmap_store::{Edition, sctid};
 
 use super::metadata::SNOMED_CT;
-use super::params::{OpError, Params};
+use super::params::{OpError, Params, merge};
 use super::{expression, fhir_json};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
@@ -115,21 +115,6 @@ pub(super) fn check_system(system: Option<&str>) -> Result<(), OpError> {
     }
 }
 
-/// Both given and different is an error; otherwise whichever is given.
-pub(super) fn merge<'a>(
-    what: &str,
-    a: Option<&'a str>,
-    b: Option<&'a str>,
-) -> Result<Option<&'a str>, OpError> {
-    match (a, b) {
-        (Some(x), Some(y)) if x != y => Err(OpError::invalid(format!(
-            "the {what} is given twice, differently: {x:?} and {y:?}"
-        ))),
-        (Some(x), _) | (None, Some(x)) => Ok(Some(x)),
-        (None, None) => Ok(None),
-    }
-}
-
 /// Runs `f` over the shared state on the blocking pool.
 pub(super) async fn blocking<T: Send + 'static>(
     state: Arc<AppState>,
@@ -163,26 +148,13 @@ pub async fn lookup(state: Arc<AppState>, params: Params) -> Response {
 }
 
 async fn lookup_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
-    let coding = params.coding("coding")?;
-    let system = merge(
-        "system",
-        params.text("system")?,
-        coding.and_then(|c| c.system.as_deref()),
-    )?;
-    let version = merge(
-        "version",
-        params.text("version")?,
-        coding.and_then(|c| c.version.as_deref()),
-    )?;
-    let code = merge(
-        "code",
-        params.text("code")?,
-        coding.and_then(|c| c.code.as_deref()),
-    )?
-    .ok_or_else(|| OpError::required("code"))?
-    .to_owned();
-    check_system(system)?;
-    let index = resolve_edition(&state.editions, version)?;
+    let named = params.coded(params.coding("coding")?)?;
+    let code = named
+        .code
+        .ok_or_else(|| OpError::required("code"))?
+        .to_owned();
+    check_system(named.system)?;
+    let index = resolve_edition(&state.editions, named.version)?;
     let filter = PropertyFilter::new(&params.all_text("property"));
     blocking(state, move |state| {
         let e = &state.editions.list[index];

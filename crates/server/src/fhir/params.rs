@@ -20,6 +20,30 @@ pub struct Coding {
     pub display: Option<String>,
 }
 
+/// A code named by separate `system`, `version` and `code` parameters, by a
+/// Coding, or by both (which must then agree).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Coded<'a> {
+    pub system: Option<&'a str>,
+    pub version: Option<&'a str>,
+    pub code: Option<&'a str>,
+}
+
+/// Both given and different is an error; otherwise whichever is given.
+pub fn merge<'a>(
+    what: &str,
+    a: Option<&'a str>,
+    b: Option<&'a str>,
+) -> Result<Option<&'a str>, OpError> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => Err(OpError::invalid(format!(
+            "the {what} is given twice, differently: {x:?} and {y:?}"
+        ))),
+        (Some(x), _) | (None, Some(x)) => Ok(Some(x)),
+        (None, None) => Ok(None),
+    }
+}
+
 /// One parameter's value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParamValue {
@@ -245,6 +269,23 @@ impl Params {
     }
 
     /// A single-valued Coding parameter.
+    /// The code the request names, from the `system`, `version` and `code`
+    /// parameters and `coding`, each field merged by [`merge`].
+    pub fn coded<'a>(&'a self, coding: Option<&'a Coding>) -> Result<Coded<'a>, OpError> {
+        let field = |name: &str, of: fn(&Coding) -> &Option<String>| {
+            merge(
+                name,
+                self.text(name)?,
+                coding.and_then(|c| of(c).as_deref()),
+            )
+        };
+        Ok(Coded {
+            system: field("system", |c| &c.system)?,
+            version: field("version", |c| &c.version)?,
+            code: field("code", |c| &c.code)?,
+        })
+    }
+
     pub fn coding(&self, name: &str) -> Result<Option<&Coding>, OpError> {
         let mut found: Option<&Coding> = None;
         for v in self.values(name) {

@@ -40,9 +40,9 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use serde_json::{Value, json};
 use txmap_store::RefsetKind;
 
-use super::codesystem::{blocking, check_system, merge, resolve_edition, respond, term_of};
+use super::codesystem::{blocking, check_system, resolve_edition, respond, term_of};
 use super::metadata::SNOMED_CT;
-use super::params::{OpError, Params};
+use super::params::{OpError, Params, merge};
 use super::{FhirVersion, base_url, fhir_json};
 use crate::app::AppState;
 use crate::editions::ServedEdition;

@@ -31,10 +31,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::codesystem::{self, Ed, blocking, check_system, merge, respond, term_of};
+use super::codesystem::{self, Ed, blocking, check_system, respond, term_of};
 use super::expression;
 use super::metadata::SNOMED_CT;
-use super::params::{Coding, OpError, Params, TX_ISSUE_TYPE};
+use super::params::{Coding, OpError, Params, TX_ISSUE_TYPE, merge};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
 
@@ -736,31 +736,19 @@ fn input(params: &Params) -> Result<Input, OpError> {
         });
     }
     let coding = params.coding("coding")?;
-    let system = merge(
-        "system",
-        params.text("system")?,
-        coding.and_then(|c| c.system.as_deref()),
-    )?;
-    let version = merge(
-        "version",
-        params.text("version")?,
-        coding.and_then(|c| c.version.as_deref()),
-    )?;
-    let code = merge(
-        "code",
-        params.text("code")?,
-        coding.and_then(|c| c.code.as_deref()),
-    )?
-    .ok_or_else(|| OpError::required("code"))?;
+    let named = params.coded(coding)?;
     let display = merge(
         "display",
         params.text("display")?,
         coding.and_then(|c| c.display.as_deref()),
     )?;
     Ok(Input {
-        code: code.to_owned(),
-        system: system.map(str::to_owned),
-        version: version.map(str::to_owned).or(system_version),
+        code: named
+            .code
+            .ok_or_else(|| OpError::required("code"))?
+            .to_owned(),
+        system: named.system.map(str::to_owned),
+        version: named.version.map(str::to_owned).or(system_version),
         display: display.map(str::to_owned),
         codeable: None,
     })
