@@ -498,39 +498,9 @@ pub fn validate_code(
     };
     let trimmed = code.trim();
     if trimmed.is_empty() || !trimmed.bytes().all(|b| b.is_ascii_digit()) {
-        // An expression.
-        let expr = match expression::parse(code) {
-            Ok(x) => x,
-            Err(why) => {
-                out.issues.push(unknown(code));
-                out.issues.push(Issue {
-                    severity: "information",
-                    code: "code-invalid",
-                    tx_type: "invalid-code",
-                    message_id: None,
-                    text: format!("Not a valid expression: {why}"),
-                    expression: "code",
-                });
-                return Ok((out, Target::None));
-            }
-        };
-        if let Some(missing) = expr
-            .concepts()
-            .into_iter()
-            .find(|c| ed.ordinal(*c).is_none())
-        {
-            out.issues.push(unknown(code));
-            out.issues.push(Issue {
-                severity: "information",
-                code: "code-invalid",
-                tx_type: "invalid-code",
-                message_id: None,
-                text: format!("Not a valid expression: Concept {missing} not found"),
-                expression: "code",
-            });
-            return Ok((out, Target::None));
-        }
-        if let Some(why) = misplaced_attribute(ed, &expr)? {
+        // An expression. Each way it can be invalid makes the code unknown,
+        // with a note saying why.
+        let invalid = |mut out: Outcome, why: String| {
             out.issues.push(unknown(code));
             out.issues.push(Issue {
                 severity: "information",
@@ -540,7 +510,21 @@ pub fn validate_code(
                 text: format!("Not a valid expression: {why}"),
                 expression: "code",
             });
-            return Ok((out, Target::None));
+            Ok((out, Target::None))
+        };
+        let expr = match expression::parse(code) {
+            Ok(x) => x,
+            Err(why) => return invalid(out, why.to_string()),
+        };
+        if let Some(missing) = expr
+            .concepts()
+            .into_iter()
+            .find(|c| ed.ordinal(*c).is_none())
+        {
+            return invalid(out, format!("Concept {missing} not found"));
+        }
+        if let Some(why) = misplaced_attribute(ed, &expr)? {
+            return invalid(out, why.to_string());
         }
         out.valid = true;
         out.display = Some(expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned)));
