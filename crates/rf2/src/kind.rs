@@ -100,56 +100,63 @@ pub struct FileName {
     pub effective_date: Option<u32>,
 }
 
-const STANDARD_REFSET: [&str; 6] = [
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "refsetId",
-    "referencedComponentId",
-];
-const CONCEPT: [&str; 5] = [
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "definitionStatusId",
-];
-const DESCRIPTION: [&str; 9] = [
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "conceptId",
-    "languageCode",
-    "typeId",
-    "term",
-    "caseSignificanceId",
-];
-const RELATIONSHIP: [&str; 10] = [
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "sourceId",
-    "destinationId",
-    "relationshipGroup",
-    "typeId",
-    "characteristicTypeId",
-    "modifierId",
-];
-const CONCRETE_VALUE: [&str; 10] = [
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "sourceId",
-    "value",
-    "relationshipGroup",
-    "typeId",
-    "characteristicTypeId",
-    "modifierId",
-];
+/// The RF2 column names of each file kind: one definition, for the reader
+/// that checks headers and for writers (the synthetic generator) alike.
+pub mod columns {
+    /// The first six columns of every reference set file.
+    pub const STANDARD_REFSET: [&str; 6] = [
+        "id",
+        "effectiveTime",
+        "active",
+        "moduleId",
+        "refsetId",
+        "referencedComponentId",
+    ];
+    pub const CONCEPT: [&str; 5] = [
+        "id",
+        "effectiveTime",
+        "active",
+        "moduleId",
+        "definitionStatusId",
+    ];
+    pub const DESCRIPTION: [&str; 9] = [
+        "id",
+        "effectiveTime",
+        "active",
+        "moduleId",
+        "conceptId",
+        "languageCode",
+        "typeId",
+        "term",
+        "caseSignificanceId",
+    ];
+    pub const RELATIONSHIP: [&str; 10] = [
+        "id",
+        "effectiveTime",
+        "active",
+        "moduleId",
+        "sourceId",
+        "destinationId",
+        "relationshipGroup",
+        "typeId",
+        "characteristicTypeId",
+        "modifierId",
+    ];
+    pub const CONCRETE_VALUE: [&str; 10] = [
+        "id",
+        "effectiveTime",
+        "active",
+        "moduleId",
+        "sourceId",
+        "value",
+        "relationshipGroup",
+        "typeId",
+        "characteristicTypeId",
+        "modifierId",
+    ];
+}
+
+use columns::{CONCEPT, CONCRETE_VALUE, DESCRIPTION, RELATIONSHIP, STANDARD_REFSET};
 
 impl FileKind {
     /// True for reference set files (including OWL expressions, which are

@@ -13,6 +13,8 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use txmap_rf2::kind::columns;
+
 use crate::SynthError;
 
 /// The files of a Snapshot release, in writing order.
@@ -37,149 +39,78 @@ const COUNT: usize = 12;
 struct Spec {
     dir: &'static str,
     prefix: &'static str,
-    header: &'static [&'static str],
+    /// The columns RF2 defines for the file kind, then its own extra
+    /// columns (a reference set's additional fields).
+    columns: &'static [&'static str],
+    extra: &'static [&'static str],
 }
-
-const DESCRIPTION_HEADER: &[&str] = &[
-    "id",
-    "effectiveTime",
-    "active",
-    "moduleId",
-    "conceptId",
-    "languageCode",
-    "typeId",
-    "term",
-    "caseSignificanceId",
-];
 
 const SPECS: [Spec; COUNT] = [
     Spec {
         dir: "Terminology",
         prefix: "sct2_Concept_Snapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "definitionStatusId",
-        ],
+        columns: &columns::CONCEPT,
+        extra: &[],
     },
     Spec {
         dir: "Terminology",
         prefix: "sct2_Description_Snapshot-en_",
-        header: DESCRIPTION_HEADER,
+        columns: &columns::DESCRIPTION,
+        extra: &[],
     },
     Spec {
         dir: "Terminology",
         prefix: "sct2_TextDefinition_Snapshot-en_",
-        header: DESCRIPTION_HEADER,
+        columns: &columns::DESCRIPTION,
+        extra: &[],
     },
     Spec {
         dir: "Terminology",
         prefix: "sct2_Relationship_Snapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "sourceId",
-            "destinationId",
-            "relationshipGroup",
-            "typeId",
-            "characteristicTypeId",
-            "modifierId",
-        ],
+        columns: &columns::RELATIONSHIP,
+        extra: &[],
     },
     Spec {
         dir: "Terminology",
         prefix: "sct2_RelationshipConcreteValues_Snapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "sourceId",
-            "value",
-            "relationshipGroup",
-            "typeId",
-            "characteristicTypeId",
-            "modifierId",
-        ],
+        columns: &columns::CONCRETE_VALUE,
+        extra: &[],
     },
     Spec {
         dir: "Refset/Language",
         prefix: "der2_cRefset_LanguageSnapshot-en_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "refsetId",
-            "referencedComponentId",
-            "acceptabilityId",
-        ],
+        columns: &columns::STANDARD_REFSET,
+        extra: &["acceptabilityId"],
     },
     Spec {
         dir: "Refset/Content",
         prefix: "der2_cRefset_AssociationSnapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "refsetId",
-            "referencedComponentId",
-            "targetComponentId",
-        ],
+        columns: &columns::STANDARD_REFSET,
+        extra: &["targetComponentId"],
     },
     Spec {
         dir: "Refset/Content",
         prefix: "der2_Refset_SimpleSnapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "refsetId",
-            "referencedComponentId",
-        ],
+        columns: &columns::STANDARD_REFSET,
+        extra: &[],
     },
     Spec {
         dir: "Refset/Content",
         prefix: "der2_cRefset_AttributeValueSnapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "refsetId",
-            "referencedComponentId",
-            "valueId",
-        ],
+        columns: &columns::STANDARD_REFSET,
+        extra: &["valueId"],
     },
     Spec {
         dir: "Refset/Map",
         prefix: "der2_sRefset_SimpleMapSnapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "refsetId",
-            "referencedComponentId",
-            "mapTarget",
-        ],
+        columns: &columns::STANDARD_REFSET,
+        extra: &["mapTarget"],
     },
     Spec {
         dir: "Refset/Map",
         prefix: "der2_iisssccRefset_ExtendedMapSnapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "refsetId",
-            "referencedComponentId",
+        columns: &columns::STANDARD_REFSET,
+        extra: &[
             "mapGroup",
             "mapPriority",
             "mapRule",
@@ -192,16 +123,8 @@ const SPECS: [Spec; COUNT] = [
     Spec {
         dir: "Refset/Metadata",
         prefix: "der2_ssRefset_ModuleDependencySnapshot_",
-        header: &[
-            "id",
-            "effectiveTime",
-            "active",
-            "moduleId",
-            "refsetId",
-            "referencedComponentId",
-            "sourceEffectiveTime",
-            "targetEffectiveTime",
-        ],
+        columns: &columns::STANDARD_REFSET,
+        extra: &["sourceEffectiveTime", "targetEffectiveTime"],
     },
 ];
 
@@ -267,7 +190,8 @@ impl Sink {
             let tmp = dir.join(tmp_name);
             let file = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
             let mut writer = BufWriter::with_capacity(256 * 1024, file);
-            let header = spec.header.join("\t");
+            let header: Vec<&str> = spec.columns.iter().chain(spec.extra).copied().collect();
+            let header = header.join("\t");
             writer
                 .write_all(header.as_bytes())
                 .and_then(|()| writer.write_all(b"\r\n"))
@@ -278,7 +202,7 @@ impl Sink {
                 path,
                 rel,
                 rows: 0,
-                columns: spec.header.len(),
+                columns: spec.columns.len() + spec.extra.len(),
             });
         }
         Ok(sink)
