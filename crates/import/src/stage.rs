@@ -69,9 +69,7 @@ pub struct Staged {
 
 impl Staged {
     pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.out.write_all(bytes)?;
-        self.len += bytes.len() as u64;
-        Ok(())
+        self.write_all(bytes)
     }
 
     /// Switches to reading the bytes written so far, from the start.

@@ -38,8 +38,10 @@
 //!
 //! # Safety
 //!
-//! The one `unsafe` operation is `memmap2::Mmap::map`, whose contract is
-//! that the file is not modified or truncated while mapped. Edition files
+//! The `unsafe` operations are `memmap2::Mmap::map`, whose contract is
+//! that the file is not modified or truncated while mapped, and the
+//! `mincore(2)` query of a live mapping's residency
+//! ([`EditionBytes::resident_bytes`]). Edition files
 //! are immutable: txmap writes them once to a temporary name and renames
 //! them into place, and never writes to an existing one. A mapped file that
 //! someone else truncates kills the process with SIGBUS, which is why
