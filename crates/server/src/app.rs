@@ -1,7 +1,7 @@
 //! The HTTP application: state, routes and the memory guard's gate.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -23,6 +23,53 @@ pub struct AppState {
     pub root: Root,
     pub configured_limit: Option<u64>,
     pub started: Instant,
+    pub limits: Limits,
+}
+
+/// How much work one request may ask for (`[limits]` in the config).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// How long one operation may run before it is answered 422
+    /// `too-costly`. Long loops check it as they go; the handler is also
+    /// abandoned a little after it runs out.
+    pub request: Duration,
+    /// The most codes one `$expand` returns, unless the
+    /// `X-TOO-COSTLY-THRESHOLD` header says otherwise.
+    pub max_expansion: usize,
+    /// The most elements one ECL evaluation may touch.
+    pub ecl_max_work: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            request: Duration::from_secs(10),
+            max_expansion: 10_000,
+            ecl_max_work: 50_000_000,
+        }
+    }
+}
+
+impl Limits {
+    /// The configured limits, defaults where the config is silent; a
+    /// value out of range is an error naming the key.
+    pub fn from_config(c: &crate::config::LimitsConfig) -> Result<Limits, String> {
+        let d = Limits::default();
+        let request = match c.request_seconds {
+            None => d.request,
+            Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Duration::from_secs_f64(s),
+            Some(s) => {
+                return Err(format!(
+                    "[limits] request_seconds = {s}: must be above 0 and at most 86400"
+                ));
+            }
+        };
+        Ok(Limits {
+            request,
+            max_expansion: c.max_expansion.unwrap_or(d.max_expansion),
+            ecl_max_work: c.ecl_max_work.unwrap_or(d.ecl_max_work),
+        })
+    }
 }
 
 /// Seconds a client refused for memory should wait.

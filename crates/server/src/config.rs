@@ -32,6 +32,23 @@ pub struct Config {
     pub snomed: Option<SnomedConfig>,
     #[serde(default)]
     pub memory: MemoryConfig,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+}
+
+/// `[limits]`: how much work one request may ask for.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Seconds one operation may run before it is answered 422
+    /// `too-costly`; 10.
+    pub request_seconds: Option<f64>,
+    /// The most codes one `$expand` returns; 10000. The
+    /// `X-TOO-COSTLY-THRESHOLD` request header overrides it per request.
+    pub max_expansion: Option<usize>,
+    /// The most elements one ECL evaluation may touch (concepts,
+    /// relationships, members); 50000000.
+    pub ecl_max_work: Option<u64>,
 }
 
 /// `[snomed]`: how editions are loaded.

@@ -131,6 +131,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         tracing::warn!("[memory] {e}; using the defaults");
         guard_config = GuardConfig::default();
     }
+    let limits = app::Limits::from_config(&config.limits).map_err(ServeError::Config)?;
     let editions = editions::load_editions(&config, &files, loader)?;
     // Every edition is open: background prewarm reads may take the disk now.
     loader.release_prewarm();
@@ -146,6 +147,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         root,
         configured_limit: limit,
         started,
+        limits,
     });
     let mem = txmap_memory::process_memory(&state.root);
     let lim = txmap_memory::effective_limit(&state.root, limit);

@@ -368,3 +368,53 @@ async fn a_display_language_picks_that_refsets_preferred_term() {
         .unwrap();
     assert_eq!(c["display"], default.as_str());
 }
+
+#[tokio::test]
+async fn a_request_that_outlives_its_time_budget_is_too_costly() {
+    let dir = tempfile::tempdir().unwrap();
+    common::edition(dir.path(), "ed", 800, 11, 20250131);
+    // A budget that has run out before the work starts: every loop that
+    // checks the deadline stops at once.
+    let state = common::serve(
+        dir.path(),
+        "editions = [\"ed.txmap\"]\n[limits]\nrequest_seconds = 0.000000001\n",
+    );
+    let (status, v) = common::call(
+        state.clone(),
+        Method::GET,
+        &format!("/r4/ValueSet/$expand?url={SCT}%3Ffhir_vs&count=5"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(error_code(&v), "too-costly");
+    assert!(
+        v["issue"][0]["details"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("time budget"),
+        "{v}"
+    );
+    // Work without loops still answers.
+    let (status, v) = common::call(state, Method::GET, "/r4/$versions", None).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+}
+
+#[test]
+fn limits_out_of_range_are_refused_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("txmap.toml"),
+        "[limits]\nrequest_seconds = 0\n",
+    )
+    .unwrap();
+    let options = txmap_server::ServeOptions {
+        config: Some(dir.path().join("txmap.toml")),
+        data_dir: dir.path().join("data"),
+        ..Default::default()
+    };
+    let err = txmap_server::prepare(&options, &txmap_load::Loader::new())
+        .err()
+        .expect("a zero budget is refused");
+    assert!(err.to_string().contains("request_seconds"), "{err}");
+}

@@ -561,3 +561,45 @@ async fn an_inactive_concept_says_so() {
         ed.parents(o).unwrap().len()
     );
 }
+
+#[tokio::test]
+async fn displays_follow_display_language_then_accept_language() {
+    const US: u64 = 900000000000509007;
+    const GB: u64 = 900000000000508004;
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    // A concept spelled differently in the two dialects.
+    let (code, us, gb) = (0..ed.concept_count())
+        .find_map(|o| {
+            let us = ed.preferred_term_in(o, &[US]).unwrap()?.term;
+            let gb = ed.preferred_term_in(o, &[GB]).unwrap()?.term;
+            (us != gb).then(|| (ed.sctid(o).unwrap(), us.to_owned(), gb.to_owned()))
+        })
+        .expect("the synthetic edition has US/GB spelling pairs");
+    let uri = format!("/r4/CodeSystem/$lookup?system={SCT}&code={code}&property=display");
+    let display = |v: &Value| named(v, "display")[0]["valueString"].clone();
+    for (query, header, expected) in [
+        ("", None, &us),
+        ("&displayLanguage=en-GB", None, &gb),
+        ("", Some("en-GB,en;q=0.8"), &gb),
+        ("", Some("fr-CA, en-GB;q=0.5"), &gb),
+        ("", Some("en-GB;q=0.1, en-US"), &us),
+        // The parameter wins over the header.
+        ("&displayLanguage=en-US", Some("en-GB"), &us),
+        // A language the edition lacks falls back to the default.
+        ("&displayLanguage=de", None, &us),
+    ] {
+        let headers: Vec<(&str, &str)> =
+            header.map(|h| ("accept-language", h)).into_iter().collect();
+        let (status, v) = common::call_with_headers(
+            state.clone(),
+            axum::http::Method::GET,
+            &format!("{uri}{query}"),
+            &headers,
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert_eq!(display(&v), json!(expected), "{query} {header:?}");
+    }
+}

@@ -432,6 +432,7 @@ async fn metadata_goes_through_the_memory_guard() {
         root: Root::system(),
         configured_limit: None,
         started: Instant::now(),
+        limits: Default::default(),
     });
     let app = router(state);
     for uri in [

@@ -32,8 +32,9 @@ use serde_json::{Value, json};
 use txmap_load::EditionBytes;
 use txmap_store::{Edition, sctid};
 
+use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{OpError, Params, merge};
+use super::params::{Call, OpError, Params, merge};
 use super::{expression, fhir_json};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
@@ -128,6 +129,7 @@ pub(super) async fn blocking<T: Send + 'static>(
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 code: "exception",
                 tx_type: None,
+                message_id: None,
                 text: "the operation failed unexpectedly".into(),
             }
         })?
@@ -143,11 +145,12 @@ pub(super) fn respond(r: Result<Value, OpError>) -> Response {
 // ----- $lookup ---------------------------------------------------------------
 
 /// `CodeSystem/$lookup`.
-pub async fn lookup(state: Arc<AppState>, params: Params) -> Response {
-    respond(lookup_inner(state, params).await)
+pub async fn lookup(state: Arc<AppState>, call: Call) -> Response {
+    respond(lookup_inner(state, call).await)
 }
 
-async fn lookup_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
+async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
+    let params = &call.params;
     let named = params.coded(params.coding("coding")?)?;
     let code = named
         .code
@@ -156,10 +159,11 @@ async fn lookup_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpE
     check_system(named.system)?;
     let index = resolve_edition(&state.editions, named.version)?;
     let filter = PropertyFilter::new(&params.all_text("property"));
+    let language = DisplayLanguage::parse(call.display_language()?);
     blocking(state, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
-        lookup_code(e, &code, &filter)
+        lookup_code(e, &code, &filter, &language)
     })
     .await
 }
@@ -253,10 +257,11 @@ pub fn lookup_code(
     e: &ServedEdition,
     code: &str,
     filter: &PropertyFilter,
+    language: &DisplayLanguage,
 ) -> Result<Value, OpError> {
     let trimmed = code.trim();
     let parameters = if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
-        concept_parameters(e, find(e, trimmed)?, filter, true)?
+        concept_parameters(e, find(e, trimmed)?, filter, language, true)?
     } else {
         let expr = expression::parse(code).map_err(|why| {
             let mut err = unknown_code(e, code);
@@ -275,13 +280,10 @@ pub fn lookup_code(
 fn default_language_tag(ed: &Ed) -> &'static str {
     match ed.identity().default_language_refset {
         sctid::US_ENGLISH => "en-US",
-        GB_ENGLISH => "en-GB",
+        super::language::GB_ENGLISH => "en-GB",
         _ => "en",
     }
 }
-
-/// |Great Britain English language reference set|.
-const GB_ENGLISH: u64 = 900000000000508004;
 
 /// A post-coordinated expression's lookup: its focus concept's, with the
 /// expression as `code`, its rendering with preferred terms as `display`
@@ -302,13 +304,14 @@ fn expression_parameters(
             status: StatusCode::BAD_REQUEST,
             code: "not-supported",
             tx_type: None,
+            message_id: None,
             text: format!(
                 "$lookup of an expression with more than one focus concept is not supported: {code}"
             ),
         });
     };
     let focus = find(e, &focus.to_string())?;
-    let mut out = concept_parameters(e, focus, filter, false)?;
+    let mut out = concept_parameters(e, focus, filter, &DisplayLanguage::default(), false)?;
     let display = expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned));
     out.retain(|p| p["name"] != "code" && p["name"] != "display");
     out.insert(0, json!({ "name": "code", "valueCode": code }));
@@ -356,6 +359,7 @@ fn concept_parameters(
     e: &ServedEdition,
     ord: u32,
     filter: &PropertyFilter,
+    language: &DisplayLanguage,
     designations: bool,
 ) -> Result<Vec<Value>, OpError> {
     let ed = &e.edition;
@@ -368,11 +372,7 @@ fn concept_parameters(
         json!({ "name": "version", "valueString": version_uri }),
         json!({ "name": "name", "valueString": format!("{SNOMED_CT}|{version_uri}") }),
     ];
-    let display = match ed.preferred_term(ord)? {
-        Some(t) => Some(t),
-        None => ed.fsn(ord, &[])?.map(|d| d.term),
-    };
-    if let Some(d) = display {
+    if let Some(d) = language.display(ed, ord)? {
         out.push(json!({ "name": "display", "valueString": d }));
     }
     if designations && filter.has("designation", true) {
@@ -557,8 +557,8 @@ pub fn normal_form(ed: &Ed, ord: u32, defined: bool, terse: bool) -> Result<Stri
 // ----- $subsumes -------------------------------------------------------------
 
 /// `CodeSystem/$subsumes`.
-pub async fn subsumes(state: Arc<AppState>, params: Params) -> Response {
-    respond(subsumes_inner(state, params).await)
+pub async fn subsumes(state: Arc<AppState>, call: Call) -> Response {
+    respond(subsumes_inner(state, call.params).await)
 }
 
 async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {

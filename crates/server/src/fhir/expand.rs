@@ -12,12 +12,12 @@
 //! Parameters: `count`/`offset` (paging; `total` is always given),
 //! `filter` (the store's ranked word search; results in rank order,
 //! otherwise by code), `activeOnly`, `includeDesignations` (active
-//! descriptions preferred in a language refset), `displayLanguage`
-//! (`en-GB`/`en-US` preferred terms; other tags get the default). An expansion
-//! that would return more than [`MAX_EXPANSION`] codes (or the
+//! descriptions preferred in a language refset), `displayLanguage` or
+//! `Accept-Language` ([`super::language`]). An expansion that would return
+//! more than the configured `max_expansion` codes (or the
 //! `X-TOO-COSTLY-THRESHOLD` header's number, or a smaller `limit`
 //! parameter) is refused with 422 `too-costly`; the walk over the members
-//! checks the memory guard as it goes.
+//! checks the memory guard and the request's deadline as it goes.
 //!
 //! Inactive concepts carry `inactive` and the `status` property (as the
 //! R5 element, or its cross-version extension for R4). Filter-based
@@ -28,27 +28,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 use txmap_memory::Sampler;
 use txmap_store::SearchOptions;
 
 use super::codesystem::{self, Ed, blocking, description_type_display, respond, term_of};
+use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{OpError, ParamValue, Params};
+use super::params::{Call, OpError, ParamValue, Params, check_deadline};
 use super::validate::{self, Filter, Resolved, Rule, Target, ValueSetDef};
 use super::{FhirVersion, expression};
 use crate::app::AppState;
-
-/// The most codes one expansion returns before it is refused as too
-/// costly, unless the `X-TOO-COSTLY-THRESHOLD` header says otherwise.
-pub const MAX_EXPANSION: usize = 10_000;
-
-/// The request header that overrides [`MAX_EXPANSION`].
-pub const THRESHOLD_HEADER: &str = "x-too-costly-threshold";
 
 const UNCLOSED: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed";
 const UNCLOSED_REASON: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason";
@@ -73,40 +65,9 @@ const KEPT: [&str; 10] = [
     "date",
 ];
 
-/// The `$expand` route of one FHIR base, GET and POST.
-pub fn route(v: FhirVersion) -> axum::routing::MethodRouter<Arc<AppState>> {
-    axum::routing::get(
-        move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
-            match Params::from_query(&uri) {
-                Ok(p) => expand(state, v, &headers, p).await,
-                Err(e) => e.response(),
-            }
-        },
-    )
-    .post(
-        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
-            match Params::from_body(&headers, &body) {
-                Ok(p) => expand(state, v, &headers, p).await,
-                Err(e) => e.response(),
-            }
-        },
-    )
-    .fallback(super::method_not_allowed)
-}
-
 /// `ValueSet/$expand`.
-pub async fn expand(
-    state: Arc<AppState>,
-    v: FhirVersion,
-    headers: &HeaderMap,
-    params: Params,
-) -> Response {
-    let threshold = headers
-        .get(THRESHOLD_HEADER)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|s| s.trim().parse::<usize>().ok())
-        .unwrap_or(MAX_EXPANSION);
-    respond(expand_inner(state, v, threshold, params).await)
+pub async fn expand(state: Arc<AppState>, v: FhirVersion, call: Call) -> Response {
+    respond(expand_inner(state, v, call).await)
 }
 
 /// The expansion's request options.
@@ -119,29 +80,9 @@ struct Options {
     active_only: bool,
     designations: bool,
     limit: usize,
-    /// Language refsets whose preferred terms are the displays, from
-    /// `displayLanguage`; empty for the edition's default.
-    display_refsets: Vec<u64>,
-}
-
-/// |Great Britain English language reference set|.
-const GB_ENGLISH: u64 = 900000000000508004;
-
-/// The language refsets a `displayLanguage` names, in order: `en-GB` and
-/// `en-US` are known; other tags fall back to the default.
-fn display_refsets(tags: &str) -> Vec<u64> {
-    tags.split(',')
-        .filter_map(|t| {
-            let tag = t.split(';').next().unwrap_or_default().trim();
-            if tag.eq_ignore_ascii_case("en-GB") {
-                Some(GB_ENGLISH)
-            } else if tag.eq_ignore_ascii_case("en-US") {
-                Some(txmap_store::sctid::US_ENGLISH)
-            } else {
-                None
-            }
-        })
-        .collect()
+    /// The displays' language, from `displayLanguage` or
+    /// `Accept-Language`.
+    language: DisplayLanguage,
 }
 
 fn number(params: &Params, name: &str) -> Result<Option<usize>, OpError> {
@@ -198,12 +139,10 @@ fn echoed(params: &Params) -> Vec<Value> {
     out
 }
 
-async fn expand_inner(
-    state: Arc<AppState>,
-    v: FhirVersion,
-    threshold: usize,
-    params: Params,
-) -> Result<Value, OpError> {
+async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Result<Value, OpError> {
+    let params = &call.params;
+    let threshold = call.max_expansion;
+    let deadline = call.deadline;
     let Resolved {
         def,
         implicit,
@@ -225,10 +164,7 @@ async fn expand_inner(
         active_only: flag(&params, "activeOnly")?,
         designations: flag(&params, "includeDesignations")?,
         limit,
-        display_refsets: params
-            .text("displayLanguage")?
-            .map(display_refsets)
-            .unwrap_or_default(),
+        language: DisplayLanguage::parse(call.display_language()?),
     };
     let system_version = params.text("system-version")?.and_then(|sv| {
         sv.strip_prefix(SNOMED_CT)
@@ -254,12 +190,11 @@ async fn expand_inner(
         }
         let mut sampler = Sampler::default();
         let mut check = || {
-            state.guard.check_running(&mut sampler).map_err(|t| OpError {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
-                code: "too-costly",
-                tx_type: None,
-                text: format!("the expansion was aborted: {t}"),
-            })
+            check_deadline(deadline)?;
+            state
+                .guard
+                .check_running(&mut sampler)
+                .map_err(|t| OpError::too_costly(format!("the expansion was aborted: {t}")))
         };
         let items = members(ed, &def, &options, &mut check)?;
         let total = items.len();
@@ -273,6 +208,7 @@ async fn expand_inner(
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 code: "too-costly",
                 tx_type: None,
+                message_id: None,
                 text: format!(
                     "The value set '{}' expansion has too many codes to produce (>{})",
                     vs_url,
@@ -467,12 +403,9 @@ fn members(
                 txmap_store::StoreError::EmptyQuery => {
                     OpError::invalid(format!("the filter {text:?} has no words"))
                 }
-                txmap_store::StoreError::TooCostly => OpError {
-                    status: StatusCode::UNPROCESSABLE_ENTITY,
-                    code: "too-costly",
-                    tx_type: None,
-                    text: format!("the filter {text:?} matches too many descriptions"),
-                },
+                txmap_store::StoreError::TooCostly => OpError::too_costly(format!(
+                    "the filter {text:?} matches too many descriptions"
+                )),
                 other => other.into(),
             })?;
         let mut out = Vec::new();
@@ -606,19 +539,7 @@ fn entry(
         Item::Concept(ord) => *ord,
     };
     let concept = ed.concept_at(ord)?;
-    let in_language = if options.display_refsets.is_empty() {
-        None
-    } else {
-        ed.preferred_term_in(ord, &options.display_refsets)?
-            .map(|d| d.term.to_owned())
-    };
-    let display = match in_language {
-        Some(t) => Some(t),
-        None => match ed.preferred_term(ord)? {
-            Some(t) => Some(t.to_owned()),
-            None => ed.fsn(ord, &[])?.map(|d| d.term.to_owned()),
-        },
-    };
+    let display = options.language.display(ed, ord)?;
     let mut c = json!({ "system": SNOMED_CT, "code": concept.id.to_string() });
     if let Some(d) = display {
         c["display"] = Value::from(d);
@@ -761,15 +682,6 @@ mod tests {
         let u = uuid();
         assert_eq!(u.len(), "urn:uuid:".len() + 36, "{u}");
         assert_ne!(u, uuid());
-    }
-
-    #[test]
-    fn display_languages() {
-        assert_eq!(
-            display_refsets("en-GB, en-US;q=0.5, de"),
-            [GB_ENGLISH, txmap_store::sctid::US_ENGLISH]
-        );
-        assert!(display_refsets("en").is_empty());
     }
 
     #[test]

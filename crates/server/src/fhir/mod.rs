@@ -16,12 +16,14 @@ pub mod codesystem;
 pub mod expand;
 pub mod expression;
 pub mod format;
+pub mod language;
 pub mod metadata;
 pub mod params;
 pub mod translate;
 pub mod validate;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -31,6 +33,8 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
+
+use self::params::{Call, OpError, Params};
 
 use crate::app::AppState;
 use crate::editions::Editions;
@@ -111,79 +115,83 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
         )
         .route(
             "/CodeSystem/$lookup",
-            get(|State(state): State<Arc<AppState>>, uri: Uri| async move {
-                match params::Params::from_query(&uri) {
-                    Ok(p) => codesystem::lookup(state, p).await,
-                    Err(e) => e.response(),
-                }
-            })
-            .post(
-                |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
-                    match params::Params::from_body(&headers, &body) {
-                        Ok(p) => codesystem::lookup(state, p).await,
-                        Err(e) => e.response(),
-                    }
-                },
-            )
-            .fallback(method_not_allowed),
+            operation(v, |s, _, c| Box::pin(codesystem::lookup(s, c))),
         )
         .route(
             "/CodeSystem/$subsumes",
-            get(|State(state): State<Arc<AppState>>, uri: Uri| async move {
-                match params::Params::from_query(&uri) {
-                    Ok(p) => codesystem::subsumes(state, p).await,
-                    Err(e) => e.response(),
-                }
-            })
-            .post(
-                |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
-                    match params::Params::from_body(&headers, &body) {
-                        Ok(p) => codesystem::subsumes(state, p).await,
-                        Err(e) => e.response(),
-                    }
-                },
-            )
-            .fallback(method_not_allowed),
+            operation(v, |s, _, c| Box::pin(codesystem::subsumes(s, c))),
         )
         .route(
             "/CodeSystem/$validate-code",
-            operation(|s, p| Box::pin(validate::cs_validate_code(s, p))),
+            operation(v, |s, _, c| Box::pin(validate::cs_validate_code(s, c))),
         )
         .route("/CodeSystem", translate::search_route(v))
         .route("/CodeSystem/{id}", translate::read_route())
-        .route("/ConceptMap/$translate", translate::route(v))
-        .route("/ValueSet/$expand", expand::route(v))
+        .route(
+            "/ConceptMap/$translate",
+            operation(v, |s, v, c| Box::pin(translate::translate(s, v, c))),
+        )
+        .route(
+            "/ValueSet/$expand",
+            operation(v, |s, v, c| Box::pin(expand::expand(s, v, c))),
+        )
         .route(
             "/ValueSet/$validate-code",
-            operation(|s, p| Box::pin(validate::vs_validate_code(s, p))),
+            operation(v, |s, _, c| Box::pin(validate::vs_validate_code(s, c))),
         )
         .route_layer(middleware::from_fn(format::negotiate))
 }
 
 type OpFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
 
+/// An operation: the state, the FHIR base it was called at, the call.
+type Op = fn(Arc<AppState>, FhirVersion, Call) -> OpFuture;
+
+/// How long past its budget a handler may run before it is abandoned: the
+/// long loops check the deadline themselves and answer first.
+const GRACE: Duration = Duration::from_millis(500);
+
 /// An operation's route: its parameters from the query (GET) or the body
-/// (POST), handed to `op`; other methods are 405.
-fn operation(
-    op: fn(Arc<AppState>, params::Params) -> OpFuture,
-) -> axum::routing::MethodRouter<Arc<AppState>> {
+/// (POST), handed to `op` with the headers that matter; other methods are
+/// 405.
+fn operation(v: FhirVersion, op: Op) -> axum::routing::MethodRouter<Arc<AppState>> {
     get(
-        move |State(state): State<Arc<AppState>>, uri: Uri| async move {
-            match params::Params::from_query(&uri) {
-                Ok(p) => op(state, p).await,
+        move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
+            match Params::from_query(&uri) {
+                Ok(p) => run(state, v, op, p, &headers).await,
                 Err(e) => e.response(),
             }
         },
     )
     .post(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
-            match params::Params::from_body(&headers, &body) {
-                Ok(p) => op(state, p).await,
+            match Params::from_body(&headers, &body) {
+                Ok(p) => run(state, v, op, p, &headers).await,
                 Err(e) => e.response(),
             }
         },
     )
     .fallback(method_not_allowed)
+}
+
+/// Runs one call within its time budget.
+async fn run(
+    state: Arc<AppState>,
+    v: FhirVersion,
+    op: Op,
+    params: Params,
+    headers: &HeaderMap,
+) -> Response {
+    let budget = state.limits.request;
+    let call = Call::new(params, headers, &state.limits);
+    match tokio::time::timeout(budget + GRACE, op(state, v, call)).await {
+        Ok(response) => response,
+        Err(_) => OpError::too_costly(format!(
+            "the operation did not finish within its time budget of {:.1} s",
+            budget.as_secs_f64()
+        ))
+        .response(),
+    }
 }
 
 fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &HeaderMap) -> Response {

@@ -6,10 +6,16 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use std::time::Instant;
+
 use super::fhir_json;
+use crate::app::Limits;
 
 /// The `tx-issue-type` code system of the HL7 terminology tooling.
 pub const TX_ISSUE_TYPE: &str = "http://hl7.org/fhir/tools/CodeSystem/tx-issue-type";
+
+/// The extension naming an issue's message in the HL7 tooling's catalogue.
+pub const MESSAGE_ID: &str = "http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id";
 
 /// A Coding given as a parameter value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -70,6 +76,8 @@ pub struct OpError {
     pub code: &'static str,
     /// A `tx-issue-type` code for `details.coding`, if one applies.
     pub tx_type: Option<&'static str>,
+    /// An `operationoutcome-message-id` extension (`INVALID_ECL`...).
+    pub message_id: Option<&'static str>,
     pub text: String,
 }
 
@@ -79,6 +87,7 @@ impl OpError {
             status: StatusCode::BAD_REQUEST,
             code: "invalid",
             tx_type: None,
+            message_id: None,
             text: text.into(),
         }
     }
@@ -88,6 +97,7 @@ impl OpError {
             status: StatusCode::NOT_FOUND,
             code: "not-found",
             tx_type: Some("not-found"),
+            message_id: None,
             text: text.into(),
         }
     }
@@ -97,6 +107,7 @@ impl OpError {
             status: StatusCode::BAD_REQUEST,
             code: "required",
             tx_type: None,
+            message_id: None,
             text: format!("the parameter {name:?} is required"),
         }
     }
@@ -107,16 +118,91 @@ impl OpError {
         if let Some(t) = self.tx_type {
             details["coding"] = json!([{ "system": TX_ISSUE_TYPE, "code": t }]);
         }
-        let body = json!({
-            "resourceType": "OperationOutcome",
-            "issue": [{
-                "severity": "error",
-                "code": self.code,
-                "details": details,
-                "diagnostics": self.text,
-            }],
+        let mut issue = json!({
+            "severity": "error",
+            "code": self.code,
+            "details": details,
+            "diagnostics": self.text,
         });
+        if let Some(id) = self.message_id {
+            issue["extension"] = json!([{ "url": MESSAGE_ID, "valueString": id }]);
+        }
+        let body = json!({ "resourceType": "OperationOutcome", "issue": [issue] });
         fhir_json(self.status, &body)
+    }
+}
+
+impl OpError {
+    /// 422 `too-costly`: the request asks for more work than allowed.
+    pub fn too_costly(text: impl Into<String>) -> OpError {
+        OpError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: "too-costly",
+            tx_type: None,
+            message_id: None,
+            text: text.into(),
+        }
+    }
+}
+
+/// The request header that overrides the expansion size limit, as the
+/// HL7 suite sends it.
+pub const THRESHOLD_HEADER: &str = "x-too-costly-threshold";
+
+/// One operation call: its parameters and what its headers add.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub params: Params,
+    /// `Accept-Language`, which `displayLanguage` overrides.
+    pub accept_language: Option<String>,
+    /// The most codes an expansion may return: the
+    /// `X-TOO-COSTLY-THRESHOLD` header, else the configured limit.
+    pub max_expansion: usize,
+    /// When the request's time budget runs out.
+    pub deadline: Instant,
+}
+
+impl Call {
+    pub fn new(params: Params, headers: &HeaderMap, limits: &Limits) -> Call {
+        let header_text = |name: &str| headers.get(name).and_then(|h| h.to_str().ok());
+        Call {
+            params,
+            accept_language: header_text(header::ACCEPT_LANGUAGE.as_str())
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned),
+            max_expansion: header_text(THRESHOLD_HEADER)
+                .and_then(|s| s.trim().parse::<usize>().ok())
+                .unwrap_or(limits.max_expansion),
+            deadline: Instant::now() + limits.request,
+        }
+    }
+
+    /// The languages displays are asked in: `displayLanguage`, else
+    /// `Accept-Language`.
+    pub fn display_language(&self) -> Result<Option<&str>, OpError> {
+        Ok(self
+            .params
+            .text("displayLanguage")?
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .or(self.accept_language.as_deref()))
+    }
+
+    /// An error once the time budget has run out.
+    pub fn check_deadline(&self) -> Result<(), OpError> {
+        check_deadline(self.deadline)
+    }
+}
+
+/// An error once `deadline` has passed.
+pub fn check_deadline(deadline: Instant) -> Result<(), OpError> {
+    if Instant::now() >= deadline {
+        Err(OpError::too_costly(
+            "the operation ran out of its time budget",
+        ))
+    } else {
+        Ok(())
     }
 }
 
@@ -127,6 +213,7 @@ impl From<txmap_store::StoreError> for OpError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             code: "exception",
             tx_type: None,
+            message_id: None,
             text: format!("the edition could not be read: {e}"),
         }
     }
@@ -185,6 +272,7 @@ impl Params {
                 status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 code: "not-supported",
                 tx_type: None,
+                message_id: None,
                 text: format!(
                     "Content-Type {other} is not supported: POST a Parameters resource as application/fhir+json"
                 ),

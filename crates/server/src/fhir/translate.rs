@@ -37,12 +37,13 @@ use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
 use serde_json::{Value, json};
 use txmap_store::RefsetKind;
 
 use super::codesystem::{blocking, check_system, resolve_edition, respond, term_of};
 use super::metadata::SNOMED_CT;
-use super::params::{OpError, Params, merge};
+use super::params::{Call, OpError, Params, merge};
 use super::{FhirVersion, base_url, fhir_json};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
@@ -78,27 +79,6 @@ fn is_map(kind: RefsetKind) -> bool {
     )
 }
 
-/// The route of `ConceptMap/$translate`.
-pub fn route(v: FhirVersion) -> axum::routing::MethodRouter<Arc<AppState>> {
-    axum::routing::get(
-        move |State(state): State<Arc<AppState>>, uri: Uri| async move {
-            match Params::from_query(&uri) {
-                Ok(p) => respond(translate(state, v, p).await),
-                Err(e) => e.response(),
-            }
-        },
-    )
-    .post(
-        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: axum::body::Bytes| async move {
-            match Params::from_body(&headers, &body) {
-                Ok(p) => respond(translate(state, v, p).await),
-                Err(e) => e.response(),
-            }
-        },
-    )
-    .fallback(super::method_not_allowed)
-}
-
 /// One target of a translation.
 struct Target {
     code: String,
@@ -108,7 +88,16 @@ struct Target {
     map: u64,
 }
 
-async fn translate(state: Arc<AppState>, v: FhirVersion, params: Params) -> Result<Value, OpError> {
+/// `ConceptMap/$translate`.
+pub async fn translate(state: Arc<AppState>, v: FhirVersion, call: Call) -> Response {
+    respond(translate_inner(state, v, call.params).await)
+}
+
+async fn translate_inner(
+    state: Arc<AppState>,
+    v: FhirVersion,
+    params: Params,
+) -> Result<Value, OpError> {
     let coding = merge_codings(params.coding("coding")?, params.coding("sourceCoding")?)?;
     let pick = |f: fn(&super::params::Coding) -> Option<&str>| coding.and_then(f);
     let system = merge(

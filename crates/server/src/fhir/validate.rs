@@ -34,11 +34,9 @@ use serde_json::{Value, json};
 use super::codesystem::{self, Ed, blocking, check_system, respond, term_of};
 use super::expression;
 use super::metadata::SNOMED_CT;
-use super::params::{Coding, OpError, Params, TX_ISSUE_TYPE, merge};
+use super::params::{Call, Coding, MESSAGE_ID, OpError, Params, TX_ISSUE_TYPE, merge};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
-
-const MESSAGE_ID: &str = "http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id";
 
 /// One issue of the `issues` OperationOutcome.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,6 +126,7 @@ fn bad_request(code: &'static str, text: String) -> OpError {
         status: StatusCode::BAD_REQUEST,
         code,
         tx_type: None,
+        message_id: None,
         text,
     }
 }
@@ -741,8 +740,8 @@ fn input(params: &Params) -> Result<Input, OpError> {
 // ----- CodeSystem/$validate-code --------------------------------------------
 
 /// `CodeSystem/$validate-code`.
-pub async fn cs_validate_code(state: Arc<AppState>, params: Params) -> Response {
-    respond(cs_inner(state, params).await)
+pub async fn cs_validate_code(state: Arc<AppState>, call: Call) -> Response {
+    respond(cs_inner(state, call.params).await)
 }
 
 async fn cs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
@@ -819,8 +818,8 @@ pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
 // ----- ValueSet/$validate-code ----------------------------------------------
 
 /// `ValueSet/$validate-code`.
-pub async fn vs_validate_code(state: Arc<AppState>, params: Params) -> Response {
-    respond(vs_inner(state, params).await)
+pub async fn vs_validate_code(state: Arc<AppState>, call: Call) -> Response {
+    respond(vs_inner(state, call.params).await)
 }
 
 async fn vs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
