@@ -53,7 +53,12 @@ for (mode, suite), c in counts.items():
 out += ["", "## Known failures", "",
         "| suite | failing | reason |", "|---|---|---|"]
 for suite, ids in failing.items():
-    reason = reasons.get(suite, "not yet investigated")
+    if suite in reasons:
+        reason = reasons[suite]
+    elif all(i in reasons for i in ids):
+        reason = "each test's reason is below"
+    else:
+        reason = "not yet investigated"
     out.append(f"| {suite} | {len(ids)} | {reason} |")
 single = [(k, v) for k, v in reasons.items() if "/" in k]
 if single:

@@ -413,8 +413,134 @@ fn limits_out_of_range_are_refused_at_startup() {
         data_dir: dir.path().join("data"),
         ..Default::default()
     };
-    let err = txmap_server::prepare(&options, &txmap_load::Loader::new())
-        .err()
-        .expect("a zero budget is refused");
+    let Err(err) = txmap_server::prepare(&options, &txmap_load::Loader::new()) else {
+        panic!("a zero budget is refused");
+    };
     assert!(err.to_string().contains("request_seconds"), "{err}");
+}
+
+/// A ValueSet whose one include has the filters given.
+fn compose(filters: Value) -> Value {
+    json!({
+        "resourceType": "ValueSet",
+        "url": "http://example.org/vs/ecl",
+        "status": "active",
+        "compose": { "include": [{ "system": SCT, "filter": filters }] },
+    })
+}
+
+#[tokio::test]
+async fn ecl_value_sets_expand_by_url_and_by_compose() {
+    let (o, id, all) = subtree();
+    // fhir_vs=ecl/, percent-encoded as a URL parameter value.
+    let (status, v) = get(&format!(
+        "/r4/ValueSet/$expand?url={SCT}%3Ffhir_vs%3Decl%2F%3C%3C%20{id}"
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(codes(&v), all);
+    // The same set by a constraint filter, minus the concept itself.
+    let (status, v) = post(
+        "/r5/ValueSet/$expand",
+        json!([{ "name": "valueSet", "resource": compose(json!([
+            { "property": "constraint", "op": "=", "value": format!("<< {id} MINUS {id}") }
+        ])) }]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let without: Vec<String> = all
+        .iter()
+        .filter(|c| **c != id.to_string())
+        .cloned()
+        .collect();
+    assert_eq!(codes(&v), without);
+    // child-of and generalizes filters are ECL too.
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let sorted = |ords: Vec<u32>| {
+        let mut c: Vec<String> = ords
+            .into_iter()
+            .map(|o| ed.sctid(o).unwrap().to_string())
+            .collect();
+        c.sort();
+        c
+    };
+    for (op, expected) in [
+        ("child-of", sorted(ed.children(o).unwrap().to_vec())),
+        (
+            "generalizes",
+            sorted(
+                std::iter::once(o)
+                    .chain(ed.ancestors(o).unwrap().iter())
+                    .collect(),
+            ),
+        ),
+    ] {
+        let (status, v) = post(
+            "/r4/ValueSet/$expand",
+            json!([{ "name": "valueSet", "resource": compose(json!([
+                { "property": "concept", "op": op, "value": id.to_string() }
+            ])) }]),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{op}: {v}");
+        assert_eq!(codes(&v), expected, "{op}");
+    }
+}
+
+#[tokio::test]
+async fn bad_ecl_is_a_4xx_that_quotes_the_expression() {
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    // An SCTID with a valid check digit that the edition does not have.
+    let unknown = (1_000_000u64..)
+        .map(|n| n * 1000 + 10)
+        .find_map(|base| {
+            (0..10)
+                .map(|d| base + d)
+                .find(|&id| txmap_ecl::parse(&id.to_string()).is_ok() && ed.ordinal(id).is_none())
+        })
+        .unwrap();
+    for ecl in [
+        "<< 10200004 OR << 404684003 AND << 64572001".to_owned(),
+        "<< abc".to_owned(),
+        "<<".to_owned(),
+        format!("< {unknown}"),
+    ] {
+        let (status, v) = post(
+            "/r4/ValueSet/$expand",
+            json!([{ "name": "valueSet", "resource": compose(json!([
+                { "property": "constraint", "op": "=", "value": ecl }
+            ])) }]),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{ecl}: {v}");
+        let issue = &v["issue"][0];
+        assert_eq!(issue["code"], "invalid");
+        assert_eq!(issue["extension"][0]["valueString"], "INVALID_ECL");
+        assert_eq!(issue["details"]["coding"][0]["code"], "vs-invalid");
+        assert!(
+            issue["details"]["text"].as_str().unwrap().contains(&ecl),
+            "{ecl}: {v}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_ecl_evaluation_past_its_work_limit_is_too_costly() {
+    let dir = tempfile::tempdir().unwrap();
+    common::edition(dir.path(), "ed", 800, 11, 20250131);
+    let state = common::serve(
+        dir.path(),
+        "editions = [\"ed.txmap\"]\n[limits]\necl_max_work = 10\n",
+    );
+    let (status, v) = common::call(
+        state,
+        Method::GET,
+        &format!("/r4/ValueSet/$expand?url={SCT}%3Ffhir_vs%3Decl%2F%2A&count=1"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(error_code(&v), "too-costly");
 }

@@ -443,3 +443,76 @@ async fn inline_and_tx_resource_value_sets() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(error_outcome(&v), "not-supported");
 }
+
+#[tokio::test]
+async fn ecl_value_sets_test_concepts_and_expressions() {
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let (o, id) = active_with_child();
+    let child = ed
+        .sctid(ed.children(o).unwrap().iter().next().unwrap())
+        .unwrap();
+    let parent = ed
+        .sctid(ed.parents(o).unwrap().iter().next().unwrap())
+        .unwrap();
+    let value_set = json!({
+        "resourceType": "ValueSet",
+        "url": "http://example.org/vs/ecl",
+        "status": "active",
+        "compose": { "include": [{ "system": SCT, "filter": [
+            { "property": "constraint", "op": "=", "value": format!("<< {id} MINUS {child}") }
+        ] }] },
+    });
+    let validate = |code: String| {
+        let value_set = value_set.clone();
+        async move {
+            post(
+                "/r4/ValueSet/$validate-code",
+                json!([
+                    { "name": "valueSet", "resource": value_set },
+                    { "name": "system", "valueUri": SCT },
+                    { "name": "code", "valueCode": code },
+                ]),
+            )
+            .await
+        }
+    };
+    for (code, inside) in [(id, true), (child, false), (parent, false)] {
+        let (status, v) = validate(code.to_string()).await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert_eq!(result(&v), inside, "{code}: {v}");
+    }
+    // An expression refining a concept with one of its own attributes is
+    // below the concept's parent, so inside `<< parent`; one refining the
+    // parent's parent is not.
+    let (d, p, attribute) = (0..ed.concept_count())
+        .find_map(|d| {
+            let a = *ed.attributes(d).unwrap().first()?;
+            let p = ed.parents(d).unwrap().iter().next()?;
+            ed.parents(p).unwrap().iter().next()?;
+            Some((d, p, a))
+        })
+        .expect("a concept with an attribute and a grandparent");
+    let grandparent = ed.parents(p).unwrap().iter().next().unwrap();
+    let under = |top: u32, focus: u32| {
+        let top = ed.sctid(top).unwrap();
+        let focus = ed.sctid(focus).unwrap();
+        async move {
+            post(
+                "/r5/ValueSet/$validate-code",
+                json!([
+                    { "name": "url", "valueUri": format!("{SCT}?fhir_vs=ecl/<< {top}") },
+                    { "name": "system", "valueUri": SCT },
+                    { "name": "code", "valueCode": format!("{focus}:{}={}", attribute.type_id, attribute.target) },
+                ]),
+            )
+            .await
+        }
+    };
+    let (status, v) = under(p, d).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(result(&v), "{v}");
+    let (status, v) = under(p, grandparent).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(!result(&v), "{v}");
+}

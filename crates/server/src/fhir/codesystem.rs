@@ -25,6 +25,7 @@
 //! designation, and the refinement's attributes added.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -113,6 +114,15 @@ pub(super) fn check_system(system: Option<&str>) -> Result<(), OpError> {
         Some(other) => Err(OpError::not_found(format!(
             "A definition for CodeSystem '{other}' could not be found: this server serves {SNOMED_CT} only"
         ))),
+    }
+}
+
+/// The ECL budget of a request: its deadline and the configured work
+/// limit.
+pub(super) fn ecl_budget(state: &AppState, deadline: Instant) -> txmap_ecl_eval::Budget {
+    txmap_ecl_eval::Budget {
+        deadline: Some(deadline),
+        max_work: state.limits.ecl_max_work,
     }
 }
 

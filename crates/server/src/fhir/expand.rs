@@ -1,7 +1,7 @@
 //! `ValueSet/$expand` for SNOMED CT value sets.
 //!
 //! The value set is resolved as `ValueSet/$validate-code` resolves it
-//! ([`validate::resolve_value_set`]): an implicit SNOMED CT `url`
+//! ([`super::valueset::resolve_value_set`]): an implicit SNOMED CT `url`
 //! (`?fhir_vs`, `?fhir_vs=isa/X`, `?fhir_vs=refset/R`), an inline
 //! `valueSet`, or a `tx-resource` whose `url` matches; of a compose,
 //! concept lists (SCTIDs and post-coordinated expressions) and the
@@ -31,6 +31,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
+use txmap_ecl_eval::Budget;
 use txmap_memory::Sampler;
 use txmap_store::SearchOptions;
 
@@ -38,7 +39,7 @@ use super::codesystem::{self, Ed, blocking, description_type_display, respond, t
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Call, OpError, ParamValue, Params, check_deadline};
-use super::validate::{self, Filter, Resolved, Rule, Target, ValueSetDef};
+use super::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set};
 use super::{FhirVersion, expression};
 use crate::app::AppState;
 
@@ -147,22 +148,23 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
         def,
         implicit,
         resource,
-    } = validate::resolve_value_set(&params)?;
-    let limit = match number(&params, "limit")? {
+    } = resolve_value_set(params)?;
+    let budget = codesystem::ecl_budget(&state, deadline);
+    let limit = match number(params, "limit")? {
         Some(l) if l > 0 => l.min(threshold),
         _ => threshold,
     };
     let options = Options {
-        count: number(&params, "count")?,
-        offset: number(&params, "offset")?.unwrap_or(0),
+        count: number(params, "count")?,
+        offset: number(params, "offset")?.unwrap_or(0),
         offset_given: params.text("offset")?.is_some(),
         filter: params
             .text("filter")?
             .map(str::trim)
             .filter(|f| !f.is_empty())
             .map(str::to_owned),
-        active_only: flag(&params, "activeOnly")?,
-        designations: flag(&params, "includeDesignations")?,
+        active_only: flag(params, "activeOnly")?,
+        designations: flag(params, "includeDesignations")?,
         limit,
         language: DisplayLanguage::parse(call.display_language()?),
     };
@@ -173,20 +175,20 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
     });
     let version = system_version.or_else(|| def.version().map(str::to_owned));
     let index = codesystem::resolve_edition(&state.editions, version.as_deref())?;
-    let echo = echoed(&params);
+    let echo = echoed(params);
     let vs_url = resource
         .as_ref()
         .and_then(|r| r.get("url"))
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .or_else(|| implicit.as_ref().map(|(u, _)| u.clone()))
+        .or_else(|| implicit.clone())
         .unwrap_or_else(|| def.name().to_owned());
     blocking(state, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
         let ed = &e.edition;
-        if let Some((u, rule)) = &implicit {
-            validate::check_implicit(ed, u, rule)?;
+        if let Some(u) = &implicit {
+            check_implicit(ed, u)?;
         }
         let mut sampler = Sampler::default();
         let mut check = || {
@@ -196,7 +198,7 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
                 .check_running(&mut sampler)
                 .map_err(|t| OpError::too_costly(format!("the expansion was aborted: {t}")))
         };
-        let items = members(ed, &def, &options, &mut check)?;
+        let items = members(ed, &def, &options, &budget, &mut check)?;
         let total = items.len();
         let start = options.offset.min(total);
         let end = match options.count {
@@ -281,7 +283,7 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
                     .filter(|(k, _)| KEPT.contains(&k.as_str()))
                     .collect(),
             ),
-            _ => implicit_resource(ed, implicit.as_ref().map(|(u, _)| u.as_str()))?,
+            _ => implicit_resource(ed, implicit.as_deref())?,
         };
         vs["expansion"] = expansion;
         Ok(vs)
@@ -346,6 +348,7 @@ fn members(
     ed: &Ed,
     def: &ValueSetDef,
     options: &Options,
+    budget: &Budget,
     check: &mut dyn FnMut() -> Result<(), OpError>,
 ) -> Result<Vec<Item>, OpError> {
     let ValueSetDef::Compose {
@@ -354,32 +357,32 @@ fn members(
     let mut concepts: Vec<u32> = Vec::new();
     let mut expressions: Vec<(String, String)> = Vec::new();
     for rule in include {
-        rule_members(ed, rule, &mut concepts, &mut expressions, check)?;
+        rule_members(ed, rule, &mut concepts, &mut expressions, budget, check)?;
     }
     concepts.sort_unstable();
     concepts.dedup();
-    if !exclude.is_empty() {
-        let mut kept = Vec::with_capacity(concepts.len());
-        for &ord in &concepts {
-            check()?;
-            let code = ed.sctid(ord)?.to_string();
-            let mut out = false;
-            for r in exclude {
-                if validate::rule_matches(ed, r, &code, &Target::Concept(ord))? {
-                    out = true;
-                    break;
+    for r in exclude {
+        match &r.concepts {
+            // A list: each listed code that passes the filters goes.
+            Some(_) => {
+                let mut kept = Vec::with_capacity(concepts.len());
+                for &ord in &concepts {
+                    check()?;
+                    let code = ed.sctid(ord)?.to_string();
+                    if !r.matches(ed, &code, &Target::Concept(ord), budget)? {
+                        kept.push(ord);
+                    }
                 }
+                concepts = kept;
+                expressions
+                    .retain(|(code, _)| r.concepts.as_ref().is_none_or(|l| !l.contains(code)));
             }
-            if !out {
-                kept.push(ord);
+            // Filters: their set goes, evaluated once.
+            None => {
+                let out = r.filtered_concepts(ed, budget)?;
+                concepts.retain(|o| out.binary_search(o).is_err());
             }
         }
-        concepts = kept;
-        expressions.retain(|(code, _)| {
-            !exclude
-                .iter()
-                .any(|r| r.concepts.as_ref().is_some_and(|l| l.contains(code)))
-        });
     }
     if options.active_only {
         let mut kept = Vec::with_capacity(concepts.len());
@@ -439,85 +442,31 @@ fn rule_members(
     rule: &Rule,
     concepts: &mut Vec<u32>,
     expressions: &mut Vec<(String, String)>,
+    budget: &Budget,
     check: &mut dyn FnMut() -> Result<(), OpError>,
 ) -> Result<(), OpError> {
-    if let Some(list) = &rule.concepts {
-        for code in list {
-            check()?;
-            if !code.is_empty() && code.bytes().all(|b| b.is_ascii_digit()) {
-                if let Some(ord) = code.parse::<u64>().ok().and_then(|id| ed.ordinal(id))
-                    && validate::concept_matches(ed, &rule.filters, ord, ed.sctid(ord)?)?
-                {
-                    concepts.push(ord);
-                }
-                continue;
-            }
-            let Ok(expr) = expression::parse(code) else {
-                continue;
-            };
-            if expr.concepts().iter().any(|c| ed.ordinal(*c).is_none()) {
-                continue;
-            }
-            let display = expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned));
-            expressions.push((code.clone(), display));
-        }
+    let Some(list) = &rule.concepts else {
+        concepts.extend(rule.filtered_concepts(ed, budget)?);
         return Ok(());
-    }
-    // The candidates: from the first filter that generates them.
-    let generator = rule.filters.iter().find_map(|f| match *f {
-        Filter::IsA(x) => Some((x, true, false)),
-        Filter::DescendentOf(x) => Some((x, false, false)),
-        Filter::Equals(x) => Some((x, true, true)),
-        Filter::In(_) => None,
-    });
-    let candidates: Vec<u32> = match generator {
-        Some((x, itself, only)) => {
-            let Some(ord) = ed.ordinal(x) else {
-                return Ok(());
-            };
-            let mut c = Vec::new();
-            if itself {
-                c.push(ord);
-            }
-            if !only {
-                for d in ed.descendants(ord)?.iter() {
-                    check()?;
-                    c.push(d);
-                }
-            }
-            c
-        }
-        None => match rule.filters.iter().find_map(|f| match *f {
-            Filter::In(r) => Some(r),
-            _ => None,
-        }) {
-            Some(refset) => {
-                let mut c = Vec::new();
-                for m in ed.members(refset)? {
-                    check()?;
-                    if let Some(o) = ed.ordinal(m.component) {
-                        c.push(o);
-                    }
-                }
-                c
-            }
-            None => {
-                let mut c = Vec::with_capacity(ed.concept_count() as usize);
-                for o in 0..ed.concept_count() {
-                    check()?;
-                    c.push(o);
-                }
-                c
-            }
-        },
     };
-    for ord in candidates {
+    for code in list {
         check()?;
-        if rule.filters.len() <= 1
-            || validate::concept_matches(ed, &rule.filters, ord, ed.sctid(ord)?)?
-        {
-            concepts.push(ord);
+        if !code.is_empty() && code.bytes().all(|b| b.is_ascii_digit()) {
+            if let Some(ord) = code.parse::<u64>().ok().and_then(|id| ed.ordinal(id))
+                && rule.concept_passes(ed, ord, budget)?
+            {
+                concepts.push(ord);
+            }
+            continue;
         }
+        let Ok(expr) = expression::parse(code) else {
+            continue;
+        };
+        if expr.concepts().iter().any(|c| ed.ordinal(*c).is_none()) {
+            continue;
+        }
+        let display = expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned));
+        expressions.push((code.clone(), display));
     }
     Ok(())
 }

@@ -18,9 +18,11 @@ pub mod expression;
 pub mod format;
 pub mod language;
 pub mod metadata;
+pub mod mrcm;
 pub mod params;
 pub mod translate;
 pub mod validate;
+pub mod valueset;
 
 use std::sync::Arc;
 use std::time::Duration;

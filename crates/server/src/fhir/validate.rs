@@ -8,33 +8,32 @@
 //! edition (unknown → `result` false; inactive → a warning and `inactive`);
 //! a `display` against the concept's active descriptions (one of its
 //! inactive ones is a warning, anything else an error); a simple
-//! post-coordinated expression ([`expression`]) has each concept checked
-//! and each attribute type checked to descend from |Concept model
-//! attribute| or |Linkage concept|, but not the rest of the concept model
-//! (MRCM), which an informational issue says.
+//! post-coordinated expression ([`expression`]) has each concept checked,
+//! each attribute type checked to descend from |Concept model attribute|
+//! or |Linkage concept|, and each attribute checked against the MRCM
+//! domain and range rules ([`mrcm`]): a violation is a warning (the HL7
+//! suite counts such expressions valid); the rest of the concept model
+//! (cardinality, grouping) is not checked, which an informational issue
+//! says.
 //!
-//! `ValueSet/$validate-code` reads the value set from `url` (an implicit
-//! SNOMED CT value set: `http://snomed.info/sct?fhir_vs`, `?fhir_vs=isa/X`,
-//! `?fhir_vs=refset/R`), or from an inline `valueSet` or a `tx-resource`
-//! whose `url` matches. Of a compose, SNOMED CT includes and excludes with
-//! `concept` lists and `concept` `is-a`, `descendent-of`, `=`, `in`
-//! filters, and the `expressions = true|false` filter, are understood;
-//! anything else is a 4xx. An expression is a member when it is listed
-//! verbatim, when the include is the whole of SNOMED CT, or when
-//! `expressions = true` and its focus concepts pass the include's filters.
+//! `ValueSet/$validate-code` asks [`super::valueset`] whether the code is
+//! in the value set named by `url` or given inline: one membership test
+//! per include, never an expansion.
 //!
 //! Messages are worded as the HL7 terminology suite expects.
 
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::codesystem::{self, Ed, blocking, check_system, respond, term_of};
-use super::expression;
 use super::metadata::SNOMED_CT;
 use super::params::{Call, Coding, MESSAGE_ID, OpError, Params, TX_ISSUE_TYPE, merge};
+use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
+use super::{expression, mrcm};
+use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
+
 use crate::app::AppState;
 use crate::editions::ServedEdition;
 
@@ -76,330 +75,6 @@ pub struct Outcome {
     /// Whether the code is valid (before any value set check).
     pub valid: bool,
     pub issues: Vec<Issue>,
-}
-
-/// How a value set's membership is decided.
-#[derive(Clone, Debug)]
-pub enum ValueSetDef {
-    /// `url|version`, as messages name it, and its compose.
-    Compose {
-        name: String,
-        include: Vec<Rule>,
-        exclude: Vec<Rule>,
-    },
-}
-
-/// One include or exclude: all its conditions hold.
-#[derive(Clone, Debug, Default)]
-pub struct Rule {
-    pub version: Option<String>,
-    /// `None`: any concept. Codes as written (expressions may be listed).
-    pub concepts: Option<Vec<String>>,
-    pub filters: Vec<Filter>,
-    /// Whether expressions match: the whole code system, or a filter
-    /// `expressions = true` (then their focus concepts must match).
-    pub expressions: bool,
-    /// Whether expressions were excluded explicitly (`expressions = false`).
-    pub expressions_off: bool,
-}
-
-/// What a validated code is, for value set membership.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// Unknown or invalid.
-    None,
-    Concept(u32),
-    /// A valid expression: its focus concepts' ordinals.
-    Expression(Vec<u32>),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Filter {
-    IsA(u64),
-    DescendentOf(u64),
-    Equals(u64),
-    In(u64),
-}
-
-fn bad_request(code: &'static str, text: String) -> OpError {
-    OpError {
-        status: StatusCode::BAD_REQUEST,
-        code,
-        tx_type: None,
-        message_id: None,
-        text,
-    }
-}
-
-fn vs_not_found(url: &str) -> OpError {
-    OpError::not_found(format!(
-        "A definition for the value Set '{url}' could not be found"
-    ))
-}
-
-/// An implicit SNOMED CT value set URL (`http://snomed.info/sct?fhir_vs…`),
-/// or `None` when `url` is not one.
-pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
-    let (base, query) = url.split_once('?')?;
-    if base != SNOMED_CT && !base.starts_with("http://snomed.info/sct/") {
-        return None;
-    }
-    let version = (base != SNOMED_CT).then(|| base.to_owned());
-    let rule = |filters: Vec<Filter>, whole: bool| Rule {
-        version: version.clone(),
-        concepts: None,
-        filters,
-        expressions: whole,
-        expressions_off: false,
-    };
-    let id = |s: &str| s.parse::<u64>().map_err(|_| vs_not_found(url));
-    Some(match query {
-        "fhir_vs" => Ok(rule(vec![], true)),
-        q => match q.strip_prefix("fhir_vs=") {
-            Some(v) => {
-                if let Some(x) = v.strip_prefix("isa/") {
-                    id(x).map(|x| rule(vec![Filter::IsA(x)], false))
-                } else if let Some(r) = v.strip_prefix("refset/") {
-                    id(r).map(|r| rule(vec![Filter::In(r)], false))
-                } else if v == "refset" {
-                    Err(bad_request(
-                        "not-supported",
-                        format!(
-                            "the value set {url} (all reference sets) is not supported for $validate-code"
-                        ),
-                    ))
-                } else {
-                    Err(vs_not_found(url))
-                }
-            }
-            None => Err(vs_not_found(url)),
-        },
-    })
-}
-
-fn parse_rules(list: Option<&Value>) -> Result<Vec<Rule>, OpError> {
-    let mut out = Vec::new();
-    let Some(list) = list else { return Ok(out) };
-    let Some(list) = list.as_array() else {
-        return Err(OpError::invalid("compose.include must be an array"));
-    };
-    for inc in list {
-        let system = inc.get("system").and_then(Value::as_str);
-        if inc.get("valueSet").is_some() {
-            return Err(bad_request(
-                "not-supported",
-                "a value set including other value sets is not supported".into(),
-            ));
-        }
-        if system != Some(SNOMED_CT) {
-            return Err(bad_request(
-                "not-supported",
-                format!(
-                    "value set includes of {} are not supported: this server serves {SNOMED_CT} only",
-                    system.unwrap_or("(no system)")
-                ),
-            ));
-        }
-        let mut rule = Rule {
-            version: inc
-                .get("version")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            ..Rule::default()
-        };
-        if let Some(concepts) = inc.get("concept").and_then(Value::as_array) {
-            rule.concepts = Some(
-                concepts
-                    .iter()
-                    .map(|c| {
-                        let code = c.get("code").and_then(Value::as_str).unwrap_or_default();
-                        code.trim().to_owned()
-                    })
-                    .collect(),
-            );
-        }
-        for f in inc
-            .get("filter")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-        {
-            let property = f.get("property").and_then(Value::as_str).unwrap_or("");
-            let op = f.get("op").and_then(Value::as_str).unwrap_or("");
-            let value = f.get("value").and_then(Value::as_str).unwrap_or("");
-            let not_supported = || {
-                bad_request(
-                    "not-supported",
-                    format!("the filter {property} {op} {value} is not supported"),
-                )
-            };
-            if property == "expressions" && op == "=" {
-                match value {
-                    "true" => rule.expressions = true,
-                    "false" => {
-                        rule.expressions = false;
-                        rule.expressions_off = true;
-                    }
-                    _ => return Err(not_supported()),
-                }
-                continue;
-            }
-            if property != "concept" {
-                return Err(not_supported());
-            }
-            let id: u64 = value.trim().parse().map_err(|_| not_supported())?;
-            rule.filters.push(match op {
-                "is-a" => Filter::IsA(id),
-                "descendent-of" => Filter::DescendentOf(id),
-                "=" => Filter::Equals(id),
-                "in" => Filter::In(id),
-                _ => return Err(not_supported()),
-            });
-        }
-        if rule.concepts.is_none() && rule.filters.is_empty() {
-            rule.expressions = true;
-        }
-        out.push(rule);
-    }
-    Ok(out)
-}
-
-/// A ValueSet resource's definition.
-pub fn value_set_def(vs: &Value) -> Result<ValueSetDef, OpError> {
-    let url = vs.get("url").and_then(Value::as_str).unwrap_or("");
-    let name = match vs.get("version").and_then(Value::as_str) {
-        Some(v) => format!("{url}|{v}"),
-        None => url.to_owned(),
-    };
-    let Some(compose) = vs.get("compose") else {
-        return Err(bad_request(
-            "not-supported",
-            format!("the value set {name} has no compose"),
-        ));
-    };
-    Ok(ValueSetDef::Compose {
-        name,
-        include: parse_rules(compose.get("include"))?,
-        exclude: parse_rules(compose.get("exclude"))?,
-    })
-}
-
-impl ValueSetDef {
-    pub(super) fn name(&self) -> &str {
-        match self {
-            ValueSetDef::Compose { name, .. } => name,
-        }
-    }
-
-    pub(super) fn version(&self) -> Option<&str> {
-        match self {
-            ValueSetDef::Compose { include, .. } => {
-                include.iter().find_map(|r| r.version.as_deref())
-            }
-        }
-    }
-
-    /// Whether the code (as written, and what it is) is in.
-    fn contains(&self, ed: &Ed, code: &str, target: &Target) -> Result<bool, OpError> {
-        let ValueSetDef::Compose {
-            include, exclude, ..
-        } = self;
-        let mut inside = false;
-        for r in include {
-            if rule_matches(ed, r, code, target)? {
-                inside = true;
-                break;
-            }
-        }
-        if !inside {
-            return Ok(false);
-        }
-        for r in exclude {
-            if rule_matches(ed, r, code, target)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-}
-
-pub(super) fn rule_matches(
-    ed: &Ed,
-    r: &Rule,
-    code: &str,
-    target: &Target,
-) -> Result<bool, OpError> {
-    let code = code.trim();
-    match target {
-        Target::None => Ok(false),
-        Target::Concept(ord) => {
-            let id = ed.sctid(*ord)?;
-            if let Some(list) = &r.concepts
-                && !list.iter().any(|c| c.parse::<u64>().ok() == Some(id))
-            {
-                return Ok(false);
-            }
-            concept_matches(ed, &r.filters, *ord, id)
-        }
-        Target::Expression(focus) => {
-            if let Some(list) = &r.concepts {
-                return Ok(list.iter().any(|c| c == code));
-            }
-            if !r.expressions || focus.is_empty() {
-                return Ok(false);
-            }
-            for &f in focus {
-                if !concept_matches(ed, &r.filters, f, ed.sctid(f)?)? {
-                    return Ok(false);
-                }
-            }
-            Ok(true)
-        }
-    }
-}
-
-pub(super) fn concept_matches(
-    ed: &Ed,
-    filters: &[Filter],
-    ord: u32,
-    id: u64,
-) -> Result<bool, OpError> {
-    for f in filters {
-        let ok = match *f {
-            Filter::Equals(x) => x == id,
-            Filter::IsA(x) => {
-                x == id
-                    || match ed.ordinal(x) {
-                        Some(a) => ed.subsumes(a, ord)?,
-                        None => false,
-                    }
-            }
-            Filter::DescendentOf(x) => match ed.ordinal(x) {
-                Some(a) => a != ord && ed.subsumes(a, ord)?,
-                None => false,
-            },
-            Filter::In(refset) => ed.is_member(refset, id)?,
-        };
-        if !ok {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Checks the value set's own references against the edition: an
-/// implicit value set on an unknown concept or refset is not found.
-pub(super) fn check_implicit(ed: &Ed, url: &str, rule: &Rule) -> Result<(), OpError> {
-    for f in &rule.filters {
-        let ok = match *f {
-            Filter::IsA(x) | Filter::DescendentOf(x) | Filter::Equals(x) => ed.ordinal(x).is_some(),
-            Filter::In(r) => ed.refset(r).is_some(),
-        };
-        if !ok {
-            return Err(vs_not_found(url));
-        }
-    }
-    Ok(())
 }
 
 /// A term list as the suite words it: `'a' (en), 'b' (en) or 'c' (en)`.
@@ -471,12 +146,55 @@ fn misplaced_attribute(ed: &Ed, expr: &expression::Expression) -> Result<Option<
     Ok(None)
 }
 
+/// An expression (whose concepts are known) as ECL sees it: ungrouped
+/// attributes in group 0, each `{…}` group numbered from 1.
+fn subject(ed: &Ed, expr: &expression::Expression) -> ExpressionSubject {
+    let mut attributes = Vec::new();
+    let mut push = |group: u16, a: &expression::Attribute| {
+        let value = match &a.value {
+            expression::AttributeValue::Concept(c) => match ed.ordinal(*c) {
+                Some(o) => SubjectValue::Concept(o),
+                None => return,
+            },
+            expression::AttributeValue::Concrete(v) => match v.strip_prefix('#') {
+                Some(n) => match n.parse::<f64>() {
+                    Ok(n) => SubjectValue::Number(n),
+                    Err(_) => return,
+                },
+                None => SubjectValue::String(v.trim_matches('"').to_owned()),
+            },
+        };
+        attributes.push(SubjectAttribute {
+            group,
+            type_id: a.type_id,
+            value,
+        });
+    };
+    let mut group = 0u16;
+    for r in &expr.refinements {
+        match r {
+            expression::Refinement::Attribute(a) => push(0, a),
+            expression::Refinement::Group(g) => {
+                group = group.saturating_add(1);
+                for a in g {
+                    push(group, a);
+                }
+            }
+        }
+    }
+    ExpressionSubject {
+        focus: expr.focus.iter().filter_map(|&c| ed.ordinal(c)).collect(),
+        attributes,
+    }
+}
+
 /// Validates `code` (an SCTID or an expression) with an optional
 /// `display` against edition `e`.
 pub fn validate_code(
     e: &ServedEdition,
     code: &str,
     display: Option<&str>,
+    budget: &Budget,
 ) -> Result<(Outcome, Target), OpError> {
     let ed = &e.edition;
     let version_uri = &e.names.version_uri;
@@ -527,16 +245,33 @@ pub fn validate_code(
         }
         out.valid = true;
         out.display = Some(expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned)));
-        out.issues.push(Issue {
-            severity: "information",
-            code: "informational",
-            tx_type: "process-note",
-            message_id: None,
-            text: "The expression is grammatically correct and the concepts are valid, but the expression has not been checked against the SNOMED CT concept model (MRCM)".into(),
-            expression: "code",
+        // The HL7 suite treats an expression outside the concept model as
+        // valid (so do its reference servers): a violation is a warning,
+        // and like the note it replaces, a process note for CodeSystem
+        // validation only.
+        out.issues.push(match mrcm::violation(ed, &expr, budget)? {
+            Some(why) => Issue {
+                severity: "warning",
+                code: "business-rule",
+                tx_type: "process-note",
+                message_id: None,
+                text: format!(
+                    "The expression is grammatically correct and the concepts are valid, but it does not conform to the SNOMED CT concept model (MRCM): {why}"
+                ),
+                expression: "code",
+            },
+            None => Issue {
+                severity: "information",
+                code: "informational",
+                tx_type: "process-note",
+                message_id: None,
+                // Domains and ranges were checked; cardinality and grouping
+                // were not.
+                text: "The expression is grammatically correct and the concepts are valid, but the expression has not been checked against the SNOMED CT concept model (MRCM)".into(),
+                expression: "code",
+            },
         });
-        let focus = expr.focus.iter().filter_map(|&c| ed.ordinal(c)).collect();
-        return Ok((out, Target::Expression(focus)));
+        return Ok((out, Target::Expression(subject(ed, &expr))));
     }
     let Some(ord) = trimmed.parse::<u64>().ok().and_then(|id| ed.ordinal(id)) else {
         out.issues.push(unknown(code));
@@ -741,11 +476,13 @@ fn input(params: &Params) -> Result<Input, OpError> {
 
 /// `CodeSystem/$validate-code`.
 pub async fn cs_validate_code(state: Arc<AppState>, call: Call) -> Response {
-    respond(cs_inner(state, call.params).await)
+    respond(cs_inner(state, call).await)
 }
 
-async fn cs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
-    let input = input(&params)?;
+async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
+    let params = &call.params;
+    let input = input(params)?;
+    let budget = codesystem::ecl_budget(&state, call.deadline);
     let url = params.text("url")?;
     let system = merge("system", url, input.system.as_deref())?;
     check_system(system)?;
@@ -753,79 +490,25 @@ async fn cs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError
     blocking(state, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
-        let (out, _) = validate_code(e, &input.code, input.display.as_deref())?;
+        let (out, _) = validate_code(e, &input.code, input.display.as_deref(), &budget)?;
         Ok(parameters(e, &out, out.valid, input.codeable.as_deref()))
     })
     .await
-}
-
-/// A value set named by a request: its definition, the implicit URL and
-/// rule when it is an implicit SNOMED CT value set, and the resource when
-/// it was given (inline or as a `tx-resource`).
-#[derive(Clone, Debug)]
-pub struct Resolved {
-    pub def: ValueSetDef,
-    pub implicit: Option<(String, Rule)>,
-    pub resource: Option<Value>,
-}
-
-/// The value set of `url` (implicit, or a matching `tx-resource`) or an
-/// inline `valueSet`.
-pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
-    let url = params.text("url")?.map(str::to_owned);
-    let value_set_version = params.text("valueSetVersion")?;
-    let inline = params.resources("valueSet").into_iter().next();
-    Ok(match (inline, url.as_deref()) {
-        (Some(vs), _) => Resolved {
-            def: value_set_def(vs)?,
-            implicit: None,
-            resource: Some(vs.clone()),
-        },
-        (None, Some(u)) => match implicit_value_set(u) {
-            Some(rule) => {
-                let rule = rule?;
-                Resolved {
-                    def: ValueSetDef::Compose {
-                        name: u.to_owned(),
-                        include: vec![rule.clone()],
-                        exclude: vec![],
-                    },
-                    implicit: Some((u.to_owned(), rule)),
-                    resource: None,
-                }
-            }
-            None => {
-                let found = params.resources("tx-resource").into_iter().find(|r| {
-                    r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
-                        && r.get("url").and_then(Value::as_str) == Some(u)
-                        && value_set_version
-                            .is_none_or(|v| r.get("version").and_then(Value::as_str) == Some(v))
-                });
-                match found {
-                    Some(vs) => Resolved {
-                        def: value_set_def(vs)?,
-                        implicit: None,
-                        resource: Some(vs.clone()),
-                    },
-                    None => return Err(vs_not_found(u)),
-                }
-            }
-        },
-        (None, None) => return Err(OpError::required("url")),
-    })
 }
 
 // ----- ValueSet/$validate-code ----------------------------------------------
 
 /// `ValueSet/$validate-code`.
 pub async fn vs_validate_code(state: Arc<AppState>, call: Call) -> Response {
-    respond(vs_inner(state, call.params).await)
+    respond(vs_inner(state, call).await)
 }
 
-async fn vs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
-    let input = input(&params)?;
+async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
+    let params = &call.params;
+    let input = input(params)?;
     check_system(Some(input.system.as_deref().unwrap_or(SNOMED_CT)))?;
-    let Resolved { def, implicit, .. } = resolve_value_set(&params)?;
+    let Resolved { def, implicit, .. } = resolve_value_set(params)?;
+    let budget = codesystem::ecl_budget(&state, call.deadline);
     let version = input
         .version
         .clone()
@@ -834,14 +517,14 @@ async fn vs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError
     blocking(state, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
-        if let Some((u, rule)) = &implicit {
-            check_implicit(&e.edition, u, rule)?;
+        if let Some(u) = &implicit {
+            check_implicit(&e.edition, u)?;
         }
-        let (mut out, target) = validate_code(e, &input.code, input.display.as_deref())?;
+        let (mut out, target) = validate_code(e, &input.code, input.display.as_deref(), &budget)?;
         // The concept model note is for CodeSystem validation only.
         out.issues.retain(|i| i.tx_type != "process-note");
         let mut result = out.valid;
-        if target != Target::None && !def.contains(&e.edition, &input.code, &target)? {
+        if target != Target::None && !def.contains(&e.edition, &input.code, &target, &budget)? {
             result = false;
             let shown = match (&target, &out.display) {
                 (Target::Concept(_), Some(d)) => format!("{SNOMED_CT}#{} ('{d}')", out.code),
@@ -867,33 +550,6 @@ async fn vs_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn implicit_urls() {
-        assert!(implicit_value_set("http://example.org/vs").is_none());
-        let all = implicit_value_set("http://snomed.info/sct?fhir_vs")
-            .unwrap()
-            .unwrap();
-        assert!(all.expressions);
-        let isa = implicit_value_set("http://snomed.info/sct?fhir_vs=isa/71388002")
-            .unwrap()
-            .unwrap();
-        assert_eq!(isa.filters, [Filter::IsA(71388002)]);
-        let refset = implicit_value_set("http://snomed.info/sct?fhir_vs=refset/734139008")
-            .unwrap()
-            .unwrap();
-        assert_eq!(refset.filters, [Filter::In(734139008)]);
-        assert!(
-            implicit_value_set("http://snomed.info/sct?fhir_vs=isa/x")
-                .unwrap()
-                .is_err()
-        );
-        assert!(
-            implicit_value_set("http://snomed.info/sct?fhir_vs=ecl/x")
-                .unwrap()
-                .is_err()
-        );
-    }
 
     #[test]
     fn display_lists() {

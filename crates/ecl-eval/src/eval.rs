@@ -1,0 +1,911 @@
+//! The evaluator: one [`Ctx`] per call, holding the edition, the work
+//! counter and the sets already computed for sub-expressions.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+use txmap_ecl::{
+    ConceptFilter, ConceptRef, ConceptSet, DescriptionFilter, Expr, FieldComparison, Filter, Focus,
+    History, MemberFilter, MemberFilterSet, MemberOf, Operator, Refinement, Span, SubExpr,
+};
+use txmap_store::{Edition, Member, RefsetKind};
+
+use crate::filter::dialect_id;
+use crate::set::{Bits, contains, difference, intersect, normalize, union};
+use crate::{Budget, EvalError, ExpressionSubject};
+
+pub(crate) type R<T> = Result<T, EvalError>;
+
+/// |SNOMED CT Concept|, the root of the hierarchy `*` stands for.
+pub(crate) const ROOT: u64 = 138875005;
+const SAME_AS: u64 = 900000000000527005;
+const REPLACED_BY: u64 = 900000000000526001;
+const WAS_A: u64 = 900000000000528000;
+const PARTIALLY_EQUIVALENT_TO: u64 = 1186921001;
+
+/// How often (in work units) the deadline is checked.
+const CHECK_EVERY: u64 = 4096;
+
+/// What a memoised set was computed from (the node's address and kind).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Expr(usize),
+    Sub(usize),
+    Base(usize),
+}
+
+pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
+    pub(crate) ed: &'a Edition<B>,
+    budget: &'a Budget,
+    work: u64,
+    next_check: u64,
+    hierarchy: Option<Rc<Vec<u32>>>,
+    memo: HashMap<Key, Rc<Vec<u32>>>,
+}
+
+/// Whether a sub-expression's concept filters ask for inactive concepts,
+/// which makes its `*` every concept.
+fn all_concepts(s: &SubExpr) -> bool {
+    s.filters.iter().any(|f| {
+        matches!(f, Filter::Concept(cs, _)
+            if cs.iter().any(|c| matches!(c, ConceptFilter::Active(false, _))))
+    })
+}
+
+/// A bare `*`: as an attribute name or value, any type or target.
+pub(crate) fn is_wildcard(s: &SubExpr) -> bool {
+    matches!(s.focus, Focus::Any(_))
+        && s.operator.is_none()
+        && s.member_of.is_none()
+        && s.filters.is_empty()
+        && s.history.is_none()
+}
+
+fn not_supported(what: impl Into<String>, span: Span) -> EvalError {
+    EvalError::NotSupported {
+        what: what.into(),
+        span,
+    }
+}
+
+impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
+    pub(crate) fn new(ed: &'a Edition<B>, budget: &'a Budget) -> Self {
+        Ctx {
+            ed,
+            budget,
+            work: 0,
+            next_check: 0,
+            hierarchy: None,
+            memo: HashMap::new(),
+        }
+    }
+
+    /// Counts `n` units of work against the budget.
+    pub(crate) fn tick(&mut self, n: usize) -> R<()> {
+        self.work = self.work.saturating_add(n as u64);
+        if self.work > self.budget.max_work {
+            return Err(EvalError::TooCostly {
+                why: format!("work limit of {} units exceeded", self.budget.max_work),
+            });
+        }
+        if self.work >= self.next_check {
+            self.next_check = self.work.saturating_add(CHECK_EVERY);
+            if self.budget.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(EvalError::TooCostly {
+                    why: "deadline passed".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn concept(&self, r: &ConceptRef) -> R<u32> {
+        self.ed.ordinal(r.id).ok_or(EvalError::UnknownConcept {
+            id: r.id,
+            span: r.span,
+        })
+    }
+
+    fn memo(&mut self, key: Key, f: impl FnOnce(&mut Self) -> R<Vec<u32>>) -> R<Rc<Vec<u32>>> {
+        if let Some(v) = self.memo.get(&key) {
+            return Ok(Rc::clone(v));
+        }
+        let v = Rc::new(f(self)?);
+        self.memo.insert(key, Rc::clone(&v));
+        Ok(v)
+    }
+
+    pub(crate) fn memo_sub(&mut self, s: &SubExpr) -> R<Rc<Vec<u32>>> {
+        self.memo(Key::Sub(std::ptr::from_ref(s) as usize), |cx| cx.sub(s))
+    }
+
+    fn memo_expr(&mut self, e: &Expr) -> R<Rc<Vec<u32>>> {
+        self.memo(Key::Expr(std::ptr::from_ref(e) as usize), |cx| cx.expr(e))
+    }
+
+    fn memo_base(&mut self, s: &SubExpr) -> R<Rc<Vec<u32>>> {
+        self.memo(Key::Base(std::ptr::from_ref(s) as usize), |cx| cx.base(s))
+    }
+
+    // ----- up-front checks ------------------------------------------------
+
+    /// Checks every concept reference and refuses what is not supported,
+    /// before any evaluation, so that errors do not depend on the data.
+    pub(crate) fn check(&self, e: &Expr) -> R<()> {
+        match e {
+            Expr::And(xs, _) | Expr::Or(xs, _) => xs.iter().try_for_each(|x| self.check(x)),
+            Expr::Minus(a, b, _) => {
+                self.check(a)?;
+                self.check(b)
+            }
+            Expr::Refined(s, r, _) => {
+                self.check_sub(s)?;
+                self.check_refinement(r)
+            }
+            Expr::Dotted(s, attrs, _) => {
+                self.check_sub(s)?;
+                attrs.iter().try_for_each(|a| self.check_sub(a))
+            }
+            Expr::Sub(s) => self.check_sub(s),
+        }
+    }
+
+    fn check_sub(&self, s: &SubExpr) -> R<()> {
+        match &s.focus {
+            Focus::Concept(r) => {
+                self.concept(r)?;
+            }
+            Focus::Any(_) => {}
+            Focus::Nested(e) => self.check(e)?,
+            Focus::AlternateId { scheme, id, span } => {
+                return Err(not_supported(
+                    format!("alternate identifier {scheme}#{id}"),
+                    *span,
+                ));
+            }
+        }
+        for set in &s.member_filters {
+            for f in &set.filters {
+                match f {
+                    MemberFilter::Field {
+                        comparison: FieldComparison::Concept { value, .. },
+                        ..
+                    } => self.check_sub(value)?,
+                    MemberFilter::Field { .. } | MemberFilter::Active(..) => {}
+                    MemberFilter::Module(_) => {
+                        return Err(not_supported("moduleId member filter", set.span));
+                    }
+                    MemberFilter::EffectiveTime(_) => {
+                        return Err(not_supported("effectiveTime member filter", set.span));
+                    }
+                }
+            }
+        }
+        for f in &s.filters {
+            match f {
+                Filter::Description(ds, span) => {
+                    for d in ds {
+                        match d {
+                            DescriptionFilter::TypeId { types, .. } => self.check_set(types)?,
+                            DescriptionFilter::DialectId { dialects, .. } => {
+                                for (set, _) in dialects {
+                                    self.check_set(set)?;
+                                }
+                            }
+                            DescriptionFilter::Dialect { dialects, .. } => {
+                                for (alias, _) in dialects {
+                                    if dialect_id(alias).is_none() {
+                                        return Err(not_supported(
+                                            format!("dialect alias {alias}"),
+                                            *span,
+                                        ));
+                                    }
+                                }
+                            }
+                            DescriptionFilter::Module(m) => self.check_set(&m.modules)?,
+                            _ => {}
+                        }
+                    }
+                }
+                Filter::Concept(cs, _) => {
+                    for c in cs {
+                        match c {
+                            ConceptFilter::DefinitionStatusId { ids, .. } => self.check_set(ids)?,
+                            ConceptFilter::Module(m) => self.check_set(&m.modules)?,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        match &s.history {
+            Some(History::Subset(e)) => self.check(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_set(&self, set: &ConceptSet) -> R<()> {
+        match set {
+            ConceptSet::Set(refs) => refs.iter().try_for_each(|r| self.concept(r).map(|_| ())),
+            ConceptSet::Sub(s) => self.check_sub(s),
+        }
+    }
+
+    fn check_refinement(&self, r: &Refinement) -> R<()> {
+        match r {
+            Refinement::And(xs) | Refinement::Or(xs) => {
+                xs.iter().try_for_each(|x| self.check_refinement(x))
+            }
+            Refinement::Group(g) => self.check_refinement(&g.attributes),
+            Refinement::Attribute(a) => {
+                self.check_sub(&a.name)?;
+                match &a.comparison {
+                    txmap_ecl::Comparison::Concept { value, .. } => self.check_sub(value),
+                    _ if a.reverse => Err(not_supported(
+                        "reverse attribute with a concrete value",
+                        a.span,
+                    )),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    // ----- sets -------------------------------------------------------------
+
+    pub(crate) fn expr(&mut self, e: &Expr) -> R<Vec<u32>> {
+        self.tick(1)?;
+        match e {
+            Expr::And(xs, _) => {
+                let mut acc: Option<Vec<u32>> = None;
+                for x in xs {
+                    if acc.as_ref().is_some_and(Vec::is_empty) {
+                        break;
+                    }
+                    let v = self.expr(x)?;
+                    acc = Some(match acc {
+                        None => v,
+                        Some(a) => intersect(&a, &v),
+                    });
+                }
+                Ok(acc.unwrap_or_default())
+            }
+            Expr::Or(xs, _) => {
+                let mut acc = Vec::new();
+                for x in xs {
+                    let v = self.expr(x)?;
+                    self.tick(v.len())?;
+                    acc = union(&acc, &v);
+                }
+                Ok(acc)
+            }
+            Expr::Minus(a, b, _) => {
+                let a = self.expr(a)?;
+                if a.is_empty() {
+                    return Ok(a);
+                }
+                Ok(difference(&a, &self.expr(b)?))
+            }
+            Expr::Refined(s, r, _) => self.refined(s, r),
+            Expr::Dotted(s, attrs, _) => self.dotted(s, attrs),
+            Expr::Sub(s) => self.sub(s),
+        }
+    }
+
+    pub(crate) fn sub(&mut self, s: &SubExpr) -> R<Vec<u32>> {
+        let mut set = self.base(s)?;
+        if let Some(op) = s.operator {
+            set = self.apply(op, &set)?;
+        }
+        for f in &s.filters {
+            set = self.filter(f, set)?;
+        }
+        match &s.history {
+            Some(h) => self.history(h, set),
+            None => Ok(set),
+        }
+    }
+
+    /// The focus, and the members of its refsets with `^`.
+    fn base(&mut self, s: &SubExpr) -> R<Vec<u32>> {
+        let focus = match &s.focus {
+            Focus::Concept(r) => vec![self.concept(r)?],
+            Focus::Any(_) if all_concepts(s) => {
+                let n = self.ed.concept_count();
+                self.tick(n as usize)?;
+                (0..n).collect()
+            }
+            Focus::Any(_) => {
+                let h = self.hierarchy()?;
+                self.tick(h.len())?;
+                h.to_vec()
+            }
+            Focus::Nested(e) => self.expr(e)?,
+            Focus::AlternateId { span, .. } => {
+                return Err(not_supported("alternate identifier", *span));
+            }
+        };
+        match &s.member_of {
+            None => Ok(focus),
+            Some(m) => self.members(m, &focus, &s.member_filters, s.span),
+        }
+    }
+
+    fn hierarchy(&mut self) -> R<Rc<Vec<u32>>> {
+        if let Some(h) = &self.hierarchy {
+            return Ok(Rc::clone(h));
+        }
+        let h = match self.ed.ordinal(ROOT) {
+            Some(root) => {
+                let d = self.ed.descendants(root)?;
+                self.tick(d.len())?;
+                let mut v = d.to_vec();
+                v.push(root);
+                normalize(v)
+            }
+            None => Vec::new(),
+        };
+        let h = Rc::new(h);
+        self.hierarchy = Some(Rc::clone(&h));
+        Ok(h)
+    }
+
+    fn in_hierarchy(&mut self, o: u32) -> R<bool> {
+        self.tick(1)?;
+        match self.ed.ordinal(ROOT) {
+            Some(root) => Ok(o == root || self.ed.ancestors(o)?.contains(root)),
+            None => Ok(false),
+        }
+    }
+
+    fn apply(&mut self, op: Operator, set: &[u32]) -> R<Vec<u32>> {
+        use Operator::*;
+        Ok(match op {
+            DescendantOf => self.closure(set, true)?,
+            DescendantOrSelfOf => union(&self.closure(set, true)?, set),
+            ChildOf => self.adjacent(set, true)?,
+            ChildOrSelfOf => union(&self.adjacent(set, true)?, set),
+            AncestorOf => self.closure(set, false)?,
+            AncestorOrSelfOf => union(&self.closure(set, false)?, set),
+            ParentOf => self.adjacent(set, false)?,
+            ParentOrSelfOf => union(&self.adjacent(set, false)?, set),
+            Top => {
+                let mut out = Vec::new();
+                for &o in set {
+                    let anc = self.ed.ancestors(o)?;
+                    self.tick(anc.len() + 1)?;
+                    if !anc.iter().any(|a| contains(set, a)) {
+                        out.push(o);
+                    }
+                }
+                out
+            }
+            Bottom => difference(set, &self.closure(set, false)?),
+        })
+    }
+
+    /// Proper descendants (`down`) or ancestors of a set, from the closure
+    /// index. Members are visited in decreasing closure size, which puts
+    /// every member before its descendants (ancestors), so a member already
+    /// in the union brings nothing new and is skipped.
+    fn closure(&mut self, set: &[u32], down: bool) -> R<Vec<u32>> {
+        let ed = self.ed;
+        let get = |o| {
+            if down {
+                ed.descendants(o)
+            } else {
+                ed.ancestors(o)
+            }
+        };
+        if let [o] = set {
+            let l = get(*o)?;
+            self.tick(l.len())?;
+            return Ok(l.to_vec());
+        }
+        let mut lists = Vec::with_capacity(set.len());
+        for &o in set {
+            lists.push((o, get(o)?));
+        }
+        self.tick(set.len())?;
+        lists.sort_unstable_by_key(|(_, l)| std::cmp::Reverse(l.len()));
+        let mut bits = Bits::new(ed.concept_count());
+        for (o, l) in lists {
+            if bits.contains(o) {
+                continue;
+            }
+            self.tick(l.len())?;
+            l.iter().for_each(|x| bits.insert(x));
+        }
+        self.tick(ed.concept_count() as usize / 64)?;
+        Ok(bits.to_vec())
+    }
+
+    /// Children (`down`) or parents of a set.
+    fn adjacent(&mut self, set: &[u32], down: bool) -> R<Vec<u32>> {
+        let mut out = Vec::new();
+        for &o in set {
+            let l = if down {
+                self.ed.children(o)?
+            } else {
+                self.ed.parents(o)?
+            };
+            self.tick(l.len() + 1)?;
+            out.extend(l.iter());
+        }
+        Ok(normalize(out))
+    }
+
+    // ----- reference sets ---------------------------------------------------
+
+    fn members(
+        &mut self,
+        m: &MemberOf,
+        refsets: &[u32],
+        filters: &[MemberFilterSet],
+        span: Span,
+    ) -> R<Vec<u32>> {
+        let ed = self.ed;
+        let mut out = Vec::new();
+        for &r in refsets {
+            let id = ed.sctid(r)?;
+            let Some(info) = ed.refset(id) else {
+                continue;
+            };
+            let names = info.field_names();
+            let members = ed.members(id)?;
+            self.tick(members.len() + 1)?;
+            for member in &members {
+                if !self.member_passes(member, names, filters, span)? {
+                    continue;
+                }
+                match m {
+                    MemberOf::Components => out.extend(ed.ordinal(member.component)),
+                    MemberOf::Fields(fields) => {
+                        for f in fields {
+                            if let Some(v) = field_value(member, names, f, span)? {
+                                push_concept(ed, &mut out, f, &v, span)?;
+                            }
+                        }
+                    }
+                    MemberOf::AllFields => {
+                        for (f, v) in names.iter().zip(member.field_values()) {
+                            push_concept(ed, &mut out, f, v, span)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(normalize(out))
+    }
+
+    fn member_passes(
+        &mut self,
+        member: &Member<'_>,
+        names: &[String],
+        filters: &[MemberFilterSet],
+        span: Span,
+    ) -> R<bool> {
+        for set in filters {
+            for f in &set.filters {
+                let ok = match f {
+                    MemberFilter::Field { name, comparison } => {
+                        match field_value(member, names, name, span)? {
+                            Some(v) => self.field_holds(comparison, &v)?,
+                            None => false,
+                        }
+                    }
+                    // Only active members are stored.
+                    MemberFilter::Active(active, _) => *active,
+                    MemberFilter::Module(_) | MemberFilter::EffectiveTime(_) => {
+                        return Err(not_supported("module or time member filter", set.span));
+                    }
+                };
+                if !ok {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn field_holds(&mut self, c: &FieldComparison, v: &str) -> R<bool> {
+        Ok(match c {
+            FieldComparison::Concept { equal, value } => {
+                let inside = match v.parse::<u64>().ok().and_then(|id| self.ed.ordinal(id)) {
+                    Some(o) => contains(&self.memo_sub(value)?, o),
+                    None => false,
+                };
+                inside == *equal
+            }
+            FieldComparison::Number { op, value } => v
+                .trim_start_matches('#')
+                .parse::<f64>()
+                .is_ok_and(|x| op.holds(x, value.value)),
+            FieldComparison::String { equal, terms } => {
+                terms.iter().any(|t| crate::filter::term_matches(t, v)) == *equal
+            }
+            FieldComparison::Boolean { equal, value } => {
+                parse_bool(v).is_some_and(|b| (b == *value) == *equal)
+            }
+            FieldComparison::Time(t) => v
+                .parse::<u32>()
+                .is_ok_and(|x| crate::filter::time_holds(t, x)),
+        })
+    }
+
+    // ----- refinements, dotted, history -------------------------------------
+
+    fn refined(&mut self, s: &SubExpr, r: &Refinement) -> R<Vec<u32>> {
+        let focus = self.sub(s)?;
+        if focus.is_empty() {
+            return Ok(focus);
+        }
+        let c = self.compile(r, false)?;
+        let candidates = match self.drive(&c, focus.len())? {
+            Some(from_values) => intersect(&from_values, &focus),
+            None => focus,
+        };
+        let mut out = Vec::new();
+        for o in candidates {
+            if self.concept_holds(&c, o)? {
+                out.push(o);
+            }
+        }
+        Ok(out)
+    }
+
+    fn dotted(&mut self, s: &SubExpr, attrs: &[SubExpr]) -> R<Vec<u32>> {
+        let ed = self.ed;
+        let mut current = self.sub(s)?;
+        for a in attrs {
+            let types = self.set(a, false)?;
+            let mut next = Vec::new();
+            for o in current {
+                let rels = ed.attributes(o)?;
+                self.tick(rels.len() + 1)?;
+                for r in rels {
+                    if self.in_set(&types, ed.ordinal(r.type_id))? {
+                        next.extend(ed.ordinal(r.target));
+                    }
+                }
+            }
+            current = normalize(next);
+        }
+        Ok(current)
+    }
+
+    fn history(&mut self, h: &History, set: Vec<u32>) -> R<Vec<u32>> {
+        let ed = self.ed;
+        let refsets: Vec<u64> = match h {
+            History::Min => vec![SAME_AS],
+            History::Mod => vec![SAME_AS, REPLACED_BY, WAS_A, PARTIALLY_EQUIVALENT_TO],
+            History::Max | History::Default => ed
+                .refsets()
+                .filter(|r| r.kind == RefsetKind::Association)
+                .map(|r| r.id)
+                .collect(),
+            History::Subset(e) => {
+                let mut ids = Vec::new();
+                for o in self.expr(e)? {
+                    let id = ed.sctid(o)?;
+                    if ed
+                        .refset(id)
+                        .is_some_and(|r| r.kind == RefsetKind::Association)
+                    {
+                        ids.push(id);
+                    }
+                }
+                ids
+            }
+        };
+        let mut added = Vec::new();
+        for id in refsets {
+            let members = ed.members(id)?;
+            self.tick(members.len() + 1)?;
+            for m in members {
+                let target = m.field(0).and_then(|t| t.parse::<u64>().ok());
+                if !target
+                    .and_then(|t| ed.ordinal(t))
+                    .is_some_and(|t| contains(&set, t))
+                {
+                    continue;
+                }
+                if let Some(o) = ed.ordinal(m.component)
+                    && !ed.concept_at(o)?.active
+                {
+                    added.push(o);
+                }
+            }
+        }
+        Ok(union(&set, &normalize(added)))
+    }
+
+    // ----- membership of one concept ----------------------------------------
+
+    /// Whether concept `o` is in `evaluate(e)`, testing it directly.
+    pub(crate) fn matches(&mut self, e: &Expr, o: u32) -> R<bool> {
+        self.tick(1)?;
+        match e {
+            Expr::And(xs, _) => {
+                for x in xs {
+                    if !self.matches(x, o)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Expr::Or(xs, _) => {
+                for x in xs {
+                    if self.matches(x, o)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Expr::Minus(a, b, _) => Ok(self.matches(a, o)? && !self.matches(b, o)?),
+            Expr::Refined(s, r, _) => {
+                if !self.matches_sub(s, o)? {
+                    return Ok(false);
+                }
+                let c = self.compile(r, true)?;
+                self.concept_holds(&c, o)
+            }
+            Expr::Dotted(..) => Ok(contains(&self.memo_expr(e)?, o)),
+            Expr::Sub(s) => self.matches_sub(s, o),
+        }
+    }
+
+    pub(crate) fn matches_sub(&mut self, s: &SubExpr, o: u32) -> R<bool> {
+        if s.history.is_some() {
+            return Ok(contains(&self.memo_sub(s)?, o));
+        }
+        if !self.in_operator(s, s.operator, o)? {
+            return Ok(false);
+        }
+        for f in &s.filters {
+            if !self.passes(f, o)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether `o` is in the focus (with `^`) of `s`.
+    fn in_base(&mut self, s: &SubExpr, o: u32) -> R<bool> {
+        if s.member_of.is_some() {
+            return Ok(contains(&self.memo_base(s)?, o));
+        }
+        match &s.focus {
+            Focus::Concept(r) => Ok(self.concept(r)? == o),
+            Focus::Any(_) if all_concepts(s) => Ok(true),
+            Focus::Any(_) => self.in_hierarchy(o),
+            Focus::Nested(e) => self.matches(e, o),
+            Focus::AlternateId { span, .. } => Err(not_supported("alternate identifier", *span)),
+        }
+    }
+
+    fn any_in_base(&mut self, s: &SubExpr, os: impl Iterator<Item = u32>) -> R<bool> {
+        for o in os {
+            if self.in_base(s, o)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether `o` has a proper descendant in the sorted set `f`.
+    fn has_descendant_in(&mut self, o: u32, f: &[u32]) -> R<bool> {
+        let d = self.ed.descendants(o)?;
+        self.tick(d.len().min(f.len()))?;
+        Ok(if f.len() < d.len() {
+            f.iter().any(|&x| d.contains(x))
+        } else {
+            d.iter().any(|x| contains(f, x))
+        })
+    }
+
+    /// Whether `o` is in `op(base(s))`.
+    pub(crate) fn in_operator(&mut self, s: &SubExpr, op: Option<Operator>, o: u32) -> R<bool> {
+        use Operator::*;
+        let ed = self.ed;
+        let Some(op) = op else {
+            return self.in_base(s, o);
+        };
+        self.tick(1)?;
+        if let (None, Focus::Concept(r)) = (&s.member_of, &s.focus) {
+            let x = self.concept(r)?;
+            return Ok(match op {
+                DescendantOf => x != o && ed.subsumes(x, o)?,
+                DescendantOrSelfOf => ed.subsumes(x, o)?,
+                ChildOf => ed.parents(o)?.contains(x),
+                ChildOrSelfOf => x == o || ed.parents(o)?.contains(x),
+                AncestorOf => x != o && ed.subsumes(o, x)?,
+                AncestorOrSelfOf => ed.subsumes(o, x)?,
+                ParentOf => ed.parents(x)?.contains(o),
+                ParentOrSelfOf => x == o || ed.parents(x)?.contains(o),
+                Top | Bottom => x == o,
+            });
+        }
+        // `*` (hierarchy or every concept) is closed downwards: the
+        // descendants of its members are members.
+        let closed_down = s.member_of.is_none() && matches!(s.focus, Focus::Any(_));
+        let with_self = matches!(
+            op,
+            DescendantOrSelfOf | ChildOrSelfOf | AncestorOrSelfOf | ParentOrSelfOf
+        );
+        if with_self && self.in_base(s, o)? {
+            return Ok(true);
+        }
+        match op {
+            DescendantOf | DescendantOrSelfOf => {
+                let anc = ed.ancestors(o)?;
+                self.tick(anc.len())?;
+                self.any_in_base(s, anc.iter())
+            }
+            ChildOf | ChildOrSelfOf => {
+                let parents = ed.parents(o)?;
+                self.tick(parents.len())?;
+                self.any_in_base(s, parents.iter())
+            }
+            AncestorOf | AncestorOrSelfOf | Bottom if closed_down => {
+                let inside = self.in_base(s, o)?;
+                if inside {
+                    // Every descendant is a member.
+                    return Ok(ed.children(o)?.is_empty() == (op == Bottom));
+                }
+                if op == Bottom {
+                    return Ok(false);
+                }
+                let d = ed.descendants(o)?;
+                self.tick(d.len())?;
+                self.any_in_base(s, d.iter())
+            }
+            ParentOf | ParentOrSelfOf if closed_down => {
+                let c = ed.children(o)?;
+                self.tick(c.len())?;
+                self.any_in_base(s, c.iter())
+            }
+            AncestorOf | AncestorOrSelfOf => {
+                let f = self.memo_base(s)?;
+                self.has_descendant_in(o, &f)
+            }
+            ParentOf | ParentOrSelfOf => {
+                let f = self.memo_base(s)?;
+                let c = ed.children(o)?;
+                self.tick(c.len())?;
+                Ok(c.iter().any(|x| contains(&f, x)))
+            }
+            Bottom => {
+                let f = self.memo_base(s)?;
+                Ok(contains(&f, o) && !self.has_descendant_in(o, &f)?)
+            }
+            Top => {
+                if !self.in_base(s, o)? {
+                    return Ok(false);
+                }
+                let anc = ed.ancestors(o)?;
+                self.tick(anc.len())?;
+                Ok(!self.any_in_base(s, anc.iter())?)
+            }
+        }
+    }
+
+    // ----- post-coordinated expressions -------------------------------------
+
+    pub(crate) fn matches_expression(&mut self, e: &Expr, x: &ExpressionSubject) -> R<bool> {
+        self.tick(1)?;
+        match e {
+            Expr::And(xs, _) => {
+                for e in xs {
+                    if !self.matches_expression(e, x)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Expr::Or(xs, _) => {
+                for e in xs {
+                    if self.matches_expression(e, x)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Expr::Minus(a, b, _) => {
+                Ok(self.matches_expression(a, x)? && !self.matches_expression(b, x)?)
+            }
+            Expr::Refined(s, r, _) => {
+                if !self.expression_in_sub(s, x)? {
+                    return Ok(false);
+                }
+                let c = self.compile(r, true)?;
+                self.expression_holds(&c, x)
+            }
+            // Dotted selects attribute values: concepts.
+            Expr::Dotted(..) => Ok(false),
+            Expr::Sub(s) => self.expression_in_sub(s, x),
+        }
+    }
+
+    fn expression_in_sub(&mut self, s: &SubExpr, x: &ExpressionSubject) -> R<bool> {
+        if s.member_of.is_some() {
+            return Ok(false);
+        }
+        let filters_hold = s.filters.iter().all(|f| match f {
+            Filter::Description(..) => false,
+            Filter::Concept(cs, _) => cs
+                .iter()
+                .all(|c| matches!(c, ConceptFilter::Active(true, _))),
+        });
+        if !filters_hold {
+            return Ok(false);
+        }
+        match (s.operator, &s.focus) {
+            (None, Focus::Any(_)) => Ok(true),
+            (None, Focus::Nested(e)) => self.matches_expression(e, x),
+            (Some(Operator::DescendantOf | Operator::DescendantOrSelfOf), _) => {
+                for &f in &x.focus {
+                    self.ed.sctid(f)?;
+                    if self.in_operator(s, Some(Operator::DescendantOrSelfOf), f)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+/// A member's value of the column `name`; `None` if the refset has no such
+/// column.
+fn field_value(member: &Member<'_>, names: &[String], name: &str, span: Span) -> R<Option<String>> {
+    Ok(match name {
+        "referencedComponentId" => Some(member.component.to_string()),
+        "refsetId" => Some(member.refset.to_string()),
+        "id" | "effectiveTime" | "active" | "moduleId" => {
+            return Err(not_supported(
+                format!("refset column {name} (not kept in the edition)"),
+                span,
+            ));
+        }
+        _ => names
+            .iter()
+            .position(|n| n == name)
+            .and_then(|i| member.field(i))
+            .map(str::to_owned),
+    })
+}
+
+/// Adds the concept a field value names; empty values and SCTIDs of other
+/// components add nothing.
+fn push_concept<B: AsRef<[u8]>>(
+    ed: &Edition<B>,
+    out: &mut Vec<u32>,
+    name: &str,
+    value: &str,
+    span: Span,
+) -> R<()> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    match value.parse::<u64>() {
+        Ok(id) => {
+            out.extend(ed.ordinal(id));
+            Ok(())
+        }
+        Err(_) => Err(not_supported(
+            format!("refset field {name} value {value:?} is not an SCTID"),
+            span,
+        )),
+    }
+}
+
+pub(crate) fn parse_bool(v: &str) -> Option<bool> {
+    match v {
+        "true" | "1" | "#1" => Some(true),
+        "false" | "0" | "#0" => Some(false),
+        _ => None,
+    }
+}

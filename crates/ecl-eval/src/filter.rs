@@ -1,0 +1,315 @@
+//! Concept and description filters, tested concept by concept.
+
+use txmap_ecl::{
+    Acceptability, ConceptFilter, ConceptSet, DescriptionFilter, DescriptionType, Filter,
+    ModuleFilter, NumericOp, SearchTerm, Span, TimeFilter,
+};
+use txmap_store::{
+    Concept, Description, MatchMode, SEARCH_MAX_CANDIDATES, SearchOptions, StoreError, sctid,
+};
+use txmap_text::{fold, words};
+
+use crate::EvalError;
+use crate::eval::{Ctx, R};
+use crate::set::{contains, intersect, normalize};
+
+const PRIMITIVE: u64 = 900000000000074008;
+const GB_ENGLISH: u64 = 900000000000508004;
+/// Sets at least this big are narrowed through the word index before a
+/// `match` term filter reads descriptions.
+const SEARCH_ABOVE: usize = 2_000;
+
+/// The language refset a dialect alias names.
+pub(crate) fn dialect_id(alias: &str) -> Option<u64> {
+    match alias.to_ascii_lowercase().as_str() {
+        "en-us" => Some(sctid::US_ENGLISH),
+        "en-gb" => Some(GB_ENGLISH),
+        _ => None,
+    }
+}
+
+fn acceptability_id(a: &Acceptability) -> u64 {
+    match a {
+        Acceptability::Preferred => sctid::PREFERRED,
+        Acceptability::Acceptable => sctid::ACCEPTABLE,
+        Acceptability::Id(id) => *id,
+    }
+}
+
+fn type_id(t: DescriptionType) -> u64 {
+    match t {
+        DescriptionType::Fsn => sctid::FSN,
+        DescriptionType::Synonym => sctid::SYNONYM,
+        DescriptionType::Definition => sctid::DEFINITION,
+    }
+}
+
+/// `op` against a set of times: `!=` holds when every time differs, the
+/// other operators when one time satisfies them.
+pub(crate) fn time_holds(t: &TimeFilter, value: u32) -> bool {
+    if t.op == NumericOp::Ne {
+        t.times.iter().all(|&x| value != x)
+    } else {
+        t.times.iter().any(|&x| t.op.holds(value, x))
+    }
+}
+
+/// Whether `text` matches a search term (see the crate docs).
+pub(crate) fn term_matches(term: &SearchTerm, text: &str) -> bool {
+    match term {
+        SearchTerm::Match { text: query, .. } => {
+            let folded = fold(text);
+            let term_words: Vec<&str> = words(&folded).collect();
+            words(&fold(query)).all(|q| term_words.iter().any(|w| w.starts_with(q)))
+        }
+        SearchTerm::Wild(pattern) => wild(&fold(pattern), &fold(text)),
+    }
+}
+
+/// Glob match of the whole text, `*` any run of characters.
+fn wild(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while let Some(&tc) = t.get(ti) {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi + 1, ti));
+                pi += 1;
+            }
+            Some(&pc) if pc == tc => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    star = Some((sp, st + 1));
+                    pi = sp;
+                    ti = st + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).unwrap_or_default().iter().all(|&c| c == '*')
+}
+
+impl<B: AsRef<[u8]>> Ctx<'_, B> {
+    pub(crate) fn filter(&mut self, f: &Filter, set: Vec<u32>) -> R<Vec<u32>> {
+        let set = match self.term_candidates(f, set.len())? {
+            Some(candidates) => intersect(&set, &candidates),
+            None => set,
+        };
+        let mut out = Vec::with_capacity(set.len());
+        for o in set {
+            if self.passes(f, o)? {
+                out.push(o);
+            }
+        }
+        Ok(out)
+    }
+
+    /// For a big set and a block with a positive `match` term filter, the
+    /// concepts having a description whose words the word index matches: a
+    /// superset of the block's answer (the index holds every description,
+    /// folded and split as [`term_matches`] does), found without reading
+    /// every concept's descriptions. `None` when the index cannot help.
+    fn term_candidates(&mut self, f: &Filter, size: usize) -> R<Option<Vec<u32>>> {
+        let Filter::Description(ds, _) = f else {
+            return Ok(None);
+        };
+        if size < SEARCH_ABOVE {
+            return Ok(None);
+        }
+        let Some(terms) = ds.iter().find_map(|d| match d {
+            DescriptionFilter::Term { equal: true, terms }
+                if terms.iter().all(|t| matches!(t, SearchTerm::Match { .. })) =>
+            {
+                Some(terms)
+            }
+            _ => None,
+        }) else {
+            return Ok(None);
+        };
+        let options = SearchOptions {
+            mode: MatchMode::Prefix,
+            include_inactive: true,
+            include_definitions: true,
+            best_per_concept: false,
+            max_candidates: SEARCH_MAX_CANDIDATES,
+        };
+        let mut out = Vec::new();
+        for t in terms {
+            let SearchTerm::Match { text, .. } = t else {
+                return Ok(None);
+            };
+            match self.ed.search_with(text, usize::MAX, &options) {
+                Ok(hits) => {
+                    self.tick(hits.len() + 1)?;
+                    out.extend(
+                        hits.iter()
+                            .filter_map(|h| self.ed.ordinal(h.description.concept)),
+                    );
+                }
+                Err(StoreError::TooCostly | StoreError::EmptyQuery) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Some(normalize(out)))
+    }
+
+    pub(crate) fn passes(&mut self, f: &Filter, o: u32) -> R<bool> {
+        self.tick(1)?;
+        match f {
+            Filter::Concept(cs, _) => {
+                let c = self.ed.concept_at(o)?;
+                for x in cs {
+                    if !self.concept_passes(x, &c)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Filter::Description(ds, span) => {
+                let explicit_active = ds
+                    .iter()
+                    .any(|d| matches!(d, DescriptionFilter::Active(..)));
+                let descriptions = self.ed.descriptions(o)?;
+                self.tick(descriptions.len())?;
+                for d in &descriptions {
+                    if (explicit_active || d.active) && self.description_passes(ds, d, *span)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    fn in_concept_set(&mut self, set: &ConceptSet, id: u64) -> R<bool> {
+        let Some(o) = self.ed.ordinal(id) else {
+            return Ok(false);
+        };
+        match set {
+            ConceptSet::Set(refs) => {
+                for r in refs {
+                    if self.concept(r)? == o {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            ConceptSet::Sub(s) => Ok(contains(&self.memo_sub(s)?, o)),
+        }
+    }
+
+    fn module_holds(&mut self, m: &ModuleFilter, module: u64) -> R<bool> {
+        Ok(self.in_concept_set(&m.modules, module)? == m.equal)
+    }
+
+    fn concept_passes(&mut self, f: &ConceptFilter, c: &Concept) -> R<bool> {
+        Ok(match f {
+            ConceptFilter::DefinitionStatusId { equal, ids } => {
+                let status = if c.defined { sctid::DEFINED } else { PRIMITIVE };
+                self.in_concept_set(ids, status)? == *equal
+            }
+            ConceptFilter::DefinitionStatus { equal, defined } => (c.defined == *defined) == *equal,
+            ConceptFilter::Module(m) => self.module_holds(m, c.module)?,
+            ConceptFilter::EffectiveTime(t) => time_holds(t, c.effective_time),
+            ConceptFilter::Active(active, _) => c.active == *active,
+        })
+    }
+
+    fn description_passes(
+        &mut self,
+        filters: &[DescriptionFilter],
+        d: &Description<'_>,
+        span: Span,
+    ) -> R<bool> {
+        for f in filters {
+            let ok = match f {
+                DescriptionFilter::Term { equal, terms } => {
+                    terms.iter().any(|t| term_matches(t, d.term)) == *equal
+                }
+                DescriptionFilter::Language { equal, codes } => {
+                    codes.iter().any(|c| c.eq_ignore_ascii_case(d.language)) == *equal
+                }
+                DescriptionFilter::TypeId { equal, types } => {
+                    self.in_concept_set(types, d.type_id)? == *equal
+                }
+                DescriptionFilter::TypeToken { equal, tokens } => {
+                    tokens.iter().any(|&t| type_id(t) == d.type_id) == *equal
+                }
+                DescriptionFilter::DialectId { equal, dialects } => {
+                    let rows = self.ed.acceptability(d.ordinal)?;
+                    let mut found = false;
+                    for (set, accept) in dialects {
+                        for &(refset, a) in &rows {
+                            if accepted(accept.as_deref(), a) && self.in_concept_set(set, refset)? {
+                                found = true;
+                            }
+                        }
+                    }
+                    found == *equal
+                }
+                DescriptionFilter::Dialect { equal, dialects } => {
+                    let rows = self.ed.acceptability(d.ordinal)?;
+                    let mut found = false;
+                    for (alias, accept) in dialects {
+                        let id = dialect_id(alias).ok_or_else(|| EvalError::NotSupported {
+                            what: format!("dialect alias {alias}"),
+                            span,
+                        })?;
+                        found |= rows
+                            .iter()
+                            .any(|&(refset, a)| refset == id && accepted(accept.as_deref(), a));
+                    }
+                    found == *equal
+                }
+                DescriptionFilter::Module(m) => self.module_holds(m, d.module)?,
+                DescriptionFilter::EffectiveTime(t) => time_holds(t, d.effective_time),
+                DescriptionFilter::Active(active, _) => d.active == *active,
+                DescriptionFilter::Id(ids) => ids.contains(&d.id),
+            };
+            if !ok {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn accepted(wanted: Option<&[Acceptability]>, actual: u64) -> bool {
+    wanted.is_none_or(|w| w.iter().any(|a| acceptability_id(a) == actual))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards() {
+        assert!(wild("*heart*", "acute heart attack"));
+        assert!(wild("heart*", "heart"));
+        assert!(!wild("heart", "heart attack"));
+        assert!(wild("*a*b*", "xaxxbx"));
+        assert!(!wild("*a*b", "xaxxbx"));
+        assert!(wild("**", ""));
+    }
+
+    #[test]
+    fn match_terms() {
+        let m = |q: &str| SearchTerm::Match {
+            text: q.into(),
+            explicit: false,
+        };
+        assert!(term_matches(&m("hea att"), "Heart attack"));
+        assert!(term_matches(&m("MÉNI"), "Ménière's disease"));
+        assert!(!term_matches(&m("eart"), "Heart attack"));
+        assert!(term_matches(
+            &SearchTerm::Wild("*ATT*".into()),
+            "heart attack"
+        ));
+    }
+}

@@ -1,0 +1,369 @@
+//! Refinements: compiled once per evaluation (attribute names and values
+//! turned into sets), then tested against each candidate's relationships.
+
+use std::rc::Rc;
+
+use txmap_ecl::{Cardinality, Comparison, NumericOp, Refinement, SubExpr};
+
+use crate::eval::{Ctx, R, is_wildcard, parse_bool};
+use crate::set::{contains, normalize};
+use crate::{ExpressionSubject, SubjectValue};
+
+/// The concepts an attribute name or value stands for.
+pub(crate) enum Set<'x> {
+    /// A bare `*`.
+    Any,
+    /// Evaluated once.
+    Of(Rc<Vec<u32>>),
+    /// Tested concept by concept (for [`matches`](crate::matches)).
+    Lazy(&'x SubExpr),
+}
+
+pub(crate) enum Compiled<'x> {
+    And(Vec<Compiled<'x>>),
+    Or(Vec<Compiled<'x>>),
+    Attr(Attr<'x>),
+    Group {
+        min: u32,
+        max: Option<u32>,
+        inner: Box<Compiled<'x>>,
+    },
+}
+
+pub(crate) struct Attr<'x> {
+    min: u32,
+    max: Option<u32>,
+    reverse: bool,
+    types: Set<'x>,
+    test: Test<'x>,
+}
+
+enum Test<'x> {
+    Concept { equal: bool, values: Set<'x> },
+    Number { op: NumericOp, value: f64 },
+    String { equal: bool, value: &'x str },
+    Boolean { equal: bool, value: bool },
+}
+
+/// One attribute of a candidate: relationship or concrete value.
+pub(crate) struct Rel {
+    group: u32,
+    /// Ordinal of the type; `None` if it is no concept of the edition.
+    type_ord: Option<u32>,
+    value: Value,
+}
+
+enum Value {
+    Concept(Option<u32>),
+    Number(f64),
+    Str(String),
+    Bool(bool),
+    Other,
+}
+
+impl Value {
+    /// An RF2 concrete value: `#12.5`, `"text"`, `true`.
+    fn concrete(v: &str) -> Value {
+        if let Some(n) = v.strip_prefix('#') {
+            return n.parse().map_or(Value::Other, Value::Number);
+        }
+        if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+            return Value::Str(s.to_owned());
+        }
+        parse_bool(v).map_or(Value::Other, Value::Bool)
+    }
+}
+
+fn cardinality(c: Option<Cardinality>) -> (u32, Option<u32>) {
+    c.map_or((1, None), |c| (c.min, c.max))
+}
+
+fn within(n: u32, min: u32, max: Option<u32>) -> bool {
+    n >= min && max.is_none_or(|m| n <= m)
+}
+
+/// A candidate's reverse relationships, loaded on first use.
+struct Inbound {
+    ordinal: Option<u32>,
+    rels: Option<Vec<Rel>>,
+}
+
+impl<B: AsRef<[u8]>> Ctx<'_, B> {
+    pub(crate) fn set<'x>(&mut self, s: &'x SubExpr, lazy: bool) -> R<Set<'x>> {
+        Ok(if is_wildcard(s) {
+            Set::Any
+        } else if lazy {
+            Set::Lazy(s)
+        } else {
+            Set::Of(self.memo_sub(s)?)
+        })
+    }
+
+    pub(crate) fn in_set(&mut self, set: &Set<'_>, o: Option<u32>) -> R<bool> {
+        match (set, o) {
+            (Set::Any, _) => Ok(true),
+            (_, None) => Ok(false),
+            (Set::Of(v), Some(o)) => Ok(contains(v, o)),
+            (Set::Lazy(s), Some(o)) => self.matches_sub(s, o),
+        }
+    }
+
+    /// Compiles a refinement; `lazy` leaves attribute names and values as
+    /// membership tests instead of evaluating them.
+    pub(crate) fn compile<'x>(&mut self, r: &'x Refinement, lazy: bool) -> R<Compiled<'x>> {
+        Ok(match r {
+            Refinement::And(xs) => {
+                Compiled::And(xs.iter().map(|x| self.compile(x, lazy)).collect::<R<_>>()?)
+            }
+            Refinement::Or(xs) => {
+                Compiled::Or(xs.iter().map(|x| self.compile(x, lazy)).collect::<R<_>>()?)
+            }
+            Refinement::Group(g) => {
+                let (min, max) = cardinality(g.cardinality);
+                Compiled::Group {
+                    min,
+                    max,
+                    inner: Box::new(self.compile(&g.attributes, lazy)?),
+                }
+            }
+            Refinement::Attribute(a) => {
+                let (min, max) = cardinality(a.cardinality);
+                let test = match &a.comparison {
+                    Comparison::Concept { equal, value } => Test::Concept {
+                        equal: *equal,
+                        values: self.set(value, lazy)?,
+                    },
+                    Comparison::Number { op, value } => Test::Number {
+                        op: *op,
+                        value: value.value,
+                    },
+                    Comparison::String { equal, value } => Test::String {
+                        equal: *equal,
+                        value,
+                    },
+                    Comparison::Boolean { equal, value } => Test::Boolean {
+                        equal: *equal,
+                        value: *value,
+                    },
+                };
+                Compiled::Attr(Attr {
+                    min,
+                    max,
+                    reverse: a.reverse,
+                    types: self.set(&a.name, lazy)?,
+                    test,
+                })
+            }
+        })
+    }
+
+    /// The cost rule: when an attribute that must hold (`=`, `min ≥ 1`,
+    /// not under a disjunction) has a value set much smaller than the
+    /// focus, the candidates are the sources of the values' inbound
+    /// relationships of a matching type (a superset of the answer).
+    pub(crate) fn drive(&mut self, c: &Compiled<'_>, focus: usize) -> R<Option<Vec<u32>>> {
+        fn drivers<'c, 'x>(c: &'c Compiled<'x>, out: &mut Vec<&'c Attr<'x>>) {
+            match c {
+                Compiled::And(xs) => xs.iter().for_each(|x| drivers(x, out)),
+                Compiled::Group { min, inner, .. } if *min >= 1 => drivers(inner, out),
+                Compiled::Attr(
+                    a @ Attr {
+                        reverse: false,
+                        test:
+                            Test::Concept {
+                                equal: true,
+                                values: Set::Of(_),
+                            },
+                        ..
+                    },
+                ) if a.min >= 1 => out.push(a),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        drivers(c, &mut found);
+        let best = found
+            .into_iter()
+            .filter_map(|a| match &a.test {
+                Test::Concept {
+                    values: Set::Of(v), ..
+                } => Some((a, v)),
+                _ => None,
+            })
+            .min_by_key(|(_, v)| v.len());
+        let Some((a, values)) = best else {
+            return Ok(None);
+        };
+        if values.len().saturating_mul(8) >= focus {
+            return Ok(None);
+        }
+        let ed = self.ed;
+        let mut out = Vec::new();
+        for &v in values.iter() {
+            let inbound = ed.inbound(v)?;
+            self.tick(inbound.len() + 1)?;
+            for r in inbound {
+                if self.in_set(&a.types, ed.ordinal(r.type_id))? {
+                    out.extend(ed.ordinal(r.target));
+                }
+            }
+        }
+        Ok(Some(normalize(out)))
+    }
+
+    /// A concept's attributes, sorted by group.
+    fn concept_rels(&mut self, o: u32) -> R<Vec<Rel>> {
+        let ed = self.ed;
+        let attributes = ed.attributes(o)?;
+        let concrete = ed.concrete_values(o)?;
+        self.tick(attributes.len() + concrete.len() + 1)?;
+        let mut rels: Vec<Rel> = attributes
+            .iter()
+            .map(|r| Rel {
+                group: u32::from(r.group),
+                type_ord: ed.ordinal(r.type_id),
+                value: Value::Concept(ed.ordinal(r.target)),
+            })
+            .chain(concrete.iter().map(|c| Rel {
+                group: u32::from(c.group),
+                type_ord: ed.ordinal(c.type_id),
+                value: Value::concrete(c.value),
+            }))
+            .collect();
+        rels.sort_by_key(|r| r.group);
+        Ok(rels)
+    }
+
+    pub(crate) fn concept_holds(&mut self, c: &Compiled<'_>, o: u32) -> R<bool> {
+        let rels = self.concept_rels(o)?;
+        let mut inbound = Inbound {
+            ordinal: Some(o),
+            rels: None,
+        };
+        self.holds(c, &rels, &mut inbound)
+    }
+
+    /// Tests an expression's own attributes plus its focus concepts'
+    /// (groups renumbered after the expression's own).
+    pub(crate) fn expression_holds(&mut self, c: &Compiled<'_>, x: &ExpressionSubject) -> R<bool> {
+        let ed = self.ed;
+        let mut rels: Vec<Rel> = x
+            .attributes
+            .iter()
+            .map(|a| Rel {
+                group: u32::from(a.group),
+                type_ord: ed.ordinal(a.type_id),
+                value: match &a.value {
+                    SubjectValue::Concept(o) => Value::Concept(Some(*o)),
+                    SubjectValue::Number(n) => Value::Number(*n),
+                    SubjectValue::String(s) => Value::Str(s.clone()),
+                },
+            })
+            .collect();
+        let mut offset = rels.iter().map(|r| r.group).max().unwrap_or(0);
+        for &f in &x.focus {
+            let mut own = self.concept_rels(f)?;
+            let top = own.iter().map(|r| r.group).max().unwrap_or(0);
+            for r in &mut own {
+                if r.group != 0 {
+                    r.group = r.group.saturating_add(offset);
+                }
+            }
+            offset = offset.saturating_add(top);
+            rels.append(&mut own);
+        }
+        rels.sort_by_key(|r| r.group);
+        let mut inbound = Inbound {
+            ordinal: None,
+            rels: Some(Vec::new()),
+        };
+        self.holds(c, &rels, &mut inbound)
+    }
+
+    fn holds(&mut self, c: &Compiled<'_>, rels: &[Rel], inbound: &mut Inbound) -> R<bool> {
+        match c {
+            Compiled::And(xs) => {
+                for x in xs {
+                    if !self.holds(x, rels, inbound)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Compiled::Or(xs) => {
+                for x in xs {
+                    if self.holds(x, rels, inbound)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Compiled::Attr(a) => {
+                let n = if a.reverse {
+                    let rels = self.inbound(inbound)?;
+                    self.count(a, rels)?
+                } else {
+                    self.count(a, rels)?
+                };
+                Ok(within(n, a.min, a.max))
+            }
+            Compiled::Group { min, max, inner } => {
+                // Group 0 relationships each form a group of their own.
+                let mut n = 0;
+                for g in rels.chunk_by(|x, y| x.group == y.group && x.group != 0) {
+                    if self.holds(inner, g, inbound)? {
+                        n += 1;
+                    }
+                }
+                Ok(within(n, *min, *max))
+            }
+        }
+    }
+
+    fn inbound<'i>(&mut self, inbound: &'i mut Inbound) -> R<&'i [Rel]> {
+        if inbound.rels.is_none() {
+            let ed = self.ed;
+            let rels = match inbound.ordinal {
+                Some(o) => ed.inbound(o)?,
+                None => Vec::new(),
+            };
+            self.tick(rels.len() + 1)?;
+            inbound.rels = Some(
+                rels.iter()
+                    .map(|r| Rel {
+                        group: u32::from(r.group),
+                        type_ord: ed.ordinal(r.type_id),
+                        value: Value::Concept(ed.ordinal(r.target)),
+                    })
+                    .collect(),
+            );
+        }
+        Ok(inbound.rels.as_deref().unwrap_or_default())
+    }
+
+    fn count(&mut self, a: &Attr<'_>, rels: &[Rel]) -> R<u32> {
+        self.tick(rels.len())?;
+        let mut n = 0;
+        for r in rels {
+            if self.test(&a.test, &r.value)? && self.in_set(&a.types, r.type_ord)? {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    fn test(&mut self, t: &Test<'_>, v: &Value) -> R<bool> {
+        Ok(match (t, v) {
+            (Test::Concept { equal, values }, Value::Concept(o)) => {
+                self.in_set(values, *o)? == *equal
+            }
+            (Test::Number { op, value }, Value::Number(x)) => op.holds(*x, *value),
+            (Test::String { equal, value }, Value::Str(s)) => (s == value) == *equal,
+            (Test::Boolean { equal, value }, Value::Bool(b)) => (b == value) == *equal,
+            (Test::Boolean { equal, value }, Value::Number(x)) if *x == 0.0 || *x == 1.0 => {
+                ((*x == 1.0) == *value) == *equal
+            }
+            _ => false,
+        })
+    }
+}

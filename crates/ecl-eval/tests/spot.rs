@@ -1,0 +1,372 @@
+//! Spot checks on a small synthetic edition, with expected answers read
+//! from the edition through the store (never from the evaluator), and on
+//! the HL7 test edition with the counts its test suite states.
+
+mod common;
+
+use common::*;
+use txmap_ecl::{ConceptFilter, Expr, Filter, Span, parse};
+use txmap_ecl_eval::{
+    Budget, EvalError, ExpressionSubject, Subject, SubjectAttribute, SubjectValue, evaluate,
+    matches,
+};
+
+const ROOT: u64 = 138875005;
+
+fn eval(ed: &Ed, x: &Expr) -> Vec<u32> {
+    evaluate(ed, x, &Budget::default()).unwrap()
+}
+
+fn sorted(mut v: Vec<u32>) -> Vec<u32> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[test]
+fn synthetic_spot_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let ed = synth(dir.path(), 3500, 7);
+    term_filters_agree(&ed);
+    let n = ed.concept_count();
+    // A concept with at least two children and a parent.
+    let x = (0..n)
+        .find(|&o| ed.children(o).unwrap().len() >= 2 && !ed.parents(o).unwrap().is_empty())
+        .unwrap();
+    let id = ed.sctid(x).unwrap();
+    let desc = ed.descendants(x).unwrap().to_vec();
+    let children = ed.children(x).unwrap().to_vec();
+    let parents = ed.parents(x).unwrap().to_vec();
+    let ancestors = ed.ancestors(x).unwrap().to_vec();
+
+    assert_eq!(eval(&ed, &e(c(id))), vec![x]);
+    assert_eq!(eval(&ed, &e(op(DescendantOf, c(id)))), desc);
+    assert_eq!(
+        eval(&ed, &e(op(DescendantOrSelfOf, c(id)))),
+        sorted([desc.clone(), vec![x]].concat())
+    );
+    assert_eq!(eval(&ed, &e(op(ChildOf, c(id)))), children);
+    assert_eq!(eval(&ed, &e(op(ParentOf, c(id)))), parents);
+    assert_eq!(eval(&ed, &e(op(AncestorOf, c(id)))), ancestors);
+    assert_eq!(
+        eval(
+            &ed,
+            &minus(e(op(DescendantOrSelfOf, c(id))), e(op(DescendantOf, c(id))))
+        ),
+        vec![x]
+    );
+
+    // `*`: the root and its descendants.
+    let root = ed.ordinal(ROOT).unwrap();
+    let star = eval(&ed, &e(any()));
+    assert_eq!(
+        star,
+        sorted([ed.descendants(root).unwrap().to_vec(), vec![root]].concat())
+    );
+    assert!(star.iter().all(|&o| ed.concept_at(o).unwrap().active));
+    // With `active = false`, `*` is every concept.
+    let mut inactive = any();
+    inactive.filters = vec![Filter::Concept(
+        vec![ConceptFilter::Active(false, Span::default())],
+        Span::default(),
+    )];
+    let expected: Vec<u32> = (0..n)
+        .filter(|&o| !ed.concept_at(o).unwrap().active)
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(eval(&ed, &e(inactive)), expected);
+
+    // Top and bottom of x's descendants-or-self: x, and the leaves.
+    let below = nested(e(op(DescendantOrSelfOf, c(id))));
+    assert_eq!(eval(&ed, &e(op(Top, below.clone()))), vec![x]);
+    let leaves: Vec<u32> = sorted([desc.clone(), vec![x]].concat())
+        .into_iter()
+        .filter(|&o| ed.children(o).unwrap().is_empty())
+        .collect();
+    assert_eq!(eval(&ed, &e(op(Bottom, below))), leaves);
+
+    // A refinement: the concepts with a relationship of the type and
+    // target of one of some concept's attributes.
+    let (subject, rel) = (0..n)
+        .find_map(|o| ed.attributes(o).unwrap().first().map(|r| (o, *r)))
+        .unwrap();
+    let expected: Vec<u32> = (0..n)
+        .filter(|&o| {
+            ed.attributes(o)
+                .unwrap()
+                .iter()
+                .any(|r| r.type_id == rel.type_id && r.target == rel.target)
+        })
+        .collect();
+    let x = refined(any(), eq(rel.type_id, c(rel.target)));
+    let got = eval(&ed, &x);
+    assert!(got.contains(&subject));
+    assert_eq!(got, expected);
+    assert!(matches(&ed, &x, &Subject::Concept(subject), &Budget::default()).unwrap());
+    // Dotted: the targets of that type from the subject.
+    let targets = sorted(
+        ed.attributes(subject)
+            .unwrap()
+            .iter()
+            .filter(|r| r.type_id == rel.type_id)
+            .map(|r| ed.ordinal(r.target).unwrap())
+            .collect(),
+    );
+    let subject_id = ed.sctid(subject).unwrap();
+    assert_eq!(
+        eval(&ed, &dotted(c(subject_id), vec![c(rel.type_id)])),
+        targets
+    );
+
+    // Members of a simple refset.
+    let refset = ed
+        .refsets()
+        .find(|r| r.kind == txmap_store::RefsetKind::Simple && r.member_count > 0)
+        .unwrap();
+    let members = sorted(
+        ed.members(refset.id)
+            .unwrap()
+            .iter()
+            .filter_map(|m| ed.ordinal(m.component))
+            .collect(),
+    );
+    assert_eq!(eval(&ed, &e(member_of(c(refset.id)))), members);
+    assert!(eval(&ed, &e(member_of(c(ROOT)))).is_empty());
+
+    // A field that holds text, not SCTIDs, cannot be a set of concepts.
+    let (refset, field) = ed
+        .refsets()
+        .find_map(|r| {
+            let names = r.field_names();
+            let members = ed.members(r.id).unwrap();
+            let text = members
+                .first()?
+                .field_values()
+                .position(|v| !v.is_empty() && v.parse::<u64>().is_err())?;
+            Some((r.id, names.get(text)?.clone()))
+        })
+        .unwrap();
+    let x = parse(&format!("^ [{field}] {refset}")).unwrap();
+    assert!(matches!(
+        evaluate(&ed, &x, &Budget::default()),
+        Err(EvalError::NotSupported { .. })
+    ));
+}
+
+#[test]
+fn errors_and_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let ed = synth(dir.path(), 400, 3);
+    let mut missing = cref(999999999);
+    missing.span = Span::new(3, 11);
+    let x = or(vec![e(c(ROOT)), e(sub(txmap_ecl::Focus::Concept(missing)))]);
+    let err = evaluate(&ed, &x, &Budget::default()).unwrap_err();
+    assert!(matches!(
+        err,
+        EvalError::UnknownConcept { id: 999999999, .. }
+    ));
+    assert_eq!(err.to_string(), "unknown concept 999999999 at 3..11");
+    let alt = e(sub(txmap_ecl::Focus::AlternateId {
+        scheme: "LOINC".into(),
+        id: "1-8".into(),
+        span: Span::default(),
+    }));
+    assert!(matches!(
+        evaluate(&ed, &alt, &Budget::default()),
+        Err(EvalError::NotSupported { .. })
+    ));
+    let tight = Budget {
+        deadline: None,
+        max_work: 10,
+    };
+    let err = evaluate(&ed, &e(op(DescendantOrSelfOf, c(ROOT))), &tight).unwrap_err();
+    assert!(matches!(err, EvalError::TooCostly { .. }), "{err}");
+    let past = Budget {
+        deadline: Some(std::time::Instant::now()),
+        max_work: u64::MAX,
+    };
+    assert!(matches!(
+        evaluate(&ed, &e(any()), &past),
+        Err(EvalError::TooCostly { .. })
+    ));
+}
+
+#[test]
+fn hl7_test_edition() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(ed) = hl7(dir.path()) else {
+        return;
+    };
+    term_filters_agree(&ed);
+    let cases = [
+        ("<< 10200004", 310),
+        ("< 10200004", 309),
+        ("<! 10200004", 4),
+        (">! 10200004", 2),
+        ("> 10200004", 19),
+        ("*", 2251),
+        ("<< 64572001 MINUS << 128045006", 798),
+        ("< 64572001 : 363698007 = << 10200004", 661),
+        ("< 64572001 : [1..1] 363698007 = << 10200004", 573),
+        ("< 64572001 : { [1..1] 363698007 = << 10200004 }", 661),
+        (
+            "< 64572001 : [1..1] { [1..1] 363698007 = << 10200004 }",
+            573,
+        ),
+        ("< 64572001 : 363698007 = *", 708),
+        ("< 64572001 : 116676008 = 20946005", 2),
+        (
+            "< 64572001 : { 363698007 = << 10200004, 116676008 = 20946005 }",
+            0,
+        ),
+        ("< 64572001 . 363698007", 105),
+        ("^ 900000000000526001", 1),
+        ("^ 10200004", 0),
+        ("<< 128045006 AND << 64572001", 1),
+    ];
+    let mut wrong = Vec::new();
+    for (text, expected) in cases {
+        let x = &parse(text).unwrap();
+        let got = eval(&ed, x).len();
+        eprintln!("{text}: {got} (expected {expected})");
+        if got != expected {
+            wrong.push(format!("{text}: {got}, expected {expected}"));
+        }
+        // matches agrees with evaluate (on a sample of concepts and on
+        // every member).
+        let set = eval(&ed, x);
+        let sample = (0..ed.concept_count())
+            .step_by(13)
+            .chain(set.iter().copied());
+        for o in sample {
+            let m = matches(&ed, x, &Subject::Concept(o), &Budget::default()).unwrap();
+            assert_eq!(m, set.binary_search(&o).is_ok(), "{text} on {o}");
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+
+    // Post-coordinated expressions, as the suite's validate-code tests
+    // expect.
+    let o = |id: u64| ed.ordinal(id).unwrap();
+    let expression = |focus: u64, group: u16, type_id: u64, value: u64| {
+        Subject::Expression(ExpressionSubject {
+            focus: vec![o(focus)],
+            attributes: vec![SubjectAttribute {
+                group,
+                type_id,
+                value: SubjectValue::Concept(o(value)),
+            }],
+        })
+    };
+    let holds = |text: &str, s: &Subject| {
+        matches(&ed, &parse(text).unwrap(), s, &Budget::default()).unwrap()
+    };
+    // 64572001 : 363698007 = 10200004, then grouped, then another site.
+    let disease_site = expression(64572001, 0, 363698007, 10200004);
+    let grouped_site = expression(64572001, 1, 363698007, 10200004);
+    let other_site = expression(64572001, 0, 363698007, 85562004);
+    assert!(holds("< 64572001 : 363698007 = << 10200004", &disease_site));
+    assert!(holds(
+        "< 64572001 : [1..1] { [1..1] 363698007 = << 10200004 }",
+        &grouped_site
+    ));
+    assert!(holds(
+        "< 64572001 : { [1..1] 363698007 = << 10200004 }",
+        &grouped_site
+    ));
+    assert!(!holds(
+        "< 64572001 : { [1..1] 363698007 = << 10200004 }",
+        &other_site
+    ));
+    let structure = expression(10200004, 0, 272741003, 24028007);
+    for (text, expected) in [
+        ("<! 10200004", false),
+        ("<<! 10200004", false),
+        ("> 10200004", false),
+        ("<< 10200004", true),
+        ("* MINUS << 10200004", false),
+    ] {
+        assert_eq!(holds(text, &structure), expected, "{text}");
+    }
+    let below = expression(11204002, 0, 272741003, 24028007);
+    assert!(holds("< 10200004", &below));
+    assert!(!holds("^ 900000000000526001", &disease_site));
+    assert!(holds("*", &disease_site));
+    assert!(!holds("64572001", &disease_site));
+
+    // `^ [targetComponentId]`: the targets, read from the members.
+    let replaced_by = 900000000000526001;
+    let targets = sorted(
+        ed.members(replaced_by)
+            .unwrap()
+            .iter()
+            .filter_map(|m| m.field(0).and_then(|t| t.parse().ok()))
+            .filter_map(|t| ed.ordinal(t))
+            .collect(),
+    );
+    assert!(!targets.is_empty());
+    let x = parse("^ [targetComponentId] 900000000000526001").unwrap();
+    assert_eq!(eval(&ed, &x), targets);
+    // History: the inactive concept replaced by a target comes back.
+    let inactive = sorted(
+        ed.members(replaced_by)
+            .unwrap()
+            .iter()
+            .filter_map(|m| ed.ordinal(m.component))
+            .filter(|&o| !ed.concept_at(o).unwrap().active)
+            .collect(),
+    );
+    let target = ed.sctid(targets[0]).unwrap();
+    let with_history = eval(
+        &ed,
+        &parse(&format!("{target} {{{{ + HISTORY-MOD }}}}")).unwrap(),
+    );
+    assert!(with_history.contains(&targets[0]));
+    assert!(inactive.iter().any(|o| with_history.contains(o)));
+    let same_as: Vec<u32> = ed
+        .members(900000000000527005)
+        .unwrap()
+        .iter()
+        .filter(|m| m.field(0) == Some(target.to_string().as_str()))
+        .filter_map(|m| ed.ordinal(m.component))
+        .filter(|&o| !ed.concept_at(o).unwrap().active)
+        .collect();
+    assert_eq!(
+        eval(
+            &ed,
+            &parse(&format!("{target} {{{{ + HISTORY-MIN }}}}")).unwrap()
+        ),
+        sorted([same_as, vec![targets[0]]].concat())
+    );
+}
+
+/// Term filters over big sets (narrowed through the word index) agree with
+/// testing every concept of the focus one by one.
+fn term_filters_agree(ed: &Ed) {
+    let star = eval(ed, &e(any()));
+    assert!(star.len() > 2_000, "the word index path needs a big set");
+    let mut words: Vec<String> = star
+        .iter()
+        .step_by(401)
+        .filter_map(|&o| ed.preferred_term(o).unwrap())
+        .filter_map(|t| t.split_whitespace().next().map(str::to_owned))
+        .collect();
+    words.extend(["Hea", "bone STRUC", "zzzz", "(", "-"].map(String::from));
+    for w in &words {
+        let w = w.replace('"', "");
+        for text in [
+            format!("* {{{{ D term = \"{w}\" }}}}"),
+            format!("* {{{{ term = (\"{w}\" \"zz\"), type = syn }}}}"),
+            format!("* {{{{ D term = \"{w}\", active = false }}}}"),
+        ] {
+            let x = parse(&text).unwrap();
+            let got = eval(ed, &x);
+            let expected: Vec<u32> = star
+                .iter()
+                .copied()
+                .filter(|&o| matches(ed, &x, &Subject::Concept(o), &Budget::default()).unwrap())
+                .collect();
+            assert_eq!(got, expected, "{text}");
+        }
+    }
+}

@@ -1,0 +1,675 @@
+//! SNOMED CT value sets: what a request names, and which codes are in it.
+//!
+//! A value set comes from `url` (an implicit SNOMED CT value set, or a
+//! `tx-resource` whose `url` matches) or from an inline `valueSet`
+//! ([`resolve_value_set`]). Implicit value sets (`?fhir_vs`,
+//! `?fhir_vs=isa/X`, `?fhir_vs=refset/R`, `?fhir_vs=ecl/E`, also after an
+//! edition URI: `http://snomed.info/sct/{module}[/version/{date}]?fhir_vs…`)
+//! and compose includes and excludes become [`Rule`]s.
+//!
+//! Every filter means an ECL constraint, and is kept as one ([`Filter`]):
+//! `concept is-a X` is `<< X`, `descendent-of` `< X`, `child-of` `<! X`,
+//! `generalizes` `>> X`, `=` `X`, `in` `^ X`, `is-not-a` `* MINUS << X`;
+//! `constraint` and `expression` are ECL already; `parent` and `child`
+//! are `<! X` and `>! X`; `inactive`, `moduleId` and `definitionStatus`
+//! are concept filters on `*`; a property that is an SCTID is an
+//! attribute: `* : P = X` (`is-a`: `= << X`, `in`: `= ^ X`). So one engine
+//! ([`txmap_ecl_eval`]) answers every membership question: a set for
+//! `$expand`, a single test for `$validate-code`, where a membership test
+//! never materialises a big set.
+//!
+//! Post-coordinated expressions are members when listed verbatim, when
+//! an include is the whole of SNOMED CT, when the include has ECL and the
+//! expression satisfies it (as a virtual concept below its focus
+//! concepts, see [`txmap_ecl_eval::matches`]), or when the include says
+//! `expressions = true` and the focus concepts pass the other filters.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use serde_json::Value;
+use txmap_ecl_eval::{Budget, EvalError, ExpressionSubject, Subject};
+
+use super::codesystem::Ed;
+use super::metadata::SNOMED_CT;
+use super::params::{OpError, Params};
+
+/// The message id of an unusable ECL text, in the HL7 tooling's catalogue.
+pub const INVALID_ECL: &str = "INVALID_ECL";
+
+/// How a value set's membership is decided.
+#[derive(Clone, Debug)]
+pub enum ValueSetDef {
+    /// `url|version`, as messages name it, and its compose.
+    Compose {
+        name: String,
+        include: Vec<Rule>,
+        exclude: Vec<Rule>,
+    },
+}
+
+/// One include or exclude: all its conditions hold.
+#[derive(Clone, Debug, Default)]
+pub struct Rule {
+    pub version: Option<String>,
+    /// `None`: any concept. Codes as written (expressions may be listed).
+    pub concepts: Option<Vec<String>>,
+    pub filters: Vec<Filter>,
+    /// Whether expressions match: the whole code system, or a filter
+    /// `expressions = true` (then their focus concepts must match).
+    pub expressions: bool,
+    /// Whether expressions were excluded explicitly (`expressions = false`).
+    pub expressions_off: bool,
+}
+
+/// One filter, as the ECL constraint it means.
+#[derive(Clone, Debug)]
+pub struct Filter {
+    pub ecl: Arc<txmap_ecl::Expr>,
+    /// As written: the ECL text, or `property op value`.
+    pub written: String,
+    /// Given as ECL (`constraint`, `expression`, `fhir_vs=ecl/`): its
+    /// errors, unknown concepts included, are `INVALID_ECL`. Other filters
+    /// naming an unknown concept match nothing.
+    pub is_ecl: bool,
+}
+
+/// What a validated code is, for value set membership.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// Unknown or invalid.
+    None,
+    Concept(u32),
+    /// A valid expression.
+    Expression(ExpressionSubject),
+}
+
+fn bad_request(code: &'static str, text: String) -> OpError {
+    OpError {
+        status: StatusCode::BAD_REQUEST,
+        code,
+        tx_type: None,
+        message_id: None,
+        text,
+    }
+}
+
+pub(super) fn vs_not_found(url: &str) -> OpError {
+    OpError::not_found(format!(
+        "A definition for the value Set '{url}' could not be found"
+    ))
+}
+
+/// An ECL text that cannot be used, as the HL7 suite expects it reported.
+fn invalid_ecl(text: &str, why: impl std::fmt::Display) -> OpError {
+    OpError {
+        status: StatusCode::BAD_REQUEST,
+        code: "invalid",
+        tx_type: Some("vs-invalid"),
+        message_id: Some(INVALID_ECL),
+        text: format!("Invalid ECL expression '{text}': {why}"),
+    }
+}
+
+impl Filter {
+    /// A filter given as ECL text.
+    pub fn ecl(text: &str) -> Result<Filter, OpError> {
+        let expr = txmap_ecl::parse(text).map_err(|e| invalid_ecl(text, e))?;
+        Ok(Filter {
+            ecl: Arc::new(expr),
+            written: text.to_owned(),
+            is_ecl: true,
+        })
+    }
+
+    /// A compose filter `property op value`, or why it is not supported.
+    pub fn compose(property: &str, op: &str, value: &str) -> Result<Filter, OpError> {
+        let written = format!("{property} {op} {value}");
+        let not_supported = || {
+            bad_request(
+                "not-supported",
+                format!("the filter {written} is not supported"),
+            )
+        };
+        if matches!(property, "constraint" | "expression") {
+            return match op {
+                "=" => Filter::ecl(value),
+                _ => Err(not_supported()),
+            };
+        }
+        let v = value.trim();
+        let id = || -> Result<u64, OpError> {
+            v.parse::<u64>().map_err(|_| {
+                OpError::invalid(format!("the filter {written}: {v:?} is not an SCTID"))
+            })
+        };
+        let flag = || match v {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(OpError::invalid(format!(
+                "the filter {written}: {v:?} is not true or false"
+            ))),
+        };
+        let ecl = match (property, op) {
+            ("concept", "is-a") => format!("<< {}", id()?),
+            ("concept", "descendent-of" | "descendant-of") => format!("< {}", id()?),
+            ("concept", "child-of") => format!("<! {}", id()?),
+            ("concept", "generalizes") => format!(">> {}", id()?),
+            ("concept", "=") => id()?.to_string(),
+            ("concept", "in") => format!("^ {}", id()?),
+            ("concept", "not-in") => format!("* MINUS ^ {}", id()?),
+            ("concept", "is-not-a") => format!("* MINUS << {}", id()?),
+            ("parent", "=") => format!("<! {}", id()?),
+            ("child", "=") => format!(">! {}", id()?),
+            ("inactive", "=") => format!(
+                "* {{{{ C active = {} }}}}",
+                if flag()? { "false" } else { "true" }
+            ),
+            ("moduleId", "=") => format!("* {{{{ C moduleId = {} }}}}", id()?),
+            ("definitionStatus" | "definitionStatusId", "=") => match v {
+                "900000000000074008" | "primitive" => {
+                    "* {{ C definitionStatus = primitive }}".into()
+                }
+                "900000000000073002" | "defined" => "* {{ C definitionStatus = defined }}".into(),
+                _ => return Err(not_supported()),
+            },
+            (p, op) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => match op {
+                "=" => format!("* : {p} = {}", id()?),
+                "is-a" => format!("* : {p} = << {}", id()?),
+                "descendent-of" => format!("* : {p} = < {}", id()?),
+                "in" => format!("* : {p} = ^ {}", id()?),
+                _ => return Err(not_supported()),
+            },
+            _ => return Err(not_supported()),
+        };
+        let expr = txmap_ecl::parse(&ecl)
+            .map_err(|e| OpError::invalid(format!("the filter {written}: {e}")))?;
+        Ok(Filter {
+            ecl: Arc::new(expr),
+            written,
+            is_ecl: false,
+        })
+    }
+
+    /// The concepts that pass, sorted by ordinal.
+    pub fn evaluate(&self, ed: &Ed, budget: &Budget) -> Result<Vec<u32>, OpError> {
+        match txmap_ecl_eval::evaluate(ed, &self.ecl, budget) {
+            Err(EvalError::UnknownConcept { .. }) if !self.is_ecl => Ok(Vec::new()),
+            other => other.map_err(|e| self.error(e)),
+        }
+    }
+
+    /// Whether one concept or expression passes.
+    pub fn matches(&self, ed: &Ed, subject: &Subject, budget: &Budget) -> Result<bool, OpError> {
+        match txmap_ecl_eval::matches(ed, &self.ecl, subject, budget) {
+            Err(EvalError::UnknownConcept { .. }) if !self.is_ecl => Ok(false),
+            other => other.map_err(|e| self.error(e)),
+        }
+    }
+
+    fn error(&self, e: EvalError) -> OpError {
+        match e {
+            EvalError::TooCostly { why } => OpError::too_costly(format!(
+                "the constraint '{}' is too costly to evaluate: {why}",
+                self.written
+            )),
+            EvalError::Store(e) => e.into(),
+            EvalError::UnknownConcept { .. } | EvalError::NotSupported { .. } if self.is_ecl => {
+                invalid_ecl(&self.written, e)
+            }
+            other => bad_request(
+                "not-supported",
+                format!("the filter {} cannot be evaluated: {other}", self.written),
+            ),
+        }
+    }
+}
+
+/// Decodes `%XX` escapes (an ECL in a URL); invalid escapes stay as they
+/// are.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[i],
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// An implicit SNOMED CT value set URL (`http://snomed.info/sct?fhir_vs…`,
+/// or after an edition or version URI), or `None` when `url` is not one.
+pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
+    let (base, query) = url.split_once('?')?;
+    if base != SNOMED_CT && !base.starts_with("http://snomed.info/sct/") {
+        return None;
+    }
+    let version = (base != SNOMED_CT).then(|| base.to_owned());
+    let rule = |filters: Vec<Filter>, whole: bool| Rule {
+        version: version.clone(),
+        concepts: None,
+        filters,
+        expressions: whole,
+        expressions_off: false,
+    };
+    let id = |s: &str| s.parse::<u64>().map_err(|_| vs_not_found(url));
+    // An SCTID the ECL parser refuses (a bad check digit) names no value set.
+    let filter = |ecl: String| -> Result<Filter, OpError> {
+        Ok(Filter {
+            ecl: Arc::new(txmap_ecl::parse(&ecl).map_err(|_| vs_not_found(url))?),
+            written: ecl,
+            is_ecl: false,
+        })
+    };
+    Some(match query {
+        "fhir_vs" => Ok(rule(vec![], true)),
+        q => match q.strip_prefix("fhir_vs=") {
+            Some(v) => {
+                if let Some(x) = v.strip_prefix("isa/") {
+                    id(x)
+                        .and_then(|x| filter(format!("<< {x}")))
+                        .map(|f| rule(vec![f], false))
+                } else if let Some(r) = v.strip_prefix("refset/") {
+                    id(r)
+                        .and_then(|r| filter(format!("^ {r}")))
+                        .map(|f| rule(vec![f], false))
+                } else if let Some(e) = v.strip_prefix("ecl/") {
+                    Filter::ecl(&percent_decode(e)).map(|f| rule(vec![f], false))
+                } else if v == "refset" {
+                    Err(bad_request(
+                        "not-supported",
+                        format!(
+                            "the value set {url} (all reference sets) is not supported for $validate-code"
+                        ),
+                    ))
+                } else {
+                    Err(vs_not_found(url))
+                }
+            }
+            None => Err(vs_not_found(url)),
+        },
+    })
+}
+
+fn parse_rules(list: Option<&Value>) -> Result<Vec<Rule>, OpError> {
+    let mut out = Vec::new();
+    let Some(list) = list else { return Ok(out) };
+    let Some(list) = list.as_array() else {
+        return Err(OpError::invalid("compose.include must be an array"));
+    };
+    for inc in list {
+        let system = inc.get("system").and_then(Value::as_str);
+        if inc.get("valueSet").is_some() {
+            return Err(bad_request(
+                "not-supported",
+                "a value set including other value sets is not supported".into(),
+            ));
+        }
+        if system != Some(SNOMED_CT) {
+            return Err(bad_request(
+                "not-supported",
+                format!(
+                    "value set includes of {} are not supported: this server serves {SNOMED_CT} only",
+                    system.unwrap_or("(no system)")
+                ),
+            ));
+        }
+        let mut rule = Rule {
+            version: inc
+                .get("version")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            ..Rule::default()
+        };
+        if let Some(concepts) = inc.get("concept").and_then(Value::as_array) {
+            rule.concepts = Some(
+                concepts
+                    .iter()
+                    .map(|c| {
+                        let code = c.get("code").and_then(Value::as_str).unwrap_or_default();
+                        code.trim().to_owned()
+                    })
+                    .collect(),
+            );
+        }
+        for f in inc
+            .get("filter")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            let text = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("");
+            let (property, op, value) = (text("property"), text("op"), text("value"));
+            if property == "expressions" && op == "=" {
+                match value {
+                    "true" => rule.expressions = true,
+                    "false" => {
+                        rule.expressions = false;
+                        rule.expressions_off = true;
+                    }
+                    _ => {
+                        return Err(bad_request(
+                            "not-supported",
+                            format!("the filter {property} {op} {value} is not supported"),
+                        ));
+                    }
+                }
+                continue;
+            }
+            rule.filters.push(Filter::compose(property, op, value)?);
+        }
+        if rule.concepts.is_none() && rule.filters.is_empty() {
+            rule.expressions = true;
+        }
+        out.push(rule);
+    }
+    Ok(out)
+}
+
+/// A ValueSet resource's definition.
+pub fn value_set_def(vs: &Value) -> Result<ValueSetDef, OpError> {
+    let url = vs.get("url").and_then(Value::as_str).unwrap_or("");
+    let name = match vs.get("version").and_then(Value::as_str) {
+        Some(v) => format!("{url}|{v}"),
+        None => url.to_owned(),
+    };
+    let Some(compose) = vs.get("compose") else {
+        return Err(bad_request(
+            "not-supported",
+            format!("the value set {name} has no compose"),
+        ));
+    };
+    Ok(ValueSetDef::Compose {
+        name,
+        include: parse_rules(compose.get("include"))?,
+        exclude: parse_rules(compose.get("exclude"))?,
+    })
+}
+
+impl ValueSetDef {
+    pub fn name(&self) -> &str {
+        match self {
+            ValueSetDef::Compose { name, .. } => name,
+        }
+    }
+
+    pub fn version(&self) -> Option<&str> {
+        match self {
+            ValueSetDef::Compose { include, .. } => {
+                include.iter().find_map(|r| r.version.as_deref())
+            }
+        }
+    }
+
+    /// Whether the code (as written, and what it is) is in.
+    pub fn contains(
+        &self,
+        ed: &Ed,
+        code: &str,
+        target: &Target,
+        budget: &Budget,
+    ) -> Result<bool, OpError> {
+        let ValueSetDef::Compose {
+            include, exclude, ..
+        } = self;
+        let mut inside = false;
+        for r in include {
+            if r.matches(ed, code, target, budget)? {
+                inside = true;
+                break;
+            }
+        }
+        if !inside {
+            return Ok(false);
+        }
+        for r in exclude {
+            if r.matches(ed, code, target, budget)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl Rule {
+    /// Whether the code (as written, and what it is) passes the rule.
+    pub fn matches(
+        &self,
+        ed: &Ed,
+        code: &str,
+        target: &Target,
+        budget: &Budget,
+    ) -> Result<bool, OpError> {
+        let code = code.trim();
+        match target {
+            Target::None => Ok(false),
+            Target::Concept(ord) => {
+                if let Some(list) = &self.concepts {
+                    let id = ed.sctid(*ord)?;
+                    if !list.iter().any(|c| c.parse::<u64>().ok() == Some(id)) {
+                        return Ok(false);
+                    }
+                }
+                self.concept_passes(ed, *ord, budget)
+            }
+            Target::Expression(subject) => {
+                if let Some(list) = &self.concepts {
+                    return Ok(list.iter().any(|c| c == code));
+                }
+                if subject.focus.is_empty() {
+                    return Ok(false);
+                }
+                let as_expression = Subject::Expression(subject.clone());
+                if self.filters.iter().any(|f| f.is_ecl) {
+                    for f in &self.filters {
+                        if !f.matches(ed, &as_expression, budget)? {
+                            return Ok(false);
+                        }
+                    }
+                    return Ok(true);
+                }
+                if !self.expressions {
+                    return Ok(false);
+                }
+                for &f in &subject.focus {
+                    if !self.concept_passes(ed, f, budget)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Whether the concept at `ord` passes every filter.
+    pub fn concept_passes(&self, ed: &Ed, ord: u32, budget: &Budget) -> Result<bool, OpError> {
+        for f in &self.filters {
+            if !f.matches(ed, &Subject::Concept(ord), budget)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The concepts that pass every filter (all concepts when there are
+    /// none), sorted by ordinal. Concept lists are the caller's.
+    pub fn filtered_concepts(&self, ed: &Ed, budget: &Budget) -> Result<Vec<u32>, OpError> {
+        let mut filters = self.filters.iter();
+        let Some(first) = filters.next() else {
+            return Ok((0..ed.concept_count()).collect());
+        };
+        let mut set = first.evaluate(ed, budget)?;
+        for f in filters {
+            let other = f.evaluate(ed, budget)?;
+            set.retain(|o| other.binary_search(o).is_ok());
+        }
+        Ok(set)
+    }
+}
+
+/// Checks an implicit value set's own references against the edition: an
+/// implicit value set on an unknown concept or refset is not found.
+pub fn check_implicit(ed: &Ed, url: &str) -> Result<(), OpError> {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let ok = if let Some(x) = query.strip_prefix("fhir_vs=isa/") {
+        x.parse::<u64>().ok().and_then(|x| ed.ordinal(x)).is_some()
+    } else if let Some(r) = query.strip_prefix("fhir_vs=refset/") {
+        r.parse::<u64>().ok().and_then(|r| ed.refset(r)).is_some()
+    } else {
+        true
+    };
+    if ok { Ok(()) } else { Err(vs_not_found(url)) }
+}
+
+/// A value set named by a request: its definition, the implicit URL when
+/// it is an implicit SNOMED CT value set, and the resource when it was
+/// given (inline or as a `tx-resource`).
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub def: ValueSetDef,
+    pub implicit: Option<String>,
+    pub resource: Option<Value>,
+}
+
+/// The value set of `url` (implicit, or a matching `tx-resource`) or an
+/// inline `valueSet`.
+pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
+    let url = params.text("url")?.map(str::to_owned);
+    let value_set_version = params.text("valueSetVersion")?;
+    let inline = params.resources("valueSet").into_iter().next();
+    Ok(match (inline, url.as_deref()) {
+        (Some(vs), _) => Resolved {
+            def: value_set_def(vs)?,
+            implicit: None,
+            resource: Some(vs.clone()),
+        },
+        (None, Some(u)) => match implicit_value_set(u) {
+            Some(rule) => Resolved {
+                def: ValueSetDef::Compose {
+                    name: u.to_owned(),
+                    include: vec![rule?],
+                    exclude: vec![],
+                },
+                implicit: Some(u.to_owned()),
+                resource: None,
+            },
+            None => {
+                let found = params.resources("tx-resource").into_iter().find(|r| {
+                    r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
+                        && r.get("url").and_then(Value::as_str) == Some(u)
+                        && value_set_version
+                            .is_none_or(|v| r.get("version").and_then(Value::as_str) == Some(v))
+                });
+                match found {
+                    Some(vs) => Resolved {
+                        def: value_set_def(vs)?,
+                        implicit: None,
+                        resource: Some(vs.clone()),
+                    },
+                    None => return Err(vs_not_found(u)),
+                }
+            }
+        },
+        (None, None) => return Err(OpError::required("url")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(rule: &Rule) -> Vec<String> {
+        rule.filters.iter().map(|f| f.ecl.to_string()).collect()
+    }
+
+    #[test]
+    fn implicit_urls() {
+        assert!(implicit_value_set("http://example.org/vs").is_none());
+        let all = implicit_value_set("http://snomed.info/sct?fhir_vs")
+            .unwrap()
+            .unwrap();
+        assert!(all.expressions && all.filters.is_empty());
+        let isa = implicit_value_set("http://snomed.info/sct?fhir_vs=isa/71388002")
+            .unwrap()
+            .unwrap();
+        assert_eq!(written(&isa), ["<< 71388002"]);
+        let refset = implicit_value_set(
+            "http://snomed.info/sct/900000000000207008/version/20250201?fhir_vs=refset/734139008",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(written(&refset), ["^ 734139008"]);
+        assert_eq!(
+            refset.version.as_deref(),
+            Some("http://snomed.info/sct/900000000000207008/version/20250201")
+        );
+        let ecl = implicit_value_set("http://snomed.info/sct?fhir_vs=ecl/%3C%3C%2071388002")
+            .unwrap()
+            .unwrap();
+        assert_eq!(written(&ecl), ["<< 71388002"]);
+        assert!(ecl.filters[0].is_ecl);
+        assert!(
+            implicit_value_set("http://snomed.info/sct?fhir_vs=isa/x")
+                .unwrap()
+                .is_err()
+        );
+        let bad = implicit_value_set("http://snomed.info/sct?fhir_vs=ecl/%3C%3C")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(bad.message_id, Some(INVALID_ECL));
+    }
+
+    #[test]
+    fn compose_filters_are_ecl() {
+        for (p, op, v, ecl) in [
+            ("concept", "is-a", "71388002", "<< 71388002"),
+            ("concept", "descendent-of", "71388002", "< 71388002"),
+            ("concept", "child-of", "71388002", "<! 71388002"),
+            ("concept", "generalizes", "71388002", ">> 71388002"),
+            ("concept", "=", "71388002", "71388002"),
+            ("concept", "in", "734139008", "^ 734139008"),
+            ("parent", "=", "71388002", "<! 71388002"),
+            (
+                "363698007",
+                "is-a",
+                "71388002",
+                "* : 363698007 = << 71388002",
+            ),
+        ] {
+            let f = Filter::compose(p, op, v).unwrap();
+            assert_eq!(f.ecl.to_string(), ecl, "{p} {op} {v}");
+            assert!(!f.is_ecl);
+        }
+        let f = Filter::compose("constraint", "=", "<< 71388002 OR << 404684003").unwrap();
+        assert!(f.is_ecl);
+        for (p, op, v) in [
+            ("concept", "regex", "x"),
+            ("concept", "is-a", "abc"),
+            ("constraint", "=", "<< 1 OR << 2 AND << 3"),
+            ("inactive", "=", "maybe"),
+        ] {
+            let e = Filter::compose(p, op, v).unwrap_err();
+            assert!(e.status.is_client_error(), "{p} {op} {v}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn urls_are_decoded() {
+        assert_eq!(percent_decode("%3C%3C%20123%2"), "<< 123%2");
+        assert_eq!(percent_decode("a+b"), "a+b");
+    }
+}
