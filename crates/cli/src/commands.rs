@@ -48,6 +48,10 @@ enum Command {
     /// the official runner does. Prints a line per test, summaries, and
     /// last `N passed, N failed`.
     Conformance(ConformanceArgs),
+    /// Benchmark the FHIR operations: in process, or over HTTP against a
+    /// running server. Writes JSON and prints a Markdown table.
+    #[command(subcommand)]
+    Bench(crate::bench::BenchCommand),
 }
 
 #[derive(Debug, Args)]
@@ -205,6 +209,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Synth(a) => synth(a),
         Command::Serve(a) => serve(a),
         Command::Conformance(a) => conformance(a),
+        Command::Bench(c) => crate::bench::run(c),
     }
 }
 

@@ -5,6 +5,7 @@
 //! know nothing of terminals. Errors are printed as one line, with the
 //! chain of context that led to them, and a non-zero exit.
 
+mod bench;
 mod commands;
 mod logging;
 mod progress;

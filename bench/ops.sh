@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# FHIR operation benchmarks (issue 5) on the International-scale synthetic
+# edition, mapped and warm: in process through the router, then over HTTP
+# against `txmap serve` with 1 and 16 connections. The load generator runs
+# on the same machine as the server and shares its cores.
+# Runs everything RUNS times (default 3); writes bench/out/ops-<run>-*.json,
+# the merged bench/out/ops.json (every run and the medians), copies it to
+# bench/results/ops.json and prints the BENCHMARKS.md tables.
+#
+#   bench/ops.sh
+#   RUNS=1 CALLS=2000 DURATION=2 bench/ops.sh     # a quick look
+#   TXMAP=/tmp/txmap bench/ops.sh                 # a given build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+CALLS=${CALLS:-20000}
+SECONDS_PER_OP=${DURATION:-10}
+SEED=${SEED:-1}
+OUT=bench/out
+EDITION=$OUT/intl.txmap
+mkdir -p "$OUT" bench/results
+
+# TXMAP=path/to/txmap benchmarks that binary instead of building one.
+if [ -z "${TXMAP:-}" ]; then
+    cargo build --release --locked -q -p txmap
+    TXMAP=target/release/txmap
+fi
+
+if [ ! -f "$EDITION" ]; then
+    # As bench/import.sh makes it.
+    RF2="$OUT/synth-535000-1"
+    [ -d "$RF2" ] || "$TXMAP" synth --concepts 535000 --seed 1 --out "$RF2" >/dev/null
+    "$TXMAP" import --rf2 "$RF2" --out "$EDITION" --quiet
+fi
+
+SERVER_PID=
+stop_server() {
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=
+    fi
+}
+trap stop_server EXIT
+
+for run in $(seq 1 "$RUNS"); do
+    echo "== run $run/$RUNS: in process" >&2
+    "$TXMAP" bench handlers --edition "$EDITION" --calls "$CALLS" --seed "$SEED" \
+        --out "$OUT/ops-$run-handlers.json"
+
+    PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    CONFIG=$OUT/ops-serve.toml
+    cat >"$CONFIG" <<TOML
+listen = "127.0.0.1:$PORT"
+editions = ["intl.txmap"]
+[snomed]
+load = "mmap"
+prewarm = ["intl"]
+TOML
+    TXMAP_LOG=warn "$TXMAP" serve --config "$CONFIG" &
+    SERVER_PID=$!
+    for _ in $(seq 1 200); do
+        curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+    curl -sf "http://127.0.0.1:$PORT/health" >/dev/null
+    # The prewarm read runs in the background; wait until the whole file
+    # is in the page cache (/status reports it per edition).
+    for _ in $(seq 1 600); do
+        python3 - "$PORT" <<'PY' && break
+import json, sys, urllib.request
+s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status"))
+e = s["editions"][0]
+done = (e.get("prewarm") or {}).get("done")
+sys.exit(0 if done else 1)
+PY
+        sleep 0.1
+    done
+
+    SERVER=http://127.0.0.1:$PORT
+    echo "== run $run/$RUNS: HTTP, 1 connection" >&2
+    "$TXMAP" bench http --server "$SERVER" --edition "$EDITION" --seed "$SEED" \
+        --connections 1 --seconds "$SECONDS_PER_OP" --op lookup,validate-code,subsumes \
+        --out "$OUT/ops-$run-http-1.json"
+    echo "== run $run/$RUNS: HTTP, 16 connections" >&2
+    "$TXMAP" bench http --server "$SERVER" --edition "$EDITION" --seed "$SEED" \
+        --connections 16 --seconds "$SECONDS_PER_OP" --op lookup,validate-code,subsumes \
+        --out "$OUT/ops-$run-http-16.json"
+    stop_server
+done
+
+python3 bench/summarize_ops.py "$OUT" "$RUNS"
+cp "$OUT/ops.json" bench/results/ops.json

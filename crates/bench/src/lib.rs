@@ -1,0 +1,53 @@
+//! Benchmarks of txmap's FHIR operations on a real edition file.
+//!
+//! Two modes, one report shape:
+//!
+//! - [`handlers`] runs each operation in process: the server state is built
+//!   as `txmap serve` builds it, and requests go through the same router
+//!   with `tower::ServiceExt::oneshot`, one at a time. This measures the
+//!   handlers and the routing, negotiation and serialisation around them,
+//!   without sockets.
+//! - [`http`] is a closed-loop load generator: C connections, each a
+//!   thread with one keep-alive HTTP/1.1 connection, send the next request
+//!   as soon as the previous answer is read. This measures what a client
+//!   sees, parsing and the network stack included.
+//!
+//! Both draw their requests from [`pools::Pools`], sampled deterministically
+//! from the edition (the seed picks which concepts), so the two modes and
+//! successive runs ask the same questions. Every latency is kept and
+//! percentiles are exact ([`report::Summary`]); a run with non-200 answers
+//! says so in its report rather than failing.
+//!
+//! This crate is the seed of a fuller load generator (a traffic corpus,
+//! more workloads, several processes); it is not a core crate and may use
+//! the server's stack (tokio, axum, tower).
+
+#![forbid(unsafe_code)]
+
+pub mod handlers;
+pub mod http;
+pub mod pools;
+pub mod report;
+
+use std::fmt;
+
+pub use pools::{Op, Pools};
+pub use report::{Mode, Summary};
+
+/// Why a benchmark could not run.
+#[derive(Debug)]
+pub struct BenchError(pub String);
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+impl BenchError {
+    pub(crate) fn new(msg: impl Into<String>) -> BenchError {
+        BenchError(msg.into())
+    }
+}
