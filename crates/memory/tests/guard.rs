@@ -301,3 +301,26 @@ fn guard_over_a_fake_root() {
         })
     );
 }
+
+#[test]
+fn new_requests_share_a_recent_measurement() {
+    let (guard, reads, rss) = counting_guard(1000);
+    rss.store(100, Ordering::SeqCst);
+    for _ in 0..50 {
+        assert_eq!(guard.check_new_request(), GuardDecision::Accept);
+    }
+    // Fifty requests take far less than NEW_REQUEST_MAX_AGE, so they
+    // share readings (one, unless the machine stalls the test).
+    let shared = reads.load(Ordering::SeqCst);
+    assert!((1..50).contains(&shared), "{shared} reads");
+    // An old reading is not used.
+    rss.store(900, Ordering::SeqCst);
+    std::thread::sleep(txmap_memory::NEW_REQUEST_MAX_AGE * 2);
+    assert_eq!(guard.check_new_request(), GuardDecision::Refuse);
+    // A running operation's reading is the latest one too.
+    rss.store(100, Ordering::SeqCst);
+    guard.check_running(&mut Sampler::new(1)).unwrap();
+    let before = reads.load(Ordering::SeqCst);
+    assert_eq!(guard.check_new_request(), GuardDecision::Accept);
+    assert!(reads.load(Ordering::SeqCst) <= before + 1);
+}

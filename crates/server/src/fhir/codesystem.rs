@@ -2,9 +2,8 @@
 //!
 //! The edition is chosen by `version`: a version URI names one edition
 //! version, an edition URI the latest loaded version of that edition, and
-//! none the default edition. Store calls run on the blocking pool
-//! ([`tokio::task::spawn_blocking`]): they read the edition's bytes, which
-//! may be a mapping whose pages fault in from disk.
+//! none the default edition. Operations run where their [`Cost`] says:
+//! cheap ones on the calling worker, long ones on the blocking pool.
 //!
 //! `$lookup` answers as the HL7 terminology suite expects
 //! (`tests/sct/lookup-procedure-response.json`): `code`, `system`,
@@ -24,6 +23,7 @@
 //! as `code`, its rendering with preferred terms as `display` and only
 //! designation, and the refinement's attributes added.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,8 +35,9 @@ use txmap_store::{Edition, sctid};
 
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
+use super::parameters::{Param, Parameters, Scalar};
 use super::params::{Call, OpError, Params, merge};
-use super::{expression, fhir_json};
+use super::{expression, fhir_json, fhir_json_text};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
 
@@ -126,11 +127,29 @@ pub(super) fn ecl_budget(state: &AppState, deadline: Instant) -> txmap_ecl_eval:
     }
 }
 
-/// Runs `f` over the shared state on the blocking pool.
-pub(super) async fn blocking<T: Send + 'static>(
+/// Where an operation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Cost {
+    /// A few store lookups (`$lookup`, `$subsumes`, `$validate-code` of a
+    /// code): on the calling worker. The hop to the blocking pool and back
+    /// costs more than such an operation (measured: tens of µs on this
+    /// 2-vCPU machine, most of a `$subsumes`); what a cold page of a mapped
+    /// edition costs the worker is one read from disk.
+    Cheap,
+    /// Expansions, ECL, text search: on the blocking pool, so a long one
+    /// never holds up the workers that answer cheap ones.
+    Heavy,
+}
+
+/// Runs `f` over the shared state, where `cost` says.
+pub(super) async fn run<T: Send + 'static>(
     state: Arc<AppState>,
+    cost: Cost,
     f: impl FnOnce(&AppState) -> Result<T, OpError> + Send + 'static,
 ) -> Result<T, OpError> {
+    if cost == Cost::Cheap {
+        return f(&state);
+    }
     tokio::task::spawn_blocking(move || f(&state))
         .await
         .map_err(|e| {
@@ -156,10 +175,13 @@ pub(super) fn respond(r: Result<Value, OpError>) -> Response {
 
 /// `CodeSystem/$lookup`.
 pub async fn lookup(state: Arc<AppState>, call: Call) -> Response {
-    respond(lookup_inner(state, call).await)
+    match lookup_inner(state, call).await {
+        Ok(json) => fhir_json_text(StatusCode::OK, json),
+        Err(e) => e.response(),
+    }
 }
 
-async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
+async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<String, OpError> {
     let params = &call.params;
     let named = params.coded(params.coding("coding")?)?;
     let code = named
@@ -170,10 +192,10 @@ async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError
     let index = resolve_edition(&state.editions, named.version)?;
     let filter = PropertyFilter::new(&params.all_text("property"));
     let language = DisplayLanguage::parse(call.display_language()?);
-    blocking(state, move |state| {
+    run(state, Cost::Cheap, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
-        lookup_code(e, &code, &filter, &language)
+        lookup_code(e, &code, &filter, &language).map(|p| p.to_json())
     })
     .await
 }
@@ -207,33 +229,31 @@ pub(super) fn term_of(ed: &Ed, id: u64) -> Result<Option<&str>, OpError> {
 }
 
 /// A `property` parameter; parts in the order the HL7 runner sorts them.
-fn property(
-    code: &str,
-    code_display: Option<&str>,
-    description: Option<&str>,
-    value: (&str, Value),
-) -> Value {
-    let mut parts = vec![json!({ "name": "code", "valueCode": code })];
+fn property<'a>(
+    code: impl Into<Cow<'a, str>>,
+    code_display: Option<&'a str>,
+    description: Option<&'a str>,
+    value: (&'static str, Scalar<'a>),
+) -> Param<'a> {
+    let mut parts = vec![Param::text("code", "valueCode", code)];
     if let Some(d) = code_display {
-        parts.push(json!({ "name": "code-display", "valueString": d }));
+        parts.push(Param::text("code-display", "valueString", d));
     }
     if let Some(d) = description {
-        parts.push(json!({ "name": "description", "valueString": d }));
+        parts.push(Param::text("description", "valueString", d));
     }
-    let mut v = json!({ "name": "value" });
-    v[value.0] = value.1;
-    parts.push(v);
-    json!({ "name": "property", "part": parts })
+    parts.push(Param::value("value", value.0, value.1));
+    Param::parts("property", parts)
 }
 
 /// The display of a description type.
-pub(super) fn description_type_display(ed: &Ed, type_id: u64) -> Result<Option<String>, OpError> {
+pub(super) fn description_type_display(ed: &Ed, type_id: u64) -> Result<Option<&str>, OpError> {
     Ok(match type_id {
-        sctid::FSN => Some("Fully specified name".into()),
-        sctid::SYNONYM => Some("Synonym".into()),
-        sctid::DEFINITION => Some("Definition".into()),
+        sctid::FSN => Some("Fully specified name"),
+        sctid::SYNONYM => Some("Synonym"),
+        sctid::DEFINITION => Some("Definition"),
         0 => None,
-        other => term_of(ed, other)?.map(str::to_owned),
+        other => term_of(ed, other)?,
     })
 }
 
@@ -244,31 +264,31 @@ fn fhir_date(d: u32) -> String {
 
 /// A concrete value as a FHIR `value[x]`: `#12` an integer, `#1.5` a
 /// decimal, `"text"` a string.
-fn concrete(value: &str) -> (&'static str, Value) {
+fn concrete(value: &str) -> (&'static str, Scalar<'_>) {
     if let Some(n) = value.strip_prefix('#') {
         if let Ok(i) = n.parse::<i64>() {
-            return ("valueInteger", Value::from(i));
+            return ("valueInteger", Scalar::Json(Value::from(i)));
         }
         if let Ok(Value::Number(d)) = serde_json::from_str::<Value>(n) {
-            return ("valueDecimal", Value::Number(d));
+            return ("valueDecimal", Scalar::Json(Value::Number(d)));
         }
-        return ("valueString", Value::from(n));
+        return ("valueString", Scalar::Str(n.into()));
     }
     let s = value
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
         .unwrap_or(value);
-    ("valueString", Value::from(s))
+    ("valueString", Scalar::Str(s.into()))
 }
 
 /// The `$lookup` answer for `code`, an SCTID or a simple post-coordinated
 /// expression ([`expression`]), in edition `e`.
-pub fn lookup_code(
-    e: &ServedEdition,
+pub fn lookup_code<'e>(
+    e: &'e ServedEdition,
     code: &str,
     filter: &PropertyFilter,
     language: &DisplayLanguage,
-) -> Result<Value, OpError> {
+) -> Result<Parameters<'e>, OpError> {
     let trimmed = code.trim();
     let parameters = if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
         concept_parameters(e, find(e, trimmed)?, filter, language, true)?
@@ -283,7 +303,7 @@ pub fn lookup_code(
         })?;
         expression_parameters(e, code, &expr, filter)?
     };
-    Ok(json!({ "resourceType": "Parameters", "parameter": parameters }))
+    Ok(Parameters(parameters))
 }
 
 /// The BCP-47 tag of the edition's default language refset.
@@ -299,12 +319,12 @@ fn default_language_tag(ed: &Ed) -> &'static str {
 /// expression as `code`, its rendering with preferred terms as `display`
 /// and only designation, and the refinement's attributes added to the
 /// focus concept's.
-fn expression_parameters(
-    e: &ServedEdition,
+fn expression_parameters<'e>(
+    e: &'e ServedEdition,
     code: &str,
     expr: &expression::Expression,
     filter: &PropertyFilter,
-) -> Result<Vec<Value>, OpError> {
+) -> Result<Vec<Param<'e>>, OpError> {
     let ed = &e.edition;
     for c in expr.concepts() {
         find(e, &c.to_string())?;
@@ -323,17 +343,17 @@ fn expression_parameters(
     let focus = find(e, &focus.to_string())?;
     let mut out = concept_parameters(e, focus, filter, &DisplayLanguage::default(), false)?;
     let display = expr.render(&|c| term_of(ed, c).ok().flatten().map(str::to_owned));
-    out.retain(|p| p["name"] != "code" && p["name"] != "display");
-    out.insert(0, json!({ "name": "code", "valueCode": code }));
-    out.push(json!({ "name": "display", "valueString": display }));
+    out.retain(|p| p.name != "code" && p.name != "display");
+    out.insert(0, Param::text("code", "valueCode", code.to_owned()));
+    out.push(Param::text("display", "valueString", display.clone()));
     if filter.has("designation", true) {
-        out.push(json!({
-            "name": "designation",
-            "part": [
-                { "name": "language", "valueCode": default_language_tag(ed) },
-                { "name": "value", "valueString": display },
+        out.push(Param::parts(
+            "designation",
+            vec![
+                Param::text("language", "valueCode", default_language_tag(ed)),
+                Param::text("value", "valueString", display),
             ],
-        }));
+        ));
     }
     let own = ed.attributes(focus)?;
     for a in expr.attributes() {
@@ -347,58 +367,67 @@ fn expression_parameters(
                     continue;
                 }
                 out.push(property(
-                    &type_code,
+                    type_code,
                     term_of(ed, a.type_id)?,
                     term_of(ed, *v)?,
-                    ("valueCode", Value::from(v.to_string())),
+                    ("valueCode", Scalar::Str(v.to_string().into())),
                 ));
             }
-            expression::AttributeValue::Concrete(v) => out.push(property(
-                &type_code,
-                term_of(ed, a.type_id)?,
-                None,
-                concrete(v),
-            )),
+            expression::AttributeValue::Concrete(v) => {
+                let (kind, value) = concrete(v);
+                let value: Scalar<'e> = match value {
+                    Scalar::Str(t) => Scalar::Str(t.into_owned().into()),
+                    Scalar::Json(j) => Scalar::Json(j),
+                    Scalar::Bool(b) => Scalar::Bool(b),
+                    Scalar::Coding(..) => continue,
+                };
+                out.push(property(
+                    type_code,
+                    term_of(ed, a.type_id)?,
+                    None,
+                    (kind, value),
+                ));
+            }
         }
     }
     Ok(out)
 }
 
 /// The `$lookup` parameters of the concept at `ord`.
-fn concept_parameters(
-    e: &ServedEdition,
+fn concept_parameters<'e>(
+    e: &'e ServedEdition,
     ord: u32,
     filter: &PropertyFilter,
     language: &DisplayLanguage,
     designations: bool,
-) -> Result<Vec<Value>, OpError> {
+) -> Result<Vec<Param<'e>>, OpError> {
     let ed = &e.edition;
     let version_uri = e.names.version_uri.as_str();
     let concept = ed.concept_at(ord)?;
-    let code = concept.id.to_string();
     let mut out = vec![
-        json!({ "name": "code", "valueCode": code }),
-        json!({ "name": "system", "valueUri": SNOMED_CT }),
-        json!({ "name": "version", "valueString": version_uri }),
-        json!({ "name": "name", "valueString": format!("{SNOMED_CT}|{version_uri}") }),
+        Param::text("code", "valueCode", concept.id.to_string()),
+        Param::text("system", "valueUri", SNOMED_CT),
+        Param::text("version", "valueString", version_uri),
+        Param::text("name", "valueString", format!("{SNOMED_CT}|{version_uri}")),
     ];
     if let Some(d) = language.display(ed, ord)? {
-        out.push(json!({ "name": "display", "valueString": d }));
+        out.push(Param::text("display", "valueString", d));
     }
     if designations && filter.has("designation", true) {
         for d in ed.descriptions(ord)?.into_iter().filter(|d| d.active) {
-            let mut use_ = json!({ "system": SNOMED_CT, "code": d.type_id.to_string() });
-            if let Some(t) = description_type_display(ed, d.type_id)? {
-                use_["display"] = Value::from(t);
-            }
-            out.push(json!({
-                "name": "designation",
-                "part": [
-                    { "name": "language", "valueCode": d.language },
-                    { "name": "use", "valueCoding": use_ },
-                    { "name": "value", "valueString": d.term },
+            let use_ = Scalar::Coding(
+                SNOMED_CT,
+                d.type_id.to_string().into(),
+                description_type_display(ed, d.type_id)?.map(Cow::Borrowed),
+            );
+            out.push(Param::parts(
+                "designation",
+                vec![
+                    Param::text("language", "valueCode", d.language),
+                    Param::value("use", "valueCoding", use_),
+                    Param::text("value", "valueString", d.term),
                 ],
-            }));
+            ));
         }
     }
     if filter.has("inactive", true) {
@@ -406,7 +435,7 @@ fn concept_parameters(
             "inactive",
             None,
             None,
-            ("valueBoolean", Value::Bool(!concept.active)),
+            ("valueBoolean", Scalar::Bool(!concept.active)),
         ));
     }
     if filter.has("effectiveTime", true) {
@@ -416,7 +445,7 @@ fn concept_parameters(
             None,
             (
                 "valueDateTime",
-                Value::from(fhir_date(concept.effective_time)),
+                Scalar::Str(fhir_date(concept.effective_time).into()),
             ),
         ));
     }
@@ -425,7 +454,7 @@ fn concept_parameters(
             "module",
             None,
             term_of(ed, concept.module)?,
-            ("valueCode", Value::from(concept.module.to_string())),
+            ("valueCode", Scalar::Str(concept.module.to_string().into())),
         ));
     }
     if filter.has("sufficientlyDefined", false) {
@@ -433,7 +462,7 @@ fn concept_parameters(
             "sufficientlyDefined",
             None,
             None,
-            ("valueBoolean", Value::Bool(concept.defined)),
+            ("valueBoolean", Scalar::Bool(concept.defined)),
         ));
     }
     for (name, list) in [("parent", ed.parents(ord)?), ("child", ed.children(ord)?)] {
@@ -445,28 +474,26 @@ fn concept_parameters(
                 name,
                 None,
                 ed.preferred_term(o)?,
-                ("valueCode", Value::from(ed.sctid(o)?.to_string())),
+                ("valueCode", Scalar::Str(ed.sctid(o)?.to_string().into())),
             ));
         }
     }
-    let attributes = ed.attributes(ord)?;
-    let concretes = ed.concrete_values(ord)?;
-    for r in &attributes {
+    for r in ed.attributes(ord)? {
         let type_code = r.type_id.to_string();
         if filter.has(&type_code, true) {
             out.push(property(
-                &type_code,
+                type_code,
                 term_of(ed, r.type_id)?,
                 term_of(ed, r.target)?,
-                ("valueCode", Value::from(r.target.to_string())),
+                ("valueCode", Scalar::Str(r.target.to_string().into())),
             ));
         }
     }
-    for c in &concretes {
+    for c in ed.concrete_values(ord)? {
         let type_code = c.type_id.to_string();
         if filter.has(&type_code, true) {
             out.push(property(
-                &type_code,
+                type_code,
                 term_of(ed, c.type_id)?,
                 None,
                 concrete(c.value),
@@ -480,7 +507,7 @@ fn concept_parameters(
                 name,
                 None,
                 None,
-                ("valueString", Value::from(text)),
+                ("valueString", Scalar::Str(text.into())),
             ));
         }
     }
@@ -611,7 +638,7 @@ async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, O
         )?,
     )?;
     let index = resolve_edition(&state.editions, version)?;
-    blocking(state, move |state| {
+    run(state, Cost::Cheap, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
         let a = find(e, &code_a)?;
@@ -640,9 +667,12 @@ mod tests {
     #[test]
     fn dates_and_concrete_values() {
         assert_eq!(fhir_date(20050131), "2005-01-31");
-        assert_eq!(concrete("#12"), ("valueInteger", json!(12)));
-        assert_eq!(concrete("#1.5"), ("valueDecimal", json!(1.5)));
-        assert_eq!(concrete("\"abc\""), ("valueString", json!("abc")));
+        assert_eq!(concrete("#12"), ("valueInteger", Scalar::Json(json!(12))));
+        assert_eq!(concrete("#1.5"), ("valueDecimal", Scalar::Json(json!(1.5))));
+        assert_eq!(
+            concrete("\"abc\""),
+            ("valueString", Scalar::Str("abc".into()))
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ use txmap_ecl_eval::Budget;
 use txmap_memory::Sampler;
 use txmap_store::SearchOptions;
 
-use super::codesystem::{self, Ed, blocking, description_type_display, respond, term_of};
+use super::codesystem::{self, Cost, Ed, description_type_display, respond, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Call, OpError, ParamValue, Params, check_deadline};
@@ -183,7 +183,7 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
         .map(str::to_owned)
         .or_else(|| implicit.clone())
         .unwrap_or_else(|| def.name().to_owned());
-    blocking(state, move |state| {
+    run(state, Cost::Heavy, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
         let ed = &e.edition;

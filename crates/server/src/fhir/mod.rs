@@ -19,6 +19,7 @@ pub mod format;
 pub mod language;
 pub mod metadata;
 pub mod mrcm;
+pub mod parameters;
 pub mod params;
 pub mod translate;
 pub mod validate;
@@ -295,6 +296,16 @@ pub fn fhir_json(status: StatusCode, resource: &Value) -> Response {
         status,
         [(header::CONTENT_TYPE, HeaderValue::from_static(FHIR_JSON))],
         to_fhir_json(resource),
+    )
+        .into_response()
+}
+
+/// A resource already written as JSON text.
+pub fn fhir_json_text(status: StatusCode, json: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static(FHIR_JSON))],
+        json,
     )
         .into_response()
 }

@@ -41,7 +41,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use txmap_store::RefsetKind;
 
-use super::codesystem::{blocking, check_system, resolve_edition, respond, term_of};
+use super::codesystem::{Cost, check_system, resolve_edition, respond, run, term_of};
 use super::metadata::SNOMED_CT;
 use super::params::{Call, OpError, Params, merge};
 use super::{FhirVersion, base_url, fhir_json};
@@ -142,7 +142,7 @@ async fn translate_inner(
     };
     let target_system = params.text("targetSystem")?.map(str::to_owned);
     let index = resolve_edition(&state.editions, version)?;
-    blocking(state, move |state| {
+    run(state, Cost::Cheap, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
         translate_code(e, v, &code, map, target_system.as_deref())

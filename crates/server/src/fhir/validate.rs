@@ -27,7 +27,7 @@ use std::sync::Arc;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::codesystem::{self, Ed, blocking, check_system, respond, term_of};
+use super::codesystem::{self, Cost, Ed, check_system, respond, run, term_of};
 use super::metadata::SNOMED_CT;
 use super::params::{Call, Coding, MESSAGE_ID, OpError, Params, TX_ISSUE_TYPE, merge};
 use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
@@ -487,7 +487,7 @@ async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
     let system = merge("system", url, input.system.as_deref())?;
     check_system(system)?;
     let index = codesystem::resolve_edition(&state.editions, input.version.as_deref())?;
-    blocking(state, move |state| {
+    run(state, Cost::Cheap, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
         let (out, _) = validate_code(e, &input.code, input.display.as_deref(), &budget)?;
@@ -509,12 +509,18 @@ async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
     check_system(Some(input.system.as_deref().unwrap_or(SNOMED_CT)))?;
     let Resolved { def, implicit, .. } = resolve_value_set(params)?;
     let budget = codesystem::ecl_budget(&state, call.deadline);
+    // A membership test is a few lookups, unless ECL text is involved.
+    let cost = if def.has_ecl() {
+        Cost::Heavy
+    } else {
+        Cost::Cheap
+    };
     let version = input
         .version
         .clone()
         .or_else(|| def.version().map(str::to_owned));
     let index = codesystem::resolve_edition(&state.editions, version.as_deref())?;
-    blocking(state, move |state| {
+    run(state, cost, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
         if let Some(u) = &implicit {

@@ -415,6 +415,17 @@ impl ValueSetDef {
         }
     }
 
+    /// Whether any include or exclude has a filter given as ECL text.
+    pub fn has_ecl(&self) -> bool {
+        let ValueSetDef::Compose {
+            include, exclude, ..
+        } = self;
+        include
+            .iter()
+            .chain(exclude)
+            .any(|r| r.filters.iter().any(|f| f.is_ecl))
+    }
+
     /// Whether the code (as written, and what it is) is in.
     pub fn contains(
         &self,
