@@ -24,6 +24,8 @@ pub struct AppState {
     pub configured_limit: Option<u64>,
     pub started: Instant,
     pub limits: Limits,
+    /// Permits for heavy operations ([`Limits::heavy_concurrency`]).
+    pub heavy: tokio::sync::Semaphore,
 }
 
 /// How much work one request may ask for (`[limits]` in the config).
@@ -38,6 +40,8 @@ pub struct Limits {
     pub max_expansion: usize,
     /// The most elements one ECL evaluation may touch.
     pub ecl_max_work: u64,
+    /// How many heavy operations run at once.
+    pub heavy_concurrency: usize,
 }
 
 impl Default for Limits {
@@ -46,6 +50,9 @@ impl Default for Limits {
             request: Duration::from_secs(10),
             max_expansion: 10_000,
             ecl_max_work: 50_000_000,
+            heavy_concurrency: std::thread::available_parallelism()
+                .map_or(1, |n| n.get().saturating_sub(1))
+                .max(1),
         }
     }
 }
@@ -68,6 +75,11 @@ impl Limits {
             request,
             max_expansion: c.max_expansion.unwrap_or(d.max_expansion),
             ecl_max_work: c.ecl_max_work.unwrap_or(d.ecl_max_work),
+            heavy_concurrency: match c.heavy_concurrency {
+                None => d.heavy_concurrency,
+                Some(n) if n >= 1 => n,
+                Some(_) => return Err("[limits] heavy_concurrency must be at least 1".into()),
+            },
         })
     }
 }

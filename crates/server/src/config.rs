@@ -49,6 +49,10 @@ pub struct LimitsConfig {
     /// The most elements one ECL evaluation may touch (concepts,
     /// relationships, members); 50000000.
     pub ecl_max_work: Option<u64>,
+    /// How many heavy operations (expansions, ECL, text search) run at
+    /// once; others wait their turn. Default: one less than the CPUs (at
+    /// least 1), so cheap operations always have a CPU.
+    pub heavy_concurrency: Option<usize>,
 }
 
 /// `[snomed]`: how editions are loaded.

@@ -147,6 +147,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         root,
         configured_limit: limit,
         started,
+        heavy: tokio::sync::Semaphore::new(limits.heavy_concurrency),
         limits,
     });
     let mem = txmap_memory::process_memory(&state.root);

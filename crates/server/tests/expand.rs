@@ -402,21 +402,22 @@ async fn a_request_that_outlives_its_time_budget_is_too_costly() {
 
 #[test]
 fn limits_out_of_range_are_refused_at_startup() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("txmap.toml"),
-        "[limits]\nrequest_seconds = 0\n",
-    )
-    .unwrap();
-    let options = txmap_server::ServeOptions {
-        config: Some(dir.path().join("txmap.toml")),
-        data_dir: dir.path().join("data"),
-        ..Default::default()
-    };
-    let Err(err) = txmap_server::prepare(&options, &txmap_load::Loader::new()) else {
-        panic!("a zero budget is refused");
-    };
-    assert!(err.to_string().contains("request_seconds"), "{err}");
+    for (text, key) in [
+        ("request_seconds = 0", "request_seconds"),
+        ("heavy_concurrency = 0", "heavy_concurrency"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("txmap.toml"), format!("[limits]\n{text}\n")).unwrap();
+        let options = txmap_server::ServeOptions {
+            config: Some(dir.path().join("txmap.toml")),
+            data_dir: dir.path().join("data"),
+            ..Default::default()
+        };
+        let Err(err) = txmap_server::prepare(&options, &txmap_load::Loader::new()) else {
+            panic!("{text} is refused");
+        };
+        assert!(err.to_string().contains(key), "{err}");
+    }
 }
 
 /// A ValueSet whose one include has the filters given.

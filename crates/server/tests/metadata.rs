@@ -433,6 +433,7 @@ async fn metadata_goes_through_the_memory_guard() {
         configured_limit: None,
         started: Instant::now(),
         limits: Default::default(),
+        heavy: tokio::sync::Semaphore::new(1),
     });
     let app = router(state);
     for uri in [

@@ -137,7 +137,8 @@ pub(super) enum Cost {
     /// edition costs the worker is one read from disk.
     Cheap,
     /// Expansions, ECL, text search: on the blocking pool, so a long one
-    /// never holds up the workers that answer cheap ones.
+    /// never holds up the workers that answer cheap ones, and at most
+    /// `heavy_concurrency` at once, so they never take every CPU.
     Heavy,
 }
 
@@ -150,6 +151,10 @@ pub(super) async fn run<T: Send + 'static>(
     if cost == Cost::Cheap {
         return f(&state);
     }
+    // The semaphore is never closed; waiting counts against the request's
+    // time budget like the work itself.
+    let permits = state.clone();
+    let _permit = permits.heavy.acquire().await.ok();
     tokio::task::spawn_blocking(move || f(&state))
         .await
         .map_err(|e| {
