@@ -117,6 +117,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             }
             let preferred = self.is_preferred_description(&d)?;
             hits.push(SearchHit {
+                concept_ordinal: r.concept.get(),
                 rank: ranker.rank(d.term),
                 preferred,
                 description: d,

@@ -232,6 +232,8 @@ impl<'a> IntoIterator for Ordinals<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SearchHit<'a> {
     pub description: Description<'a>,
+    /// The ordinal of the description's concept.
+    pub concept_ordinal: u32,
     /// How well the term matches the query: smaller is better.
     pub rank: txmap_text::RankKey,
     /// The description is the concept's preferred term in the edition's

@@ -354,6 +354,15 @@ fn members(
     let ValueSetDef::Compose {
         include, exclude, ..
     } = def;
+    // Text search over the whole code system: the hits are the members,
+    // with no set of all concepts to check them against.
+    let everything = exclude.is_empty()
+        && include
+            .iter()
+            .any(|r| r.concepts.is_none() && r.filters.is_empty());
+    if let (true, Some(text)) = (everything, &options.filter) {
+        return text_filtered(ed, text, options, None, check);
+    }
     let mut concepts: Vec<u32> = Vec::new();
     let mut expressions: Vec<(String, String)> = Vec::new();
     for rule in include {
@@ -395,32 +404,7 @@ fn members(
         concepts = kept;
     }
     if let Some(text) = &options.filter {
-        let search = SearchOptions {
-            include_inactive: !options.active_only,
-            best_per_concept: true,
-            ..SearchOptions::default()
-        };
-        let hits = ed
-            .search_with(text, usize::MAX, &search)
-            .map_err(|e| match e {
-                txmap_store::StoreError::EmptyQuery => {
-                    OpError::invalid(format!("the filter {text:?} has no words"))
-                }
-                txmap_store::StoreError::TooCostly => OpError::too_costly(format!(
-                    "the filter {text:?} matches too many descriptions"
-                )),
-                other => other.into(),
-            })?;
-        let mut out = Vec::new();
-        for h in hits {
-            check()?;
-            if let Some(ord) = ed.ordinal(h.description.concept)
-                && concepts.binary_search(&ord).is_ok()
-            {
-                out.push(Item::Concept(ord));
-            }
-        }
-        return Ok(out);
+        return text_filtered(ed, text, options, Some(&concepts), check);
     }
     let mut out: Vec<(String, Item)> = Vec::with_capacity(concepts.len() + expressions.len());
     for ord in concepts {
@@ -434,6 +418,42 @@ fn members(
     }
     out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(out.into_iter().map(|(_, i)| i).collect())
+}
+
+/// The concepts whose descriptions match `text`, best first, among
+/// `members` (sorted; `None`: every concept).
+fn text_filtered(
+    ed: &Ed,
+    text: &str,
+    options: &Options,
+    members: Option<&[u32]>,
+    check: &mut dyn FnMut() -> Result<(), OpError>,
+) -> Result<Vec<Item>, OpError> {
+    let search = SearchOptions {
+        include_inactive: !options.active_only,
+        best_per_concept: true,
+        ..SearchOptions::default()
+    };
+    let hits = ed
+        .search_with(text, usize::MAX, &search)
+        .map_err(|e| match e {
+            txmap_store::StoreError::EmptyQuery => {
+                OpError::invalid(format!("the filter {text:?} has no words"))
+            }
+            txmap_store::StoreError::TooCostly => {
+                OpError::too_costly(format!("the filter {text:?} matches too many descriptions"))
+            }
+            other => other.into(),
+        })?;
+    let mut out = Vec::with_capacity(hits.len());
+    for h in hits {
+        check()?;
+        let ord = h.concept_ordinal;
+        if members.is_none_or(|m| m.binary_search(&ord).is_ok()) {
+            out.push(Item::Concept(ord));
+        }
+    }
+    Ok(out)
 }
 
 /// Adds one include's members.
