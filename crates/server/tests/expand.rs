@@ -545,3 +545,38 @@ async fn an_ecl_evaluation_past_its_work_limit_is_too_costly() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
     assert_eq!(error_code(&v), "too-costly");
 }
+
+#[tokio::test]
+async fn implicit_value_sets_may_name_their_edition_and_version() {
+    let state = state();
+    let e = state.editions.default_edition().unwrap();
+    let (_, id, all) = subtree();
+    for base in [e.names.version_uri.as_str(), e.names.edition_uri.as_str()] {
+        let (status, v) = post(
+            "/r4/ValueSet/$expand",
+            json!([{ "name": "url", "valueUri": format!("{base}?fhir_vs=isa/{id}") }]),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{base}: {v}");
+        assert_eq!(codes(&v), all);
+        assert_eq!(
+            v["expansion"]["parameter"][0]["valueUri"],
+            format!("{SCT}|{}", e.names.version_uri)
+        );
+    }
+    // A version that is not loaded: 404 naming what is.
+    let (status, v) = post(
+        "/r4/ValueSet/$expand",
+        json!([{ "name": "url",
+                 "valueUri": format!("{}/version/19990131?fhir_vs=isa/{id}", e.names.edition_uri) }]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{v}");
+    assert!(
+        v["issue"][0]["details"]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&e.names.version_uri),
+        "{v}"
+    );
+}

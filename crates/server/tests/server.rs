@@ -340,4 +340,48 @@ async fn reuse_port_lets_two_listeners_share_a_port() {
     stream.read_to_string(&mut response).await.unwrap();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     assert!(response.ends_with("{\"status\":\"ok\"}"), "{response}");
+
+    // FHIR operations over the port: a GET $lookup, and a POSTed $expand
+    // of an ECL value set.
+    let send = |request: String| async move {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        (
+            head.to_owned(),
+            serde_json::from_str::<serde_json::Value>(body).unwrap(),
+        )
+    };
+    let (head, v) = send(
+        "GET /r4/CodeSystem/$lookup?system=http://snomed.info/sct&code=138875005 HTTP/1.1\r\n\
+         Host: x\r\nConnection: close\r\n\r\n"
+            .to_owned(),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("application/fhir+json"), "{head}");
+    assert_eq!(v["resourceType"], "Parameters");
+    let body = serde_json::json!({
+        "resourceType": "Parameters",
+        "parameter": [
+            { "name": "url", "valueUri": "http://snomed.info/sct?fhir_vs=ecl/<! 138875005" },
+            { "name": "count", "valueInteger": 3 },
+        ],
+    })
+    .to_string();
+    let (head, v) = send(format!(
+        "POST /r5/ValueSet/$expand HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+         Content-Type: application/fhir+json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    ))
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(v["expansion"]["total"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(
+        v["expansion"]["contains"].as_array().unwrap().len(),
+        3,
+        "{v}"
+    );
 }

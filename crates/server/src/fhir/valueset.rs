@@ -255,7 +255,9 @@ fn percent_decode(s: &str) -> String {
 /// or after an edition or version URI), or `None` when `url` is not one.
 pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
     let (base, query) = url.split_once('?')?;
-    if base != SNOMED_CT && !base.starts_with("http://snomed.info/sct/") {
+    let qualified =
+        base.starts_with("http://snomed.info/sct/") || base.starts_with("http://snomed.info/xsct/");
+    if base != SNOMED_CT && !qualified {
         return None;
     }
     let version = (base != SNOMED_CT).then(|| base.to_owned());
