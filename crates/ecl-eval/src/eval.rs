@@ -562,11 +562,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             let types = self.set(a, false)?;
             let mut next = Vec::new();
             for o in current {
-                let rels = ed.attributes(o)?;
-                self.tick(rels.len() + 1)?;
-                for r in rels {
-                    if self.in_set(&types, ed.ordinal(r.type_id))? {
-                        next.extend(ed.ordinal(r.target));
+                let links: Vec<txmap_store::Link> = ed.attribute_links(o)?.collect();
+                self.tick(links.len() + 1)?;
+                for l in links {
+                    if self.in_set(&types, Some(l.type_ord))? {
+                        next.push(l.target_ord);
                     }
                 }
             }

@@ -57,7 +57,9 @@
 //!   of it, or an attribute inside a group that must occur) is an `=`
 //!   attribute with `min ≥ 1` whose value set V is small: when `8·|V| <
 //!   |focus|`, the candidates are instead the sources of the inbound
-//!   relationships of V with a matching type, intersected with the focus.
+//!   relationships of V with a matching type (for a reverse attribute, the
+//!   targets of V's own relationships of a matching type), intersected
+//!   with the focus.
 //!   Likewise a `match` term filter over a set of 2,000 concepts or more
 //!   first narrows the set through the word index (`Edition::search_with`,
 //!   inactive descriptions and definitions included), then tests the

@@ -6,15 +6,20 @@ use std::rc::Rc;
 use txmap_ecl::{Cardinality, Comparison, NumericOp, Refinement, SubExpr};
 
 use crate::eval::{Ctx, R, is_wildcard, parse_bool};
-use crate::set::{contains, normalize};
+use crate::set::{Bits, contains, normalize};
+
+/// Sets at least this big are also kept as bitmaps (concept count / 8
+/// bytes each).
+const BITMAP_FROM: usize = 1024;
 use crate::{ExpressionSubject, SubjectValue};
 
 /// The concepts an attribute name or value stands for.
 pub(crate) enum Set<'x> {
     /// A bare `*`.
     Any,
-    /// Evaluated once.
-    Of(Rc<Vec<u32>>),
+    /// Evaluated once; big sets also as a bitmap, so that testing a
+    /// candidate's every relationship is a bit test, not a binary search.
+    Of(Rc<Vec<u32>>, Option<Bits>),
     /// Tested concept by concept (for [`matches`](crate::matches)).
     Lazy(&'x SubExpr),
 }
@@ -43,6 +48,17 @@ enum Test<'x> {
     Number { op: NumericOp, value: f64 },
     String { equal: bool, value: &'x str },
     Boolean { equal: bool, value: bool },
+}
+
+impl Compiled<'_> {
+    /// Whether any attribute compares concrete values.
+    fn has_values_test(&self) -> bool {
+        match self {
+            Compiled::And(xs) | Compiled::Or(xs) => xs.iter().any(Compiled::has_values_test),
+            Compiled::Group { inner, .. } => inner.has_values_test(),
+            Compiled::Attr(a) => !matches!(a.test, Test::Concept { .. }),
+        }
+    }
 }
 
 /// One attribute of a candidate: relationship or concrete value.
@@ -95,7 +111,13 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         } else if lazy {
             Set::Lazy(s)
         } else {
-            Set::Of(self.memo_sub(s)?)
+            let v = self.memo_sub(s)?;
+            let bits = (v.len() >= BITMAP_FROM).then(|| {
+                let mut b = Bits::new(self.ed.concept_count());
+                v.iter().for_each(|&o| b.insert(o));
+                b
+            });
+            Set::Of(v, bits)
         })
     }
 
@@ -103,7 +125,8 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         match (set, o) {
             (Set::Any, _) => Ok(true),
             (_, None) => Ok(false),
-            (Set::Of(v), Some(o)) => Ok(contains(v, o)),
+            (Set::Of(_, Some(b)), Some(o)) => Ok(b.contains(o)),
+            (Set::Of(v, None), Some(o)) => Ok(contains(v, o)),
             (Set::Lazy(s), Some(o)) => self.matches_sub(s, o),
         }
     }
@@ -160,7 +183,8 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
     /// The cost rule: when an attribute that must hold (`=`, `min ≥ 1`,
     /// not under a disjunction) has a value set much smaller than the
     /// focus, the candidates are the sources of the values' inbound
-    /// relationships of a matching type (a superset of the answer).
+    /// relationships of a matching type (a superset of the answer) — for a
+    /// reverse attribute, the targets of the values' own relationships.
     pub(crate) fn drive(&mut self, c: &Compiled<'_>, focus: usize) -> R<Option<Vec<u32>>> {
         fn drivers<'c, 'x>(c: &'c Compiled<'x>, out: &mut Vec<&'c Attr<'x>>) {
             match c {
@@ -168,11 +192,10 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 Compiled::Group { min, inner, .. } if *min >= 1 => drivers(inner, out),
                 Compiled::Attr(
                     a @ Attr {
-                        reverse: false,
                         test:
                             Test::Concept {
                                 equal: true,
-                                values: Set::Of(_),
+                                values: Set::Of(..),
                             },
                         ..
                     },
@@ -186,7 +209,8 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             .into_iter()
             .filter_map(|a| match &a.test {
                 Test::Concept {
-                    values: Set::Of(v), ..
+                    values: Set::Of(v, _),
+                    ..
                 } => Some((a, v)),
                 _ => None,
             })
@@ -200,42 +224,56 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         let ed = self.ed;
         let mut out = Vec::new();
         for &v in values.iter() {
-            let inbound = ed.inbound(v)?;
-            self.tick(inbound.len() + 1)?;
-            for r in inbound {
-                if self.in_set(&a.types, ed.ordinal(r.type_id))? {
-                    out.extend(ed.ordinal(r.target));
+            // `target` is the other end either way: the source in an
+            // inbound list, the target in the value's own attributes.
+            let links: Vec<txmap_store::Link> = if a.reverse {
+                ed.attribute_links(v)?.collect()
+            } else {
+                ed.inbound_links(v)?.collect()
+            };
+            self.tick(links.len() + 1)?;
+            for l in links {
+                if self.in_set(&a.types, Some(l.type_ord))? {
+                    out.push(l.target_ord);
                 }
             }
         }
         Ok(Some(normalize(out)))
     }
 
-    /// A concept's attributes, sorted by group.
-    fn concept_rels(&mut self, o: u32) -> R<Vec<Rel>> {
+    /// A concept's attributes, sorted by group. Concrete values are read
+    /// only when `values` (a refinement with a concrete test); otherwise
+    /// they still count as attributes of their group, valued `Other`.
+    fn concept_rels(&mut self, o: u32, values: bool) -> R<Vec<Rel>> {
         let ed = self.ed;
-        let attributes = ed.attributes(o)?;
-        let concrete = ed.concrete_values(o)?;
-        self.tick(attributes.len() + concrete.len() + 1)?;
-        let mut rels: Vec<Rel> = attributes
-            .iter()
-            .map(|r| Rel {
-                group: u32::from(r.group),
-                type_ord: ed.ordinal(r.type_id),
-                value: Value::Concept(ed.ordinal(r.target)),
-            })
-            .chain(concrete.iter().map(|c| Rel {
+        let links = ed.attribute_links(o)?;
+        let mut rels: Vec<Rel> = Vec::with_capacity(links.len());
+        rels.extend(links.map(|l| Rel {
+            group: u32::from(l.group),
+            type_ord: Some(l.type_ord),
+            value: Value::Concept(Some(l.target_ord)),
+        }));
+        if values {
+            rels.extend(ed.concrete_values(o)?.iter().map(|c| Rel {
                 group: u32::from(c.group),
-                type_ord: ed.ordinal(c.type_id),
+                type_ord: Some(c.type_ord),
                 value: Value::concrete(c.value),
-            }))
-            .collect();
+            }));
+        } else {
+            rels.extend(ed.concrete_types(o)?.map(|(t, g)| Rel {
+                group: u32::from(g),
+                type_ord: Some(t),
+                value: Value::Other,
+            }));
+        }
+        self.tick(rels.len() + 1)?;
+        // Stored sorted by group already; concrete values come after.
         rels.sort_by_key(|r| r.group);
         Ok(rels)
     }
 
     pub(crate) fn concept_holds(&mut self, c: &Compiled<'_>, o: u32) -> R<bool> {
-        let rels = self.concept_rels(o)?;
+        let rels = self.concept_rels(o, c.has_values_test())?;
         let mut inbound = Inbound {
             ordinal: Some(o),
             rels: None,
@@ -262,7 +300,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             .collect();
         let mut offset = rels.iter().map(|r| r.group).max().unwrap_or(0);
         for &f in &x.focus {
-            let mut own = self.concept_rels(f)?;
+            let mut own = self.concept_rels(f, c.has_values_test())?;
             let top = own.iter().map(|r| r.group).max().unwrap_or(0);
             for r in &mut own {
                 if r.group != 0 {
@@ -323,20 +361,19 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
     fn inbound<'i>(&mut self, inbound: &'i mut Inbound) -> R<&'i [Rel]> {
         if inbound.rels.is_none() {
             let ed = self.ed;
-            let rels = match inbound.ordinal {
-                Some(o) => ed.inbound(o)?,
+            let rels: Vec<Rel> = match inbound.ordinal {
+                Some(o) => ed
+                    .inbound_links(o)?
+                    .map(|l| Rel {
+                        group: u32::from(l.group),
+                        type_ord: Some(l.type_ord),
+                        value: Value::Concept(Some(l.target_ord)),
+                    })
+                    .collect(),
                 None => Vec::new(),
             };
             self.tick(rels.len() + 1)?;
-            inbound.rels = Some(
-                rels.iter()
-                    .map(|r| Rel {
-                        group: u32::from(r.group),
-                        type_ord: ed.ordinal(r.type_id),
-                        value: Value::Concept(ed.ordinal(r.target)),
-                    })
-                    .collect(),
-            );
+            inbound.rels = Some(rels);
         }
         Ok(inbound.rels.as_deref().unwrap_or_default())
     }

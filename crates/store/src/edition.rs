@@ -15,7 +15,7 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 use crate::StoreError;
 use crate::sctid;
 use crate::types::{
-    Association, Concept, ConcreteValue, Description, Identity, Member, Ordinals, RefsetInfo,
+    Association, Concept, ConcreteValue, Description, Identity, Link, Member, Ordinals, RefsetInfo,
     Relationship, SectionInfo, Status,
 };
 
@@ -835,11 +835,59 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 Ok(Relationship {
                     type_id: self.id_at(r.type_ord.get(), items)?,
                     target: self.id_at(r.target.get(), items)?,
+                    type_ord: r.type_ord.get(),
+                    target_ord: r.target.get(),
                     group: r.group.get(),
                     characteristic_type: self.code(r.characteristic_code, items)?,
                 })
             })
             .collect()
+    }
+
+    fn links(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+        ordinal: u32,
+    ) -> Result<impl ExactSizeIterator<Item = Link> + '_, StoreError> {
+        self.check_concept(ordinal)?;
+        let (_, rows) = self.csr::<RelationshipRecord>(index, items, ordinal)?;
+        Ok(rows.iter().map(|r| Link {
+            type_ord: r.type_ord.get(),
+            target_ord: r.target.get(),
+            group: r.group.get(),
+        }))
+    }
+
+    /// [`attributes`](Self::attributes) as stored, in ordinals, read in
+    /// place: for callers that test many concepts (ECL refinements). A
+    /// damaged file may give ordinals out of range, which
+    /// [`sctid`](Self::sctid) and friends then report.
+    pub fn attribute_links(
+        &self,
+        ordinal: u32,
+    ) -> Result<impl ExactSizeIterator<Item = Link> + '_, StoreError> {
+        self.links(AttributesIndex, Attributes, ordinal)
+    }
+
+    /// [`inbound`](Self::inbound) as stored, in ordinals (`target_ord` is
+    /// the source).
+    pub fn inbound_links(
+        &self,
+        ordinal: u32,
+    ) -> Result<impl ExactSizeIterator<Item = Link> + '_, StoreError> {
+        self.links(InboundIndex, Inbound, ordinal)
+    }
+
+    /// The type ordinal and group of each concrete value of the concept,
+    /// without reading the values.
+    pub fn concrete_types(
+        &self,
+        ordinal: u32,
+    ) -> Result<impl ExactSizeIterator<Item = (u32, u16)> + '_, StoreError> {
+        self.check_concept(ordinal)?;
+        let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
+        Ok(rows.iter().map(|r| (r.type_ord.get(), r.group.get())))
     }
 
     /// Active inferred (and additional) attribute relationships, is-a
@@ -867,6 +915,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .map(|r| {
                 Ok(ConcreteValue {
                     type_id: self.id_at(r.type_ord.get(), Concrete)?,
+                    type_ord: r.type_ord.get(),
                     group: r.group.get(),
                     characteristic_type: self.code(r.characteristic_code, Concrete)?,
                     value: self.heap_str(

@@ -35,7 +35,7 @@ pub use txmap_format::schema::RefsetKind;
 pub use txmap_format::{Metadata, SectionKind};
 pub use txmap_text::{MatchMode, MatchTier, RankKey};
 pub use types::{
-    Association, Concept, ConcreteValue, Description, Identity, Member, Ordinals, RefsetInfo,
+    Association, Concept, ConcreteValue, Description, Identity, Link, Member, Ordinals, RefsetInfo,
     Relationship, SearchHit, SectionInfo, Status,
 };
 

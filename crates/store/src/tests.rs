@@ -267,6 +267,8 @@ fn relationships() {
     let site = Relationship {
         type_id: FINDING_SITE,
         target: HEART,
+        type_ord: ord(&e, FINDING_SITE),
+        target_ord: heart,
         group: 1,
         characteristic_type: INFERRED,
     };
@@ -274,7 +276,11 @@ fn relationships() {
     assert!(e.attributes(heart).unwrap().is_empty());
     assert_eq!(
         e.inbound(heart).unwrap(),
-        vec![Relationship { target: MI, ..site }]
+        vec![Relationship {
+            target: MI,
+            target_ord: mi,
+            ..site
+        }]
     );
     assert!(e.inbound(mi).unwrap().is_empty());
     assert_eq!(
@@ -283,6 +289,8 @@ fn relationships() {
             Relationship {
                 type_id: IS_A,
                 target: DISEASE,
+                type_ord: ord(&e, IS_A),
+                target_ord: ord(&e, DISEASE),
                 group: 0,
                 characteristic_type: STATED
             },
@@ -296,6 +304,7 @@ fn relationships() {
         e.concrete_values(heart).unwrap(),
         vec![ConcreteValue {
             type_id: COUNT,
+            type_ord: ord(&e, COUNT),
             group: 0,
             characteristic_type: INFERRED,
             value: "#4"

@@ -96,15 +96,30 @@ pub struct Description<'a> {
 pub struct Relationship {
     pub type_id: u64,
     pub target: u64,
+    /// The ordinals of `type_id` and `target`, as stored: callers that
+    /// work in ordinals (ECL) need no SCTID lookups.
+    pub type_ord: u32,
+    pub target_ord: u32,
     pub group: u16,
     /// Characteristic type SCTID (inferred, additional, stated); 0 if none.
     pub characteristic_type: u64,
+}
+
+/// An attribute relationship by ordinals, as the file stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Link {
+    pub type_ord: u32,
+    /// The destination, or in an inbound list the source.
+    pub target_ord: u32,
+    pub group: u16,
 }
 
 /// A relationship to a concrete value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ConcreteValue<'a> {
     pub type_id: u64,
+    /// The ordinal of `type_id`.
+    pub type_ord: u32,
     pub group: u16,
     pub characteristic_type: u64,
     /// The value exactly as in RF2: `#12.5`, `"text"`.
