@@ -80,7 +80,6 @@ pub mod ast;
 mod error;
 mod parse;
 mod print;
-mod sctid;
 
 pub use ast::*;
 pub use error::{ParseError, ParseErrorKind};

@@ -23,7 +23,6 @@
 
 use crate::ast::*;
 use crate::error::{ParseError, ParseErrorKind};
-use crate::sctid;
 
 /// Deepest nesting of sub-expressions, refinement brackets and groups.
 const MAX_DEPTH: u32 = 200;
@@ -586,9 +585,10 @@ impl<'a> Parser<'a> {
             return self.unexpected(&["a concept id"]);
         }
         self.pos += digits.len();
-        match sctid::parse(digits.as_bytes()) {
-            Some(id) => Ok(id),
-            None => self.fail_at(start, ParseErrorKind::InvalidSctid(digits.to_string())),
+        // Any component kind: description filters take description ids.
+        match txmap_sctid::parse(digits.as_bytes()) {
+            Ok((id, _)) => Ok(id),
+            Err(_) => self.fail_at(start, ParseErrorKind::InvalidSctid(digits.to_string())),
         }
     }
 

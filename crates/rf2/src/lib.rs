@@ -41,7 +41,8 @@ pub mod error;
 pub mod kind;
 pub mod parse;
 pub mod rows;
-pub mod sctid;
+/// SNOMED CT identifiers, from [`txmap_sctid`] (shared with the ECL parser).
+pub use txmap_sctid as sctid;
 pub mod source;
 
 pub use error::{HeaderError, Rf2Error, Rf2ErrorKind};

@@ -1,5 +1,8 @@
 //! SNOMED CT identifiers: the Verhoeff check digit and the partition.
 //!
+//! A crate of its own, std only, because both the RF2 reader and the ECL
+//! parser check identifiers, and the parser depends on nothing else.
+//!
 //! An SCTID is 6 to 18 decimal digits: an item identifier, for extensions a
 //! seven-digit namespace, a two-digit partition identifier, and a Verhoeff
 //! check digit. The partition says what kind of component the id names and
