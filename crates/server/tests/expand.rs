@@ -325,12 +325,14 @@ async fn bad_requests_are_4xx_outcomes() {
             ]),
             StatusCode::BAD_REQUEST,
         ),
+        // Another system goes to the general engine, which does not know
+        // LOINC: the code system is not found.
         (
             json!([{ "name": "valueSet", "resource": {
                 "resourceType": "ValueSet",
                 "compose": { "include": [{ "system": "http://loinc.org" }] },
             } }]),
-            StatusCode::BAD_REQUEST,
+            StatusCode::NOT_FOUND,
         ),
         (
             json!([

@@ -580,7 +580,7 @@ fn entry(
 
 /// A fresh `urn:uuid:` (version 4 layout) from the clock, a counter and
 /// the process's hasher keys; unique enough for an expansion identifier.
-fn uuid() -> String {
+pub(crate) fn uuid() -> String {
     use std::hash::{BuildHasher, Hasher};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -610,7 +610,7 @@ fn uuid() -> String {
 }
 
 /// Now, as a FHIR instant in UTC (`2025-01-31T12:00:00Z`).
-fn timestamp() -> String {
+pub(crate) fn timestamp() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -9,13 +9,16 @@
 //! their input read by [`params`]), and `CodeSystem/$validate-code` and
 //! `ValueSet/$validate-code` ([`validate`]), `ValueSet/$expand`
 //! ([`expand`]), and `ConceptMap/$translate` with `CodeSystem` search and
-//! read ([`translate`]). The other terminology operations come
-//! next and are added to [`version_routes`].
+//! read ([`translate`]). `$lookup`, both `$validate-code`s and `$expand`
+//! about other code systems go to the general engine ([`general`]). The
+//! other terminology operations come next and are added to
+//! [`version_routes`].
 
 pub mod codesystem;
 pub mod expand;
 pub mod expression;
 pub mod format;
+pub mod general;
 pub mod language;
 pub mod metadata;
 pub mod mrcm;
@@ -118,29 +121,37 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
         )
         .route(
             "/CodeSystem/$lookup",
-            operation(v, |s, _, c| Box::pin(codesystem::lookup(s, c))),
+            operation(v, Some(general::Kind::Lookup), |s, _, c| {
+                Box::pin(codesystem::lookup(s, c))
+            }),
         )
         .route(
             "/CodeSystem/$subsumes",
-            operation(v, |s, _, c| Box::pin(codesystem::subsumes(s, c))),
+            operation(v, None, |s, _, c| Box::pin(codesystem::subsumes(s, c))),
         )
         .route(
             "/CodeSystem/$validate-code",
-            operation(v, |s, _, c| Box::pin(validate::cs_validate_code(s, c))),
+            operation(v, Some(general::Kind::CsValidate), |s, _, c| {
+                Box::pin(validate::cs_validate_code(s, c))
+            }),
         )
         .route("/CodeSystem", translate::search_route(v))
         .route("/CodeSystem/{id}", translate::read_route())
         .route(
             "/ConceptMap/$translate",
-            operation(v, |s, v, c| Box::pin(translate::translate(s, v, c))),
+            operation(v, None, |s, v, c| Box::pin(translate::translate(s, v, c))),
         )
         .route(
             "/ValueSet/$expand",
-            operation(v, |s, v, c| Box::pin(expand::expand(s, v, c))),
+            operation(v, Some(general::Kind::Expand), |s, v, c| {
+                Box::pin(expand::expand(s, v, c))
+            }),
         )
         .route(
             "/ValueSet/$validate-code",
-            operation(v, |s, _, c| Box::pin(validate::vs_validate_code(s, c))),
+            operation(v, Some(general::Kind::VsValidate), |s, _, c| {
+                Box::pin(validate::vs_validate_code(s, c))
+            }),
         )
         .route_layer(middleware::from_fn(format::negotiate))
 }
@@ -155,13 +166,21 @@ type Op = fn(Arc<AppState>, FhirVersion, Call) -> OpFuture;
 const GRACE: Duration = Duration::from_millis(500);
 
 /// An operation's route: its parameters from the query (GET) or the body
-/// (POST), handed to `op` with the headers that matter; other methods are
-/// 405.
-fn operation(v: FhirVersion, op: Op) -> axum::routing::MethodRouter<Arc<AppState>> {
+/// (POST), handed to `op` with the headers that matter, or to the general
+/// engine when `general` names the operation and the request is not about
+/// SNOMED CT ([`general::wants`]); other methods are 405.
+fn operation(
+    v: FhirVersion,
+    general: Option<general::Kind>,
+    op: Op,
+) -> axum::routing::MethodRouter<Arc<AppState>> {
     get(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
             match Params::from_query(&uri) {
-                Ok(p) => run(state, v, op, p, &headers).await,
+                Ok(p) => match general.filter(|&k| general::wants(k, &p)) {
+                    Some(k) => general::answer(state, v, k, p, None, &headers).await,
+                    None => run(state, v, op, p, &headers).await,
+                },
                 Err(e) => e.response(),
             }
         },
@@ -169,7 +188,10 @@ fn operation(v: FhirVersion, op: Op) -> axum::routing::MethodRouter<Arc<AppState
     .post(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
             match Params::from_body(&headers, &body) {
-                Ok(p) => run(state, v, op, p, &headers).await,
+                Ok(p) => match general.filter(|&k| general::wants(k, &p)) {
+                    Some(k) => general::answer(state, v, k, p, Some(body.to_vec()), &headers).await,
+                    None => run(state, v, op, p, &headers).await,
+                },
                 Err(e) => e.response(),
             }
         },

@@ -1,0 +1,296 @@
+//! Dispatch to the general terminology engine (`txmap-terminology`) for
+//! requests that are not about SNOMED CT: a code system other than
+//! `http://snomed.info/sct`, or a value set (inline, or a `tx-resource`
+//! matching `url`) that includes another system or imports value sets.
+//! Everything else stays on the SNOMED CT handlers, unchanged.
+//!
+//! The engine reads the request as a FHIR Parameters resource: a POSTed
+//! body as sent (so value types are echoed as given), a query string as
+//! text parameters. It runs on the blocking pool: the request's
+//! resources are parsed and indexed per request.
+
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use txmap_terminology::{Error, Request};
+
+use super::metadata::SNOMED_CT;
+use super::params::{Coding, ParamValue, Params, THRESHOLD_HEADER};
+use super::{FhirVersion, fhir_json};
+use crate::app::AppState;
+
+/// The operations the general engine answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Lookup,
+    CsValidate,
+    VsValidate,
+    Expand,
+}
+
+fn not_snomed(system: Option<&str>) -> bool {
+    system.is_some_and(|s| !s.starts_with(SNOMED_CT))
+}
+
+/// Whether a ValueSet resource needs the general engine.
+fn general_value_set(vs: &Value) -> bool {
+    let Some(compose) = vs.get("compose") else {
+        return false;
+    };
+    ["include", "exclude"].into_iter().any(|k| {
+        compose
+            .get(k)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|r| {
+                r.get("valueSet").is_some() || not_snomed(r.get("system").and_then(Value::as_str))
+            })
+    })
+}
+
+/// The system a request's code names, from `system`, `coding` or the
+/// first coding of `codeableConcept` (its SNOMED CT coding if it has one).
+fn code_system(params: &Params) -> Option<&str> {
+    params
+        .0
+        .iter()
+        .find_map(|(name, v)| match (name.as_str(), v) {
+            ("system", ParamValue::Text(s)) => Some(s.as_str()),
+            ("coding", ParamValue::Coding(c)) => c.system.as_deref(),
+            // A concept with a SNOMED CT coding stays on the SNOMED CT path.
+            ("codeableConcept", ParamValue::CodeableConcept(cs)) => cs
+                .iter()
+                .find(|c| c.system.as_deref() == Some(SNOMED_CT))
+                .or(cs.first())
+                .and_then(|c| c.system.as_deref()),
+            _ => None,
+        })
+}
+
+/// Whether the request goes to the general engine.
+pub fn wants(kind: Kind, params: &Params) -> bool {
+    let text = |name: &str| params.text(name).ok().flatten();
+    match kind {
+        Kind::Lookup => not_snomed(code_system(params)),
+        Kind::CsValidate => not_snomed(text("url").or_else(|| code_system(params))),
+        Kind::VsValidate | Kind::Expand => {
+            if let Some(vs) = params.resources("valueSet").first() {
+                return general_value_set(vs);
+            }
+            let Some(url) = text("url") else {
+                return not_snomed(code_system(params));
+            };
+            if url.starts_with(SNOMED_CT) {
+                return false;
+            }
+            let bare = url.split('|').next().unwrap_or(url);
+            let found = params.resources("tx-resource").into_iter().find(|r| {
+                r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
+                    && r.get("url").and_then(Value::as_str) == Some(bare)
+            });
+            match found {
+                Some(vs) => general_value_set(vs),
+                None => not_snomed(code_system(params)),
+            }
+        }
+    }
+}
+
+/// The request as a Parameters resource: the POSTed JSON when there is
+/// one, else rebuilt from the parsed parameters.
+fn parameters(params: &Params, body: Option<&[u8]>) -> Value {
+    if let Some(v) = body
+        .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+        .filter(|v| v.get("resourceType").and_then(Value::as_str) == Some("Parameters"))
+    {
+        return v;
+    }
+    let coding = |c: &Coding| {
+        let mut m = serde_json::Map::new();
+        for (k, v) in [
+            ("system", &c.system),
+            ("version", &c.version),
+            ("code", &c.code),
+            ("display", &c.display),
+        ] {
+            if let Some(v) = v {
+                m.insert(k.into(), json!(v));
+            }
+        }
+        Value::Object(m)
+    };
+    let list: Vec<Value> = params
+        .0
+        .iter()
+        .map(|(name, v)| match v {
+            ParamValue::Text(t) => json!({"name": name, "valueString": t}),
+            ParamValue::Coding(c) => json!({"name": name, "valueCoding": coding(c)}),
+            ParamValue::CodeableConcept(cs) => json!({
+                "name": name,
+                "valueCodeableConcept": {"coding": cs.iter().map(coding).collect::<Vec<_>>()},
+            }),
+            ParamValue::Resource(r) => json!({"name": name, "resource": r}),
+        })
+        .collect();
+    json!({"resourceType": "Parameters", "parameter": list})
+}
+
+const EXT_EXPANSION_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property";
+const EXT_CONTAINS_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
+
+/// R4 has no `expansion.property` nor `contains.property`: they become
+/// the R5 cross-version extensions.
+fn r4_expansion(vs: &mut Value) {
+    let Some(expansion) = vs.get_mut("expansion").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(Value::Array(props)) = expansion.remove("property") {
+        let ext = expansion.entry("extension").or_insert_with(|| json!([]));
+        if let Value::Array(list) = ext {
+            for p in props {
+                let mut parts = vec![json!({"url": "code", "valueCode": p["code"]})];
+                if let Some(u) = p.get("uri") {
+                    parts.push(json!({"url": "uri", "valueUri": u}));
+                }
+                list.push(json!({"url": EXT_EXPANSION_PROPERTY, "extension": parts}));
+            }
+        }
+    }
+    fn contains(list: &mut Value) {
+        let Some(items) = list.as_array_mut() else {
+            return;
+        };
+        for c in items.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(Value::Array(props)) = c.remove("property") {
+                let ext = c.entry("extension").or_insert_with(|| json!([]));
+                if let Value::Array(exts) = ext {
+                    for p in props {
+                        let mut parts = vec![json!({"url": "code", "valueCode": p["code"]})];
+                        if let Some((k, v)) = p
+                            .as_object()
+                            .and_then(|o| o.iter().find(|(k, _)| k.starts_with("value")))
+                        {
+                            parts.push(json!({"url": "value", k.clone(): v.clone()}));
+                        }
+                        exts.push(json!({"url": EXT_CONTAINS_PROPERTY, "extension": parts}));
+                    }
+                }
+            }
+            if let Some(nested) = c.get_mut("contains") {
+                contains(nested);
+            }
+        }
+    }
+    if let Some(list) = expansion.get_mut("contains") {
+        contains(list);
+    }
+}
+
+/// Answers a request the general engine takes.
+pub async fn answer(
+    state: Arc<AppState>,
+    v: FhirVersion,
+    kind: Kind,
+    params: Params,
+    body: Option<Vec<u8>>,
+    headers: &HeaderMap,
+) -> Response {
+    let header_text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|h| h.to_str().ok())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let accept_language = header_text(header::ACCEPT_LANGUAGE.as_str());
+    let max = header_text(THRESHOLD_HEADER)
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(state.limits.max_expansion);
+    let work = move || {
+        let parameters = parameters(&params, body.as_deref());
+        let mut req = Request::new(&parameters);
+        req.accept_language = accept_language;
+        req.max_expansion = max;
+        match kind {
+            Kind::Lookup => txmap_terminology::lookup::lookup(&req),
+            Kind::CsValidate => txmap_terminology::validate::validate_code(&req, false),
+            Kind::VsValidate => txmap_terminology::validate::validate_code(&req, true),
+            Kind::Expand => txmap_terminology::expand::expand(
+                &req,
+                &super::expand::uuid(),
+                &super::expand::timestamp(),
+            )
+            .map(|mut vs| {
+                if v == FhirVersion::R4 {
+                    r4_expansion(&mut vs);
+                }
+                vs
+            }),
+        }
+    };
+    let result = match tokio::task::spawn_blocking(work).await {
+        Ok(r) => r,
+        Err(e) => Err(Error::Invalid(format!("the operation failed: {e}"))),
+    };
+    match result {
+        Ok(resource) => fhir_json(StatusCode::OK, &resource),
+        Err(e) => fhir_json(
+            StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
+            &e.outcome(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(v: Value) -> Params {
+        Params::from_parameters(&v).unwrap()
+    }
+
+    #[test]
+    fn snomed_requests_stay_on_the_snomed_path() {
+        let lookup = |system: &str| {
+            params(json!({"resourceType": "Parameters", "parameter": [
+                {"name": "system", "valueUri": system}, {"name": "code", "valueCode": "1"}]}))
+        };
+        assert!(!wants(Kind::Lookup, &lookup(SNOMED_CT)));
+        assert!(wants(Kind::Lookup, &lookup("http://example.org/cs")));
+        let vs = |system: &str| {
+            params(json!({"resourceType": "Parameters", "parameter": [
+                {"name": "url", "valueUri": "http://example.org/vs"},
+                {"name": "tx-resource", "resource": {"resourceType": "ValueSet", "url": "http://example.org/vs",
+                    "compose": {"include": [{"system": system}]}}}]}))
+        };
+        assert!(!wants(Kind::Expand, &vs(SNOMED_CT)));
+        assert!(wants(Kind::Expand, &vs("http://example.org/cs")));
+        let implicit = params(json!({"resourceType": "Parameters", "parameter": [
+            {"name": "url", "valueUri": "http://snomed.info/sct?fhir_vs"}]}));
+        assert!(!wants(Kind::VsValidate, &implicit));
+    }
+
+    #[test]
+    fn r4_expansions_carry_properties_as_extensions() {
+        let mut vs = json!({"expansion": {
+            "property": [{"code": "status", "uri": "u"}],
+            "contains": [{"code": "a", "property": [{"code": "status", "valueCode": "retired"}]}],
+        }});
+        r4_expansion(&mut vs);
+        assert_eq!(
+            vs["expansion"]["extension"][0]["url"],
+            EXT_EXPANSION_PROPERTY
+        );
+        assert_eq!(
+            vs["expansion"]["contains"][0]["extension"][0]["extension"][1]["valueCode"],
+            "retired"
+        );
+        assert!(vs["expansion"]["contains"][0].get("property").is_none());
+    }
+}

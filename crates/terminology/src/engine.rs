@@ -1,0 +1,333 @@
+//! Value set semantics over the request's resources: membership of one
+//! code (no enumeration: the code is located, then each rule's concept
+//! list or compiled filters test it) and expansion (each include
+//! enumerated once, narrowed by its filters, deduplicated by a hash set,
+//! excludes removed by another). Imports recurse with the path kept, so a
+//! cycle is an error rather than a stack overflow.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+
+use crate::codesystem::CodeSystem;
+use crate::error::Error;
+use crate::filter::Filter;
+use crate::provider::{CodeSystemProvider, ConceptId};
+use crate::resolver::{CsMiss, Resolver};
+use crate::valueset::{Rule, RuleConcept, ValueSet};
+
+/// One code of an expansion.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry<'r> {
+    pub cs: &'r CodeSystem,
+    pub id: ConceptId,
+    /// The value set's entry for the code, when it lists it.
+    pub concept: Option<&'r RuleConcept>,
+}
+
+impl<'r> Entry<'r> {
+    fn key(&self) -> (&'r str, &'r str) {
+        let cs: &'r CodeSystem = self.cs;
+        (cs.url.as_str(), cs.code(self.id))
+    }
+}
+
+/// What membership found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Membership {
+    pub found: bool,
+    /// Found, but inactive and the value set excludes inactive codes.
+    pub inactive_excluded: bool,
+}
+
+/// Evaluates value sets against one [`Resolver`].
+#[derive(Debug)]
+pub struct Engine<'r> {
+    pub resolver: &'r Resolver,
+    /// The most codes an expansion may hold.
+    pub max: usize,
+    /// Whether an expansion is being made (changes the version message).
+    pub expanding: bool,
+    /// The code systems and value sets used so far, each once.
+    used_cs: RefCell<Vec<&'r CodeSystem>>,
+    used_vs: RefCell<Vec<&'r ValueSet>>,
+}
+
+impl<'r> Engine<'r> {
+    pub fn new(resolver: &'r Resolver, max: usize, expanding: bool) -> Engine<'r> {
+        Engine {
+            resolver,
+            max,
+            expanding,
+            used_cs: RefCell::default(),
+            used_vs: RefCell::default(),
+        }
+    }
+
+    /// The code systems used, in first-use order.
+    pub fn used_code_systems(&self) -> Vec<&'r CodeSystem> {
+        self.used_cs.borrow().clone()
+    }
+
+    /// The value sets used (the one asked about and its imports).
+    pub fn used_value_sets(&self) -> Vec<&'r ValueSet> {
+        self.used_vs.borrow().clone()
+    }
+
+    fn use_cs(&self, cs: &'r CodeSystem) {
+        let mut u = self.used_cs.borrow_mut();
+        if !u.iter().any(|c| std::ptr::eq(*c, cs)) {
+            u.push(cs);
+        }
+    }
+
+    fn use_vs(&self, vs: &'r ValueSet) {
+        let mut u = self.used_vs.borrow_mut();
+        if !u.iter().any(|v| std::ptr::eq(*v, vs)) {
+            u.push(vs);
+        }
+    }
+
+    /// The code system of a rule.
+    pub fn code_system(&self, url: &str, version: Option<&str>) -> Result<&'r CodeSystem, Error> {
+        self.resolver
+            .code_system(url, version)
+            .map_err(|miss| match miss {
+                CsMiss::Unknown => Error::CodeSystemNotFound {
+                    url: url.to_owned(),
+                },
+                CsMiss::Version(known) => Error::CodeSystemVersionNotFound {
+                    url: url.to_owned(),
+                    version: version.unwrap_or_default().to_owned(),
+                    known,
+                    expanding: self.expanding,
+                },
+            })
+    }
+
+    /// An imported value set: contained in `from` (`#id`) or a resource.
+    fn import(&self, from: &'r ValueSet, canonical: &str) -> Result<&'r ValueSet, Error> {
+        from.contained(canonical)
+            .or_else(|| self.resolver.value_set(canonical, None))
+            .ok_or_else(|| Error::ValueSetNotFound {
+                url: canonical.to_owned(),
+            })
+    }
+
+    /// Whether `code` of `system` is in `vs`.
+    pub fn contains(
+        &self,
+        vs: &'r ValueSet,
+        system: &str,
+        version: Option<&str>,
+        code: &str,
+    ) -> Result<Membership, Error> {
+        self.contains_in(vs, system, version, code, &mut Vec::new())
+    }
+
+    fn contains_in(
+        &self,
+        vs: &'r ValueSet,
+        system: &str,
+        version: Option<&str>,
+        code: &str,
+        path: &mut Vec<String>,
+    ) -> Result<Membership, Error> {
+        let name = vs.versioned_url();
+        if path.contains(&name) {
+            return Err(Error::Circular {
+                url: name,
+                path: path.clone(),
+            });
+        }
+        path.push(name);
+        self.use_vs(vs);
+        let mut found = false;
+        let mut inactive = false;
+        for rule in &vs.compose.include {
+            if let Some((hit, id_inactive)) =
+                self.rule_contains(vs, rule, system, version, code, path)?
+                && hit
+            {
+                found = true;
+                inactive = id_inactive;
+                break;
+            }
+        }
+        if found {
+            for rule in &vs.compose.exclude {
+                if let Some((true, _)) =
+                    self.rule_contains(vs, rule, system, version, code, path)?
+                {
+                    found = false;
+                    break;
+                }
+            }
+        }
+        path.pop();
+        let inactive_excluded = found && inactive && vs.compose.inactive == Some(false);
+        Ok(Membership {
+            found: found && !inactive_excluded,
+            inactive_excluded,
+        })
+    }
+
+    /// `Some((in, inactive))` when the rule can speak for the system.
+    fn rule_contains(
+        &self,
+        from: &'r ValueSet,
+        rule: &'r Rule,
+        system: &str,
+        version: Option<&str>,
+        code: &str,
+        path: &mut Vec<String>,
+    ) -> Result<Option<(bool, bool)>, Error> {
+        let mut inactive = false;
+        if let Some(s) = &rule.system {
+            if s != system {
+                return Ok(None);
+            }
+            let cs = self.code_system(s, rule.version.as_deref().or(version))?;
+            self.use_cs(cs);
+            let Some(located) = cs.locate(code) else {
+                return Ok(Some((false, false)));
+            };
+            let id = located.id;
+            inactive = cs.status(id).inactive;
+            if !rule.concepts.is_empty() {
+                let listed = rule.concepts.iter().any(|c| {
+                    c.code == cs.code(id)
+                        || (!cs.case_sensitive() && c.code.eq_ignore_ascii_case(code))
+                });
+                if !listed {
+                    return Ok(Some((false, inactive)));
+                }
+            }
+            for def in &rule.filters {
+                if !Filter::compile(cs, def)?.matches(cs, id) {
+                    return Ok(Some((false, inactive)));
+                }
+            }
+        }
+        for canonical in &rule.value_sets {
+            let vs = self.import(from, canonical)?;
+            if !self.contains_in(vs, system, version, code, path)?.found {
+                return Ok(Some((false, inactive)));
+            }
+        }
+        Ok(Some((true, inactive)))
+    }
+
+    /// The codes of `vs`, in include order, each once.
+    pub fn expand(&self, vs: &'r ValueSet) -> Result<Vec<Entry<'r>>, Error> {
+        self.expand_in(vs, &mut Vec::new())
+    }
+
+    fn expand_in(&self, vs: &'r ValueSet, path: &mut Vec<String>) -> Result<Vec<Entry<'r>>, Error> {
+        let name = vs.versioned_url();
+        if path.contains(&name) {
+            let mut pathway = path.clone();
+            pathway.truncate(path.len());
+            return Err(Error::Circular {
+                url: name,
+                path: pathway,
+            });
+        }
+        path.push(name.clone());
+        self.use_vs(vs);
+        let mut out: Vec<Entry<'r>> = Vec::new();
+        let mut seen: HashSet<(&str, &str)> = HashSet::new();
+        for rule in &vs.compose.include {
+            for e in self.rule_entries(vs, rule, path)? {
+                if seen.insert(e.key()) {
+                    out.push(e);
+                    if out.len() > self.max {
+                        return Err(Error::TooCostly {
+                            value_set: name,
+                            limit: self.max,
+                        });
+                    }
+                }
+            }
+        }
+        if !vs.compose.exclude.is_empty() {
+            let mut excluded: HashSet<(&str, &str)> = HashSet::new();
+            for rule in &vs.compose.exclude {
+                excluded.extend(self.rule_entries(vs, rule, path)?.iter().map(Entry::key));
+            }
+            out.retain(|e| !excluded.contains(&e.key()));
+        }
+        if vs.compose.inactive == Some(false) {
+            out.retain(|e| !e.cs.status(e.id).inactive);
+        }
+        path.pop();
+        Ok(out)
+    }
+
+    fn rule_entries(
+        &self,
+        from: &'r ValueSet,
+        rule: &'r Rule,
+        path: &mut Vec<String>,
+    ) -> Result<Vec<Entry<'r>>, Error> {
+        let mut entries: Vec<Entry<'r>> = Vec::new();
+        let imported = rule
+            .value_sets
+            .iter()
+            .map(|c| {
+                let vs = self.import(from, c)?;
+                self.expand_in(vs, path)
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        if let Some(s) = &rule.system {
+            let cs = self.code_system(s, rule.version.as_deref())?;
+            self.use_cs(cs);
+            if !rule.concepts.is_empty() {
+                for c in &rule.concepts {
+                    if let Some(l) = cs.locate(&c.code) {
+                        entries.push(Entry {
+                            cs,
+                            id: l.id,
+                            concept: Some(c),
+                        });
+                    }
+                }
+            } else {
+                let filters = rule
+                    .filters
+                    .iter()
+                    .map(|f| Filter::compile(cs, f))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let candidates = filters
+                    .iter()
+                    .find_map(|f| f.candidates(cs))
+                    .unwrap_or_else(|| cs.all());
+                entries.extend(
+                    candidates
+                        .into_iter()
+                        .filter(|&id| filters.iter().all(|f| f.matches(cs, id)))
+                        .map(|id| Entry {
+                            cs,
+                            id,
+                            concept: None,
+                        }),
+                );
+            }
+            for set in &imported {
+                let keys: HashSet<(&str, &str)> = set.iter().map(Entry::key).collect();
+                entries.retain(|e| keys.contains(&e.key()));
+            }
+        } else if let Some((first, rest)) = imported.split_first() {
+            let rest: Vec<HashSet<(&str, &str)>> = rest
+                .iter()
+                .map(|set| set.iter().map(Entry::key).collect())
+                .collect();
+            entries.extend(
+                first
+                    .iter()
+                    .filter(|e| rest.iter().all(|keys| keys.contains(&e.key())))
+                    .copied(),
+            );
+        }
+        Ok(entries)
+    }
+}

@@ -1,0 +1,302 @@
+//! Issues and errors, with the texts and message ids of the HL7
+//! terminology tooling (`messages-tx.fhir.org.json` in the ecosystem
+//! suite shows them), rendered as OperationOutcome JSON.
+//!
+//! An [`Issue`] is a finding inside a successful answer (`$validate-code`
+//! reports them in its `issues` parameter); an [`Error`] ends the
+//! operation and becomes the response's OperationOutcome with its HTTP
+//! status.
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+/// The `tx-issue-type` code system of the HL7 terminology tooling.
+pub const TX_ISSUE_TYPE: &str = "http://hl7.org/fhir/tools/CodeSystem/tx-issue-type";
+
+/// The extension naming an issue's message in the tooling's catalogue.
+pub const MESSAGE_ID: &str = "http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id";
+
+/// One OperationOutcome issue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issue {
+    /// `error`, `warning` or `information`.
+    pub severity: &'static str,
+    /// The FHIR issue type (`code-invalid`, `not-found`...).
+    pub code: &'static str,
+    /// The `tx-issue-type` code; empty for none.
+    pub tx_type: &'static str,
+    pub message_id: Option<&'static str>,
+    pub text: String,
+    /// The FHIRPath of the element concerned (`Coding.code`...).
+    pub expression: Option<String>,
+}
+
+impl Issue {
+    pub fn to_json(&self) -> Value {
+        let mut issue = serde_json::Map::new();
+        if let Some(id) = self.message_id {
+            issue.insert(
+                "extension".into(),
+                json!([{ "url": MESSAGE_ID, "valueString": id }]),
+            );
+        }
+        issue.insert("severity".into(), json!(self.severity));
+        issue.insert("code".into(), json!(self.code));
+        let mut details = json!({ "text": self.text });
+        if !self.tx_type.is_empty() {
+            details["coding"] = json!([{ "system": TX_ISSUE_TYPE, "code": self.tx_type }]);
+        }
+        issue.insert("details".into(), details);
+        // `location` is deprecated, and the tooling's answers omit it.
+        if let Some(e) = &self.expression {
+            issue.insert("expression".into(), json!([e]));
+        }
+        Value::Object(issue)
+    }
+}
+
+/// An OperationOutcome of `issues`.
+pub fn outcome(issues: &[Issue]) -> Value {
+    json!({
+        "resourceType": "OperationOutcome",
+        "issue": issues.iter().map(Issue::to_json).collect::<Vec<_>>(),
+    })
+}
+
+/// Why an operation cannot answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A value set named by the request or imported is unknown.
+    ValueSetNotFound { url: String },
+    /// The code system to look a code up in is unknown.
+    CodeSystemNotFound { url: String },
+    /// The code system is known, not in that version.
+    CodeSystemVersionNotFound {
+        url: String,
+        version: String,
+        known: Vec<String>,
+        expanding: bool,
+    },
+    /// The code system is a supplement, not a code system.
+    Supplement { canonical: String },
+    /// A supplement a value set requires is not given.
+    SupplementMissing { url: String },
+    /// A code that is not in the code system (`$lookup`).
+    UnknownCode { system: String, code: String },
+    /// A filter with no value.
+    FilterWithoutValue {
+        system: String,
+        property: String,
+        op: String,
+    },
+    /// A filter operator the engine does not know for that property.
+    UnsupportedFilter {
+        system: String,
+        property: String,
+        op: String,
+    },
+    /// A value set that imports itself, directly or not.
+    Circular { url: String, path: Vec<String> },
+    /// An expansion larger than allowed.
+    TooCostly { value_set: String, limit: usize },
+    /// The code system's content cannot be expanded.
+    NotEnumerable { system: String },
+    /// A parameter missing.
+    Required(&'static str),
+    /// Anything else the request got wrong.
+    Invalid(String),
+}
+
+impl Error {
+    /// The HTTP status.
+    pub fn status(&self) -> u16 {
+        match self {
+            Error::ValueSetNotFound { .. }
+            | Error::CodeSystemNotFound { .. }
+            | Error::CodeSystemVersionNotFound { .. }
+            | Error::UnknownCode { .. } => 404,
+            Error::TooCostly { .. } => 422,
+            _ => 400,
+        }
+    }
+
+    /// The issue that describes it.
+    pub fn issue(&self) -> Issue {
+        let (code, tx_type, message_id): (_, _, Option<&'static str>) = match self {
+            Error::ValueSetNotFound { .. } => (
+                "not-found",
+                "not-found",
+                Some("Unable_to_resolve_value_Set_"),
+            ),
+            Error::CodeSystemNotFound { .. } => {
+                ("not-found", "not-found", Some("UNKNOWN_CODESYSTEM"))
+            }
+            Error::CodeSystemVersionNotFound { expanding, .. } => (
+                "not-found",
+                "not-found",
+                Some(if *expanding {
+                    "UNKNOWN_CODESYSTEM_VERSION_EXP"
+                } else {
+                    "UNKNOWN_CODESYSTEM_VERSION"
+                }),
+            ),
+            Error::Supplement { .. } => (
+                "invalid",
+                "invalid-data",
+                Some("CODESYSTEM_CS_NO_SUPPLEMENT"),
+            ),
+            Error::SupplementMissing { .. } => (
+                "not-found",
+                "not-found",
+                Some("VALUESET_SUPPLEMENT_MISSING"),
+            ),
+            Error::UnknownCode { .. } => ("not-found", "not-found", Some("Unknown_Code_in")),
+            Error::FilterWithoutValue { .. } => (
+                "invalid",
+                "vs-invalid",
+                Some("UNABLE_TO_HANDLE_SYSTEM_FILTER_WITH_NO_VALUE"),
+            ),
+            Error::UnsupportedFilter { .. } => ("not-supported", "vs-invalid", None),
+            Error::Circular { .. } => (
+                "processing",
+                "vs-invalid",
+                Some("VALUESET_CIRCULAR_REFERENCE"),
+            ),
+            Error::TooCostly { .. } => ("too-costly", "", Some("VALUESET_TOO_COSTLY")),
+            Error::NotEnumerable { .. } => (
+                "too-costly",
+                "too-costly",
+                Some("CODESYSTEM_NOT_ENUMERABLE"),
+            ),
+            Error::Required(_) | Error::Invalid(_) => ("invalid", "invalid-data", None),
+        };
+        Issue {
+            severity: "error",
+            code,
+            tx_type,
+            message_id,
+            text: self.to_string(),
+            expression: None,
+        }
+    }
+
+    /// The OperationOutcome.
+    pub fn outcome(&self) -> Value {
+        outcome(&[self.issue()])
+    }
+}
+
+/// "a, b or c"
+pub(crate) fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::ValueSetNotFound { url } => {
+                write!(
+                    f,
+                    "A definition for the value Set '{url}' could not be found"
+                )
+            }
+            Error::CodeSystemNotFound { url } => write!(
+                f,
+                "A definition for CodeSystem '{url}' could not be found, so the code cannot be validated"
+            ),
+            Error::CodeSystemVersionNotFound {
+                url,
+                version,
+                known,
+                expanding,
+            } => {
+                let what = if *expanding {
+                    "the value set cannot be expanded"
+                } else {
+                    "the code cannot be validated"
+                };
+                write!(
+                    f,
+                    "A definition for CodeSystem '{url}' version '{version}' could not be found, so {what}. "
+                )?;
+                if known.is_empty() {
+                    write!(f, "No versions of this code system are known")
+                } else {
+                    write!(f, "Valid versions: {}", or_list(known))
+                }
+            }
+            Error::Supplement { canonical } => write!(
+                f,
+                "CodeSystem {canonical} is a supplement, so can't be used as a value in Coding.system"
+            ),
+            Error::SupplementMissing { url } => {
+                write!(f, "Required supplement not found: {url}")
+            }
+            Error::UnknownCode { system, code } => {
+                write!(f, "Unknown code '{code}' in the CodeSystem '{system}'")
+            }
+            Error::FilterWithoutValue {
+                system,
+                property,
+                op,
+            } => write!(
+                f,
+                "The system {system} filter with property = {property}, op = {op} has no value"
+            ),
+            Error::UnsupportedFilter {
+                system,
+                property,
+                op,
+            } => write!(
+                f,
+                "The filter with property = {property}, op = {op} is not supported for the system {system}"
+            ),
+            Error::Circular { url, path } => write!(
+                f,
+                "Found a circularity pointing to {url} processing ValueSet with pathway [{}]",
+                path.join(", ")
+            ),
+            Error::TooCostly { value_set, limit } => write!(
+                f,
+                "The value set '{value_set}' expansion has too many codes to produce (>{limit})"
+            ),
+            Error::NotEnumerable { system } => write!(
+                f,
+                "The code system '{system}' cannot be expanded because its codes cannot be iterated or enumerated in any meaningful sense"
+            ),
+            Error::Required(name) => write!(f, "The parameter '{name}' is required"),
+            Error::Invalid(text) => f.write_str(text),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_match_the_tooling() {
+        let e = Error::CodeSystemVersionNotFound {
+            url: "http://cs".into(),
+            version: "2".into(),
+            known: vec!["1.0".into(), "1.2".into()],
+            expanding: false,
+        };
+        assert_eq!(
+            e.to_string(),
+            "A definition for CodeSystem 'http://cs' version '2' could not be found, so the code cannot be validated. Valid versions: 1.0 or 1.2"
+        );
+        assert_eq!(e.status(), 404);
+        let o = e.outcome();
+        assert_eq!(o["issue"][0]["details"]["coding"][0]["code"], "not-found");
+        assert_eq!(or_list(&["a".into(), "b".into(), "c".into()]), "a, b or c");
+    }
+}

@@ -1,0 +1,440 @@
+//! `ValueSet/$expand`: the value set's codes from [`Engine::expand`],
+//! paged (`offset`, `count`), filtered by text (`filter`), optionally
+//! nested by hierarchy, with the designations, definitions and properties
+//! asked for, wrapped in the value set with its `expansion`.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::engine::{Engine, Entry};
+use crate::error::Error;
+use crate::language::{self, Chosen, Prefs};
+use crate::provider::CodeSystemProvider;
+use crate::request::Request;
+use crate::valueset::ValueSet;
+
+/// The value set properties an expansion repeats.
+const KEPT: [&str; 11] = [
+    "language",
+    "resourceType",
+    "id",
+    "url",
+    "identifier",
+    "version",
+    "name",
+    "title",
+    "status",
+    "experimental",
+    "date",
+];
+
+/// Request parameters echoed in `expansion.parameter`, in this order.
+const ECHOED: [&str; 8] = [
+    "designation",
+    "excludeNested",
+    "activeOnly",
+    "includeDesignations",
+    "includeDefinition",
+    "filter",
+    "count",
+    "offset",
+];
+
+/// `$expand`: returns the expanded ValueSet.
+pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value, Error> {
+    let inline;
+    let vs: &ValueSet = match req.resource("valueSet") {
+        Some(r) => {
+            inline = ValueSet::from_json(r)
+                .ok_or_else(|| Error::Invalid("The valueSet parameter is not a ValueSet".into()))?;
+            &inline
+        }
+        None => {
+            let url = req.text("url").ok_or(Error::Required("url"))?;
+            let version = req.text("valueSetVersion");
+            req.resolver
+                .value_set(&url, version.as_deref())
+                .ok_or(Error::ValueSetNotFound { url })?
+        }
+    };
+    if let Some(e) = crate::validate::missing_supplement(req, vs) {
+        return Err(e);
+    }
+    let engine = Engine::new(&req.resolver, req.max_expansion, true);
+    let mut entries = engine.expand(vs)?;
+    let active_only = req.flag("activeOnly")?.unwrap_or(false);
+    if active_only {
+        entries.retain(|e| !e.cs.status(e.id).inactive);
+    }
+    if let Some(text) = req.text("filter") {
+        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+        entries.retain(|e| {
+            let d = display(e).unwrap_or_default().to_lowercase();
+            let c = e.cs.code(e.id).to_lowercase();
+            words
+                .iter()
+                .all(|w| d.contains(w.as_str()) || c.contains(w.as_str()))
+        });
+    }
+    let total = entries.len();
+    let offset = req.number("offset")?.unwrap_or(0);
+    let count = req.number("count")?;
+    // Enumerations keep their order; hierarchies nest unless asked not to.
+    let nested = req.flag("excludeNested")? != Some(true)
+        && count.is_none()
+        && req.text("filter").is_none()
+        && vs
+            .compose
+            .include
+            .iter()
+            .all(|r| r.system.is_some() && r.concepts.is_empty() && r.value_sets.is_empty());
+    let language = req
+        .text("displayLanguage")
+        .or_else(|| vs.expansion_parameter("displayLanguage"))
+        .or_else(|| req.accept_language.clone());
+    let opts = Options {
+        prefs: language.as_deref().map(Prefs::parse).unwrap_or_default(),
+        designation_langs: req
+            .texts("designation")
+            .iter()
+            .map(|d| d.rsplit('|').next().unwrap_or_default().to_owned())
+            .collect(),
+        designations: req.flag("includeDesignations")?.unwrap_or(false),
+        properties: req.texts("property"),
+    };
+    let page: Vec<Entry> = entries
+        .iter()
+        .skip(offset)
+        .take(count.unwrap_or(usize::MAX))
+        .copied()
+        .collect();
+    let contains = if nested {
+        nest(&page, &opts)
+    } else {
+        page.iter().map(|e| contains(e, &opts)).collect()
+    };
+
+    let mut parameters: Vec<Value> = Vec::new();
+    if let Some(l) = &language {
+        parameters.push(json!({"name": "displayLanguage", "valueCode": l}));
+    }
+    for name in ECHOED {
+        for p in req_params(req, name) {
+            parameters.push(p.clone());
+        }
+    }
+    let used = engine.used_code_systems();
+    for cs in &used {
+        parameters.push(json!({"name": "used-codesystem", "valueUri": cs.versioned_url()}));
+    }
+    for cs in used
+        .iter()
+        .filter(|cs| cs.content == crate::provider::Content::Fragment)
+    {
+        parameters.push(json!({"name": "used-fragment", "valueUri": cs.versioned_url()}));
+    }
+    for v in engine.used_value_sets() {
+        if !std::ptr::eq(v, vs) && !vs.contained.iter().any(|c| std::ptr::eq(c, v)) {
+            parameters.push(json!({"name": "used-valueset", "valueUri": v.versioned_url()}));
+        }
+    }
+    let mut cautions: Vec<(String, String)> = Vec::new();
+    for cs in &used {
+        if let Some(c) = crate::valueset::status_caution(&cs.resource) {
+            cautions.push((c.to_owned(), cs.versioned_url()));
+        }
+    }
+    for v in engine.used_value_sets() {
+        if let Some(c) = crate::valueset::value_set_caution(&v.resource) {
+            cautions.push((c.to_owned(), v.versioned_url()));
+        }
+    }
+    for (c, url) in cautions {
+        parameters.push(json!({"name": format!("warning-{c}"), "valueUri": url}));
+    }
+
+    let mut out = Map::new();
+    if let Value::Object(src) = &vs.resource {
+        for (k, v) in src {
+            if KEPT.contains(&k.as_str()) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out.insert("resourceType".into(), json!("ValueSet"));
+    let mut expansion = Map::new();
+    expansion.insert("identifier".into(), json!(identifier));
+    expansion.insert("timestamp".into(), json!(timestamp));
+    expansion.insert("total".into(), json!(total));
+    if req.text("offset").is_some() {
+        expansion.insert("offset".into(), json!(offset));
+    }
+    if !parameters.is_empty() {
+        expansion.insert("parameter".into(), Value::Array(parameters));
+    }
+    // A fragment does not hold every code: the expansion may be incomplete.
+    if let Some(cs) = used
+        .iter()
+        .find(|cs| cs.content == crate::provider::Content::Fragment)
+    {
+        expansion.insert(
+            "extension".into(),
+            json!([
+                {"url": UNCLOSED, "valueBoolean": true},
+                {"url": UNCLOSED_REASON, "valueString": format!(
+                    "This extension is based on a fragment of the code system {}", cs.url)},
+            ]),
+        );
+    }
+    let mut declared = declared_properties(&used, &opts.properties);
+    if !opts.properties.iter().any(|p| p == "status")
+        && entries.iter().any(|e| {
+            let s = e.cs.status(e.id);
+            (s.inactive || s.deprecated) && s.status.is_some()
+        })
+    {
+        declared.push(json!({"code": "status", "uri": STATUS_URI}));
+    }
+    if !declared.is_empty() {
+        expansion.insert("property".into(), Value::Array(declared));
+    }
+    if !contains.is_empty() {
+        expansion.insert("contains".into(), Value::Array(contains));
+    }
+    out.insert("expansion".into(), Value::Object(expansion));
+    Ok(Value::Object(out))
+}
+
+/// `expansion.property`: the properties asked for, with their URIs.
+fn declared_properties(used: &[&crate::CodeSystem], wanted: &[String]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for w in wanted {
+        if w == "*" {
+            continue;
+        }
+        let uri = if w == "definition" {
+            Some("http://hl7.org/fhir/concept-properties#definition".to_owned())
+        } else {
+            used.iter()
+                .find_map(|cs| cs.property_def(w))
+                .and_then(|(uri, _)| uri.map(str::to_owned))
+        };
+        let mut p = Map::new();
+        p.insert("code".into(), json!(w));
+        if let Some(u) = uri {
+            p.insert("uri".into(), json!(u));
+        }
+        out.push(Value::Object(p));
+    }
+    out
+}
+
+fn req_params<'a>(req: &'a Request, name: &'a str) -> Vec<&'a Value> {
+    req.raw(name)
+}
+
+struct Options {
+    prefs: Prefs,
+    /// Languages of the `designation` parameters: only those are listed.
+    designation_langs: Vec<String>,
+    designations: bool,
+    properties: Vec<String>,
+}
+
+fn display<'a>(e: &Entry<'a>) -> Option<&'a str> {
+    e.concept
+        .and_then(|c| c.display.as_deref())
+        .or_else(|| e.cs.display(e.id))
+}
+
+const UNCLOSED: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed";
+const UNCLOSED_REASON: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason";
+const STATUS_URI: &str = "http://hl7.org/fhir/concept-properties#status";
+
+const PREFERRED: &str = "http://terminology.hl7.org/CodeSystem/hl7TermMaintInfra";
+
+fn contains(e: &Entry, opts: &Options) -> Value {
+    let cs = e.cs;
+    let status = cs.status(e.id);
+    let mut c = Map::new();
+    c.insert("system".into(), json!(cs.url));
+    if status.not_selectable {
+        c.insert("abstract".into(), json!(true));
+    }
+    if status.inactive {
+        c.insert("inactive".into(), json!(true));
+    }
+    c.insert("code".into(), json!(cs.code(e.id)));
+    let chosen = if opts.prefs.is_empty() {
+        Chosen {
+            display: display(e),
+            designation: None,
+        }
+    } else {
+        language::choose(cs, e.id, &opts.prefs)
+    };
+    if let Some(d) = chosen.display {
+        c.insert("display".into(), json!(d));
+    }
+    if let Some(rc) = e.concept
+        && !rc.extensions.is_empty()
+    {
+        c.insert("extension".into(), Value::Array(rc.extensions.clone()));
+    }
+    if opts.designations {
+        let mut ds: Vec<Value> = Vec::new();
+        if chosen.designation.is_some()
+            && let Some(own) = cs.display(e.id)
+        {
+            let mut m = Map::new();
+            if let Some(l) = cs.language() {
+                m.insert("language".into(), json!(l));
+            }
+            m.insert(
+                "use".into(),
+                json!({"system": PREFERRED, "code": "preferredForLanguage", "display": "Preferred For Language"}),
+            );
+            m.insert("value".into(), json!(own));
+            ds.push(Value::Object(m));
+        }
+        let listed = |lang: Option<&str>| {
+            opts.designation_langs.is_empty()
+                || lang.is_some_and(|l| {
+                    opts.designation_langs
+                        .iter()
+                        .any(|w| language::matches(w, l))
+                })
+        };
+        ds.extend(
+            cs.designations(e.id)
+                .iter()
+                .enumerate()
+                .filter(|(i, d)| Some(*i) != chosen.designation && listed(d.language.as_deref()))
+                .map(|(_, d)| {
+                    let mut m = Map::new();
+                    if let Some(l) = &d.language {
+                        m.insert("language".into(), json!(l));
+                    }
+                    if let Some(u) = &d.use_ {
+                        m.insert("use".into(), u.clone());
+                    }
+                    m.insert("value".into(), json!(d.value));
+                    Value::Object(m)
+                }),
+        );
+        if !ds.is_empty() {
+            c.insert("designation".into(), Value::Array(ds));
+        }
+    }
+    let mut ps: Vec<Value> = Vec::new();
+    if !opts.properties.iter().any(|p| p == "status" || p == "*")
+        && (status.inactive || status.deprecated)
+        && let Some(s) = &status.status
+    {
+        ps.push(json!({"code": "status", "valueCode": s}));
+    }
+    if !opts.properties.is_empty() {
+        let wanted = |p: &str| opts.properties.iter().any(|w| w == p || w == "*");
+        if wanted("definition")
+            && let Some(d) = cs.definition(e.id)
+        {
+            ps.push(json!({"code": "definition", "valueString": d}));
+        }
+        ps.extend(
+            cs.properties(e.id)
+                .iter()
+                .filter(|p| wanted(&p.code))
+                .map(|p| json!({"code": p.code, p.key.clone(): p.value})),
+        );
+    }
+    if !ps.is_empty() {
+        c.insert("property".into(), Value::Array(ps));
+    }
+    Value::Object(c)
+}
+
+/// The page as a tree: each code under its nearest parent in the page.
+fn nest(page: &[Entry], opts: &Options) -> Vec<Value> {
+    let index: HashMap<(&str, u32), usize> = page
+        .iter()
+        .enumerate()
+        .map(|(i, e)| ((e.cs.url.as_str(), e.id), i))
+        .collect();
+    let mut kids: Vec<Vec<usize>> = vec![Vec::new(); page.len()];
+    let mut roots = Vec::new();
+    for (i, e) in page.iter().enumerate() {
+        let parent =
+            e.cs.parents(e.id)
+                .iter()
+                .find_map(|p| index.get(&(e.cs.url.as_str(), *p)).copied());
+        match parent {
+            Some(p) if p != i => kids[p].push(i),
+            _ => roots.push(i),
+        }
+    }
+    fn build(i: usize, page: &[Entry], kids: &[Vec<usize>], opts: &Options, depth: usize) -> Value {
+        let mut v = contains(&page[i], opts);
+        if depth < 64 && !kids[i].is_empty() {
+            v["contains"] = Value::Array(
+                kids[i]
+                    .iter()
+                    .map(|&k| build(k, page, kids, opts, depth + 1))
+                    .collect(),
+            );
+        }
+        v
+    }
+    roots
+        .into_iter()
+        .map(|i| build(i, page, &kids, opts, 0))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expansions_nest_filter_and_exclude() {
+        let body = json!({"resourceType": "Parameters", "parameter": [
+            {"name": "tx-resource", "resource": {
+                "resourceType": "CodeSystem", "url": "http://cs", "version": "1",
+                "concept": [{"code": "a", "display": "A", "concept": [
+                    {"code": "b", "display": "B"}, {"code": "c", "display": "C"}]}]
+            }},
+            {"name": "valueSet", "resource": {
+                "resourceType": "ValueSet", "url": "http://vs",
+                "compose": {
+                    "include": [{"system": "http://cs", "filter": [{"property": "concept", "op": "is-a", "value": "a"}]}],
+                    "exclude": [{"system": "http://cs", "concept": [{"code": "c"}]}]
+                }
+            }},
+        ]});
+        let out = expand(&Request::new(&body), "urn:uuid:x", "2024-01-01T00:00:00Z").unwrap();
+        let e = &out["expansion"];
+        assert_eq!(e["total"], 2);
+        assert_eq!(e["contains"][0]["code"], "a");
+        assert_eq!(e["contains"][0]["contains"][0]["code"], "b");
+        assert_eq!(e["parameter"][0]["valueUri"], "http://cs|1");
+    }
+
+    #[test]
+    fn a_cycle_of_imports_is_an_error() {
+        let vs = |url: &str, other: &str| {
+            json!({"name": "tx-resource", "resource": {
+                "resourceType": "ValueSet", "url": url,
+                "compose": {"include": [{"valueSet": [other]}]}
+            }})
+        };
+        let body = json!({"resourceType": "Parameters", "parameter": [
+            vs("http://a", "http://b"), vs("http://b", "http://a"),
+            {"name": "url", "valueUri": "http://a"},
+        ]});
+        let err = expand(&Request::new(&body), "urn:uuid:x", "t").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Found a circularity pointing to http://a processing ValueSet with pathway [http://a, http://b]"
+        );
+    }
+}

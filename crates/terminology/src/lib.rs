@@ -1,0 +1,41 @@
+//! `txmap-terminology`: FHIR CodeSystem and ValueSet semantics that do
+//! not depend on the code system, for everything that is not SNOMED CT.
+//!
+//! The HL7 ecosystem suite (and real clients) send CodeSystems and
+//! ValueSets inline, as `tx-resource` parameters, and ask `$validate-code`,
+//! `$expand` and `$lookup` about them. This crate answers those requests
+//! in-process from the request alone: no async, no HTTP, no store. The
+//! server hands it a `Parameters` resource as JSON and gets back the
+//! resource to send, or an [`Error`] that knows its HTTP status and
+//! OperationOutcome.
+//!
+//! * [`codesystem`] and [`valueset`] read the resources (R4 or R5 JSON);
+//! * [`resolver`] finds them by URL and version;
+//! * [`provider`] is what operations ask of a code system
+//!   ([`CodeSystemProvider`]), so a SNOMED CT edition can answer the same
+//!   questions later;
+//! * [`filter`] compiles value set filters, [`engine`] evaluates
+//!   membership and expansions;
+//! * [`validate`], [`expand`] and [`lookup`] are the operations, and
+//!   [`error`] their issues and errors, with the tooling's messages.
+#![forbid(unsafe_code)]
+
+pub mod codesystem;
+pub mod engine;
+pub mod error;
+pub mod expand;
+pub mod filter;
+pub mod language;
+pub mod lookup;
+pub mod provider;
+pub mod request;
+pub mod resolver;
+pub mod validate;
+pub mod valueset;
+
+pub use codesystem::CodeSystem;
+pub use error::{Error, Issue};
+pub use provider::CodeSystemProvider;
+pub use request::Request;
+pub use resolver::Resolver;
+pub use valueset::ValueSet;

@@ -1,0 +1,210 @@
+//! The resources a request can see: its `tx-resource` CodeSystems and
+//! ValueSets, found by URL and by `url|version`. Supplements are kept
+//! apart and applied to the code system they supplement when a value set
+//! or the request asks for them.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::codesystem::CodeSystem;
+use crate::provider::Content;
+use crate::valueset::ValueSet;
+
+/// The code systems and value sets of one request.
+#[derive(Clone, Debug, Default)]
+pub struct Resolver {
+    code_systems: Vec<CodeSystem>,
+    value_sets: Vec<ValueSet>,
+    /// Code system positions by URL, in the order given.
+    cs_by_url: HashMap<String, Vec<usize>>,
+}
+
+/// Why a code system could not be found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CsMiss {
+    /// No version of the system is known.
+    Unknown,
+    /// The system is known, not in that version; the known versions.
+    Version(Vec<String>),
+}
+
+impl Resolver {
+    /// Indexes the resources; others (ConceptMaps...) are ignored.
+    pub fn new<'a>(resources: impl IntoIterator<Item = &'a Value>) -> Resolver {
+        let mut r = Resolver::default();
+        for v in resources {
+            match v.get("resourceType").and_then(Value::as_str) {
+                Some("CodeSystem") => {
+                    if let Some(cs) = CodeSystem::from_json(v) {
+                        r.cs_by_url
+                            .entry(cs.url.clone())
+                            .or_default()
+                            .push(r.code_systems.len());
+                        r.code_systems.push(cs);
+                    }
+                }
+                Some("ValueSet") => r.value_sets.extend(ValueSet::from_json(v)),
+                _ => {}
+            }
+        }
+        r
+    }
+
+    /// The code system `url` in `version` (wildcards `x` and `*` match a
+    /// segment), or the latest version when none is asked for.
+    pub fn code_system(&self, url: &str, version: Option<&str>) -> Result<&CodeSystem, CsMiss> {
+        let (url, pinned) = crate::valueset::split_canonical(url);
+        let version = version.or(pinned);
+        let Some(list) = self.cs_by_url.get(url) else {
+            return Err(CsMiss::Unknown);
+        };
+        let candidates = list.iter().map(|&i| &self.code_systems[i]);
+        let found = match version {
+            None => {
+                candidates.max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref()))
+            }
+            Some(v) => candidates
+                .filter(|cs| {
+                    cs.version
+                        .as_deref()
+                        .is_some_and(|have| version_matches(v, have))
+                })
+                .max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref())),
+        };
+        found.ok_or_else(|| CsMiss::Version(self.versions(url)))
+    }
+
+    /// The known versions of `url`, sorted.
+    pub fn versions(&self, url: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .cs_by_url
+            .get(url)
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.code_systems[i].version.clone())
+            .collect();
+        v.sort_by(|a, b| version_cmp(Some(a), Some(b)));
+        v.dedup();
+        v
+    }
+
+    /// Whether any version of `url` is a code system here (not a
+    /// supplement).
+    pub fn knows_system(&self, url: &str) -> bool {
+        self.cs_by_url.contains_key(url)
+    }
+
+    /// The value set `url` (`url|version` allowed), the latest version
+    /// when none is asked for.
+    pub fn value_set(&self, url: &str, version: Option<&str>) -> Option<&ValueSet> {
+        let (url, pinned) = crate::valueset::split_canonical(url);
+        let version = version.or(pinned);
+        self.value_sets
+            .iter()
+            .filter(|vs| vs.url.as_deref() == Some(url))
+            .filter(|vs| version.is_none_or(|v| vs.version.as_deref() == Some(v)))
+            .max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref()))
+    }
+
+    /// The supplement with canonical `url` (`url|version` allowed).
+    pub fn supplement(&self, canonical: &str) -> Option<&CodeSystem> {
+        self.code_system(canonical, None)
+            .ok()
+            .filter(|cs| cs.content == Content::Supplement)
+    }
+
+    /// The supplements of the code system `url`.
+    pub fn supplements_of<'a>(&'a self, url: &'a str) -> impl Iterator<Item = &'a CodeSystem> {
+        self.code_systems.iter().filter(move |cs| {
+            cs.supplements
+                .as_deref()
+                .is_some_and(|s| crate::valueset::split_canonical(s).0 == url)
+        })
+    }
+}
+
+/// Whether a requested version (possibly with `x`/`*` wildcard segments,
+/// or a prefix such as `1.0`) names `have`.
+pub fn version_matches(asked: &str, have: &str) -> bool {
+    if asked == have {
+        return true;
+    }
+    if !asked.contains(['x', 'X', '*']) {
+        return false;
+    }
+    let a: Vec<&str> = asked.split('.').collect();
+    let h: Vec<&str> = have.split('.').collect();
+    a.len() <= h.len()
+        && a.iter()
+            .zip(&h)
+            .all(|(x, y)| matches!(*x, "x" | "X" | "*") || x == y)
+}
+
+/// Orders versions: numerically by dot-separated segments when both are
+/// numbers, else as text; a missing version first.
+pub fn version_cmp(a: Option<&str>, b: Option<&str>) -> std::cmp::Ordering {
+    let (Some(a), Some(b)) = (a, b) else {
+        return a.is_some().cmp(&b.is_some());
+    };
+    let mut x = a.split('.');
+    let mut y = b.split('.');
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(p), Some(q)) => {
+                let o = match (p.parse::<u64>(), q.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    _ => p.cmp(q),
+                };
+                if o.is_ne() {
+                    return o;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cs(version: &str) -> Value {
+        json!({"resourceType": "CodeSystem", "url": "http://cs", "version": version, "concept": []})
+    }
+
+    #[test]
+    fn versions_resolve_exactly_by_wildcard_or_to_the_latest() {
+        let (a, b, c) = (cs("1.0.0"), cs("1.2.0"), cs("1.10.0"));
+        let r = Resolver::new([&a, &b, &c]);
+        let v = |asked: Option<&str>| {
+            r.code_system("http://cs", asked)
+                .map(|cs| cs.version.clone().unwrap())
+        };
+        assert_eq!(v(None).unwrap(), "1.10.0");
+        assert_eq!(v(Some("1.2.0")).unwrap(), "1.2.0");
+        assert_eq!(v(Some("1.0.x")).unwrap(), "1.0.0");
+        assert_eq!(
+            v(Some("2.0.0")),
+            Err(CsMiss::Version(vec![
+                "1.0.0".into(),
+                "1.2.0".into(),
+                "1.10.0".into()
+            ]))
+        );
+        assert_eq!(
+            r.code_system("http://cs|1.2.0", None)
+                .unwrap()
+                .version
+                .as_deref(),
+            Some("1.2.0")
+        );
+        assert!(matches!(
+            r.code_system("http://other", None),
+            Err(CsMiss::Unknown)
+        ));
+    }
+}

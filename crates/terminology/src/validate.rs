@@ -1,0 +1,889 @@
+//! `$validate-code` against a CodeSystem or a ValueSet: the code, Coding
+//! or CodeableConcept is located in its code system, checked for
+//! membership, status, case and display, and every finding is an issue
+//! with the tooling's message. The answer is a Parameters resource
+//! (`result`, `message`, `issues`, the code's `system`, `version`,
+//! `display`...); only a request that cannot be evaluated at all (an
+//! unknown value set) is an [`Error`].
+
+use std::borrow::Cow;
+
+use serde_json::{Value, json};
+
+use crate::codesystem::CodeSystem;
+use crate::engine::Engine;
+use crate::error::{Error, Issue};
+use crate::language::{self, Prefs};
+use crate::provider::{CodeSystemProvider, Content};
+use crate::request::{Coding, Request};
+use crate::valueset::ValueSet;
+
+const SUPPLEMENT_EXT: &str = "http://hl7.org/fhir/StructureDefinition/valueset-supplement";
+
+/// The code system with the supplements the request asks for
+/// (`useSupplement`) applied; borrowed when there are none.
+pub fn with_supplements<'a>(req: &Request, cs: &'a CodeSystem) -> Cow<'a, CodeSystem> {
+    let mut names = req.texts("useSupplement");
+    names.retain(|s| {
+        req.resolver
+            .supplement(s)
+            .and_then(|sup| sup.supplements.as_deref())
+            .is_some_and(|base| crate::valueset::split_canonical(base).0 == cs.url)
+    });
+    if names.is_empty() {
+        return Cow::Borrowed(cs);
+    }
+    let mut owned = cs.clone();
+    for n in names {
+        if let Some(sup) = req.resolver.supplement(&n) {
+            owned.apply_supplement(sup);
+        }
+    }
+    Cow::Owned(owned)
+}
+
+/// The supplements a value set requires (`valueset-supplement`) that the
+/// request does not hold.
+pub fn missing_supplement(req: &Request, vs: &ValueSet) -> Option<Error> {
+    let exts = vs.resource.get("extension")?.as_array()?;
+    exts.iter()
+        .filter(|e| e.get("url").and_then(Value::as_str) == Some(SUPPLEMENT_EXT))
+        .filter_map(|e| e.get("valueCanonical").and_then(Value::as_str))
+        .find(|c| req.resolver.supplement(c).is_none())
+        .map(|c| Error::SupplementMissing { url: c.to_owned() })
+}
+
+/// Where in the request a coding came from, for issue expressions.
+#[derive(Clone, Debug)]
+struct Origin {
+    /// The code's path: `code`, `Coding.code`, `CodeableConcept.coding[0].code`.
+    code: String,
+    system: String,
+    display: String,
+    /// The coding itself: `Coding`, `CodeableConcept.coding[0]`; the
+    /// code's path for separate parameters.
+    whole: String,
+    /// Inside a CodeableConcept: value set misses are informational.
+    in_cc: bool,
+}
+
+impl Origin {
+    fn params() -> Origin {
+        Origin {
+            code: "code".into(),
+            system: "system".into(),
+            display: "display".into(),
+            whole: "code".into(),
+            in_cc: false,
+        }
+    }
+    fn coding(prefix: &str, in_cc: bool) -> Origin {
+        Origin {
+            code: format!("{prefix}.code"),
+            system: format!("{prefix}.system"),
+            display: format!("{prefix}.display"),
+            whole: prefix.to_owned(),
+            in_cc,
+        }
+    }
+}
+
+/// What checking one coding found.
+#[derive(Debug, Default)]
+struct Checked {
+    issues: Vec<Issue>,
+    valid: bool,
+    code: Option<String>,
+    system: Option<String>,
+    version: Option<String>,
+    display: Option<String>,
+    inactive: bool,
+    normalized: Option<String>,
+    unknown_system: Option<String>,
+    /// The unknown system is one the value set includes.
+    caused_by_unknown: Option<String>,
+    /// The code is known and a member of the value set (if any).
+    member: bool,
+}
+
+fn issue(
+    severity: &'static str,
+    code: &'static str,
+    tx_type: &'static str,
+    message_id: &'static str,
+    text: String,
+    expression: &str,
+) -> Issue {
+    Issue {
+        severity,
+        code,
+        tx_type,
+        message_id: Some(message_id),
+        text,
+        expression: Some(expression.to_owned()),
+    }
+}
+
+struct Validator<'a, 'r> {
+    req: &'a Request<'r>,
+    engine: Engine<'a>,
+    vs: Option<&'a ValueSet>,
+    /// The request's `abstract` flag: false forbids notSelectable codes.
+    abstract_ok: bool,
+    lenient_display: bool,
+    active_only: bool,
+    /// The display language asked for, as written.
+    language: Option<String>,
+}
+
+/// `CodeSystem/$validate-code` (`vs` is `None`) or
+/// `ValueSet/$validate-code`.
+pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
+    let engine = Engine::new(&req.resolver, usize::MAX, false);
+    let inline;
+    let vs = if value_set {
+        Some(match req.resource("valueSet") {
+            Some(r) => {
+                inline = ValueSet::from_json(r).ok_or_else(|| {
+                    Error::Invalid("The valueSet parameter is not a ValueSet".into())
+                })?;
+                &inline
+            }
+            None => {
+                let url = req.text("url").ok_or(Error::Required("url"))?;
+                let version = req.text("valueSetVersion");
+                req.resolver
+                    .value_set(&url, version.as_deref())
+                    .ok_or(Error::ValueSetNotFound { url })?
+            }
+        })
+    } else {
+        None
+    };
+    if let Some(vs) = vs
+        && let Some(e) = missing_supplement(req, vs)
+    {
+        return Err(e);
+    }
+    let v = Validator {
+        req,
+        engine,
+        vs,
+        abstract_ok: req.flag("abstract")?.unwrap_or(true),
+        lenient_display: req.flag("lenient-display-validation")?.unwrap_or(false),
+        active_only: req.flag("activeOnly")?.unwrap_or(false),
+        language: req
+            .text("displayLanguage")
+            .or_else(|| vs.and_then(|vs| vs.expansion_parameter("displayLanguage")))
+            .or_else(|| req.accept_language.clone()),
+    };
+    let mut out: Vec<Value> = Vec::new();
+    let checked = if let Some(codings) = req.codeable_concept("codeableConcept") {
+        out.push(json!({"name": "codeableConcept", "valueCodeableConcept": req.value("codeableConcept")}));
+        v.check_cc(&codings)?
+    } else if let Some(c) = req.coding("coding") {
+        v.check(&c, &Origin::coding("Coding", false), false)?
+    } else {
+        let system = if value_set {
+            req.text("system")
+        } else {
+            req.text("url").or_else(|| req.text("system"))
+        };
+        let c = Coding {
+            system,
+            version: req.text("systemVersion").or_else(|| req.text("version")),
+            code: Some(req.text("code").ok_or(Error::Required("code"))?),
+            display: req.text("display"),
+        };
+        v.check(&c, &Origin::params(), true)?
+    };
+    let mut push = |name: &str, key: &str, value: Value| {
+        out.push(json!({"name": name, key: value}));
+    };
+    if let Some(c) = &checked.code {
+        push("code", "valueCode", json!(c));
+    }
+    if let Some(s) = &checked.system {
+        push("system", "valueUri", json!(s));
+    }
+    if let Some(s) = &checked.version {
+        push("version", "valueString", json!(s));
+    }
+    if let Some(d) = &checked.display {
+        push("display", "valueString", json!(d));
+    }
+    if checked.inactive {
+        push("inactive", "valueBoolean", json!(true));
+    }
+    if let Some(n) = &checked.normalized {
+        push("normalized-code", "valueCode", json!(n));
+    }
+    if let Some(u) = &checked.unknown_system {
+        push("x-unknown-system", "valueCanonical", json!(u));
+    }
+    if let Some(u) = &checked.caused_by_unknown {
+        push("x-caused-by-unknown-system", "valueCanonical", json!(u));
+    }
+    let mut issues = checked.issues;
+    issues.extend(v.cautions());
+    push("result", "valueBoolean", json!(checked.valid));
+    let texts: Vec<&str> = issues
+        .iter()
+        .filter(|i| {
+            (i.severity != "information" || i.tx_type == "invalid-display")
+                && !matches!(
+                    i.message_id,
+                    Some("CONCEPT_DEPRECATED_IN_VALUESET" | "UNKNOWN_CODE_IN_FRAGMENT")
+                )
+        })
+        .map(|i| i.text.as_str())
+        .collect();
+    if !texts.is_empty() {
+        push("message", "valueString", json!(texts.join("; ")));
+    }
+    if !issues.is_empty() {
+        out.push(json!({"name": "issues", "resource": crate::error::outcome(&issues)}));
+    }
+    Ok(json!({"resourceType": "Parameters", "parameter": out}))
+}
+
+impl Validator<'_, '_> {
+    fn prefs(&self) -> Prefs {
+        self.language
+            .as_deref()
+            .map(Prefs::parse)
+            .unwrap_or_default()
+    }
+
+    /// Information about draft, experimental, deprecated or withdrawn
+    /// resources the answer used.
+    fn cautions(&self) -> Vec<Issue> {
+        let mut out = Vec::new();
+        let mut add = |caution: &str, kind: &str, url: String| {
+            let id = match caution {
+                "deprecated" => "MSG_DEPRECATED",
+                "withdrawn" => "MSG_WITHDRAWN",
+                "draft" => "MSG_DRAFT",
+                _ => "MSG_EXPERIMENTAL",
+            };
+            out.push(Issue {
+                severity: "information",
+                code: "business-rule",
+                tx_type: "status-check",
+                message_id: Some(id),
+                text: format!("Reference to {caution} {kind} {url}"),
+                expression: None,
+            });
+        };
+        for cs in self.engine.used_code_systems() {
+            if let Some(c) = crate::valueset::status_caution(&cs.resource) {
+                add(c, "CodeSystem", cs.versioned_url());
+            }
+        }
+        for vs in self.engine.used_value_sets() {
+            if let Some(c) = crate::valueset::value_set_caution(&vs.resource) {
+                add(c, "ValueSet", vs.versioned_url());
+            }
+        }
+        out
+    }
+
+    fn vs_name(&self) -> String {
+        match self.vs {
+            Some(vs) if vs.url.is_none() => "(unidentified)".to_owned(),
+            Some(vs) => vs.versioned_url(),
+            None => String::new(),
+        }
+    }
+
+    fn not_in_vs(&self, system: &str, code: &str, display: Option<&str>, origin: &Origin) -> Issue {
+        let shown = match display {
+            Some(d) => format!("{system}#{code} ('{d}')"),
+            None => format!("{system}#{code}"),
+        };
+        let text = format!(
+            "The provided code '{shown}' was not found in the value set '{}'",
+            self.vs_name()
+        );
+        if origin.in_cc {
+            issue(
+                "information",
+                "code-invalid",
+                "this-code-not-in-vs",
+                "None_of_the_provided_codes_are_in_the_value_set_one",
+                text,
+                &origin.code,
+            )
+        } else {
+            issue(
+                "error",
+                "code-invalid",
+                "not-in-vs",
+                "None_of_the_provided_codes_are_in_the_value_set_one",
+                text,
+                &origin.code,
+            )
+        }
+    }
+
+    fn check_cc(&self, codings: &[Coding]) -> Result<Checked, Error> {
+        let mut first: Option<Checked> = None;
+        let mut good: Option<Checked> = None;
+        let mut all_issues = Vec::new();
+        for (i, c) in codings.iter().enumerate() {
+            let origin = Origin::coding(&format!("CodeableConcept.coding[{i}]"), true);
+            let checked = self.check(c, &origin, false)?;
+            all_issues.extend(checked.issues.iter().cloned());
+            if checked.member && good.is_none() {
+                good = Some(checked);
+            } else if first.is_none() {
+                first = Some(checked);
+            }
+        }
+        // One good coding makes the concept valid, unless another coding
+        // is in error itself (an unknown code, a wrong display).
+        if let Some(mut out) = good {
+            out.valid = !all_issues.iter().any(|i| i.severity == "error");
+            out.issues = all_issues;
+            return Ok(out);
+        }
+        let mut out = first.unwrap_or_default();
+        out.issues = all_issues;
+        out.code = None;
+        out.display = None;
+        out.system = None;
+        out.version = None;
+        if self.vs.is_some() {
+            out.issues.insert(
+                0,
+                Issue {
+                    severity: "error",
+                    code: "code-invalid",
+                    tx_type: "not-in-vs",
+                    message_id: Some("TX_GENERAL_CC_ERROR_MESSAGE"),
+                    text: format!(
+                        "No valid coding was found for the value set '{}'",
+                        self.vs_name()
+                    ),
+                    expression: None,
+                },
+            );
+        }
+        out.valid = false;
+        Ok(out)
+    }
+
+    /// Infers the system of a bare code from the value set's includes.
+    fn infer_system(&self, code: &str) -> Vec<String> {
+        let Some(vs) = self.vs else { return vec![] };
+        let mut found: Vec<String> = Vec::new();
+        for rule in &vs.compose.include {
+            let Some(s) = &rule.system else { continue };
+            let listed = rule.concepts.iter().any(|c| c.code == code);
+            let known = self
+                .engine
+                .code_system(s, rule.version.as_deref())
+                .is_ok_and(|cs| cs.locate(code).is_some());
+            if (listed || (rule.concepts.is_empty() && known)) && !found.contains(s) {
+                found.push(s.clone());
+            }
+        }
+        found
+    }
+
+    fn check(&self, c: &Coding, origin: &Origin, implied: bool) -> Result<Checked, Error> {
+        let mut out = Checked {
+            code: c.code.clone(),
+            ..Checked::default()
+        };
+        let code = c.code.clone().unwrap_or_default();
+        let system = match &c.system {
+            Some(s) => s.clone(),
+            None if implied && self.vs.is_some() => {
+                let found = self.infer_system(&code);
+                if let [one] = found.as_slice() {
+                    one.clone()
+                } else {
+                    out.issues.push(issue(
+                        "error",
+                        "code-invalid",
+                        "not-in-vs",
+                        "None_of_the_provided_codes_are_in_the_value_set_one",
+                        format!(
+                            "The provided code '#{code}' was not found in the value set '{}'",
+                            self.vs_name()
+                        ),
+                        &origin.code,
+                    ));
+                    let text = if found.is_empty() {
+                        format!(
+                            "The System URI could not be determined for the code '{code}' in the ValueSet '{}'",
+                            self.vs_name()
+                        )
+                    } else {
+                        format!(
+                            "The System URI could not be determined for the code '{code}' in the ValueSet '{}': value set expansion has multiple matches: [{}]",
+                            self.vs_name(),
+                            found.join(", ")
+                        )
+                    };
+                    out.issues.push(issue(
+                        "error",
+                        "not-found",
+                        "cannot-infer",
+                        if found.is_empty() {
+                            "UNABLE_TO_INFER_CODESYSTEM"
+                        } else {
+                            "Unable_to_resolve_system__value_set_has_multiple_matches"
+                        },
+                        text,
+                        &origin.code,
+                    ));
+                    return Ok(out);
+                }
+            }
+            None => {
+                if self.vs.is_some() {
+                    out.issues.push(issue(
+                        "error",
+                        "code-invalid",
+                        "not-in-vs",
+                        "None_of_the_provided_codes_are_in_the_value_set_one",
+                        format!(
+                            "The provided code '#{code}' was not found in the value set '{}'",
+                            self.vs_name()
+                        ),
+                        &origin.code,
+                    ));
+                }
+                out.issues.push(issue(
+                    "warning",
+                    "invalid",
+                    "invalid-data",
+                    "Coding_has_no_system__cannot_validate",
+                    "Coding has no system. A code with no system has no defined meaning, and it cannot be validated. A system should be provided".into(),
+                    &origin.whole,
+                ));
+                return Ok(out);
+            }
+        };
+        out.system = Some(system.clone());
+        if !system.contains(':') {
+            out.issues.push(issue(
+                "error",
+                "invalid",
+                "invalid-data",
+                "Terminology_TX_System_Relative",
+                "Coding.system must be an absolute reference, not a local reference".into(),
+                &origin.system,
+            ));
+        }
+        let version = c.version.clone();
+        let base = match self.engine.code_system(&system, version.as_deref()) {
+            Ok(cs) => cs,
+            // Without a value set, there is nothing to say about a code of
+            // an unknown system: the request names something not found.
+            Err(e @ Error::CodeSystemNotFound { .. }) if self.vs.is_none() => return Err(e),
+            Err(e) => {
+                let included = self.vs.is_some_and(|vs| vs.systems().any(|s| s == system));
+                if self.vs.is_some() && !included {
+                    out.issues
+                        .push(self.not_in_vs(&system, &code, c.display.as_deref(), origin));
+                }
+                if self.req.resolver.value_set(&system, None).is_some() {
+                    out.issues.push(issue(
+                        "error",
+                        "invalid",
+                        "invalid-data",
+                        "Terminology_TX_System_ValueSet2",
+                        format!(
+                            "The Coding references a value set, not a code system ('{system}')"
+                        ),
+                        &origin.system,
+                    ));
+                    return Ok(out);
+                }
+                let mut i = e.issue();
+                i.expression = Some(origin.system.clone());
+                if matches!(e, Error::CodeSystemNotFound { .. }) {
+                    if included {
+                        out.caused_by_unknown = Some(system.clone());
+                    } else {
+                        out.unknown_system = Some(system.clone());
+                    }
+                }
+                out.issues.push(i);
+                return Ok(out);
+            }
+        };
+        if base.content == Content::Supplement {
+            out.issues.push(issue(
+                "error",
+                "invalid",
+                "invalid-data",
+                "CODESYSTEM_CS_NO_SUPPLEMENT",
+                format!(
+                    "CodeSystem {} is a supplement, so can't be used as a value in Coding.system",
+                    base.versioned_url()
+                ),
+                &origin.system,
+            ));
+            return Ok(out);
+        }
+        let cs = with_supplements(self.req, base);
+        let cs: &CodeSystem = &cs;
+        out.version = cs.version.clone();
+        let Some(located) = cs.locate(&code) else {
+            // A fragment does not know every code: the code may be valid.
+            let fragment = cs.content == Content::Fragment;
+            if self.vs.is_some() && !fragment {
+                out.issues
+                    .push(self.not_in_vs(&system, &code, c.display.as_deref(), origin));
+            }
+            let text = match (&cs.version, fragment) {
+                (Some(v), false) => format!(
+                    "Unknown code '{code}' in the CodeSystem '{}' version '{v}'",
+                    cs.url
+                ),
+                (None, false) => format!("Unknown code '{code}' in the CodeSystem '{}'", cs.url),
+                (v, true) => format!(
+                    "Unknown Code '{code}' in the CodeSystem '{}' version '{}' - note that the code system is labeled as a fragment, so the code may be valid in some other fragment",
+                    cs.url,
+                    v.as_deref().unwrap_or_default()
+                ),
+            };
+            out.issues.push(issue(
+                if fragment { "warning" } else { "error" },
+                "code-invalid",
+                "invalid-code",
+                if fragment {
+                    "UNKNOWN_CODE_IN_FRAGMENT"
+                } else {
+                    "Unknown_Code_in_Version"
+                },
+                text,
+                &origin.code,
+            ));
+            out.valid = fragment;
+            out.member = fragment;
+            return Ok(out);
+        };
+        let id = located.id;
+        let status = cs.status(id);
+        out.display = language::choose(cs, id, &self.prefs())
+            .display
+            .map(str::to_owned);
+        out.inactive = status.inactive;
+        let mut errors = false;
+        if located.case_differs {
+            out.normalized = Some(cs.code(id).to_owned());
+            out.issues.push(issue(
+                "information",
+                "business-rule",
+                "code-rule",
+                "CODE_CASE_DIFFERENCE",
+                format!(
+                    "The code '{code}' differs from the correct code '{}' by case. Although the code system '{}' is case insensitive, implementers are strongly encouraged to use the correct case anyway",
+                    cs.code(id),
+                    cs.versioned_url()
+                ),
+                &origin.code,
+            ));
+        }
+        let mut member_failed = false;
+        let abstract_rejected = status.not_selectable && !self.abstract_ok;
+        if abstract_rejected {
+            errors = true;
+            out.issues.push(issue(
+                "error",
+                "business-rule",
+                "code-rule",
+                "ABSTRACT_CODE_NOT_ALLOWED",
+                format!("Code '{system}#{code}' is abstract, and not allowed in this context"),
+                &origin.code,
+            ));
+        }
+        if let Some(vs) = self.vs {
+            let m = match self
+                .engine
+                .contains(vs, &system, version.as_deref(), cs.code(id))
+            {
+                Ok(m) => m,
+                Err(e @ Error::ValueSetNotFound { .. }) => {
+                    out.issues.push(e.issue());
+                    out.valid = false;
+                    return Ok(out);
+                }
+                Err(e) => return Err(e),
+            };
+            let inactive_rejected = status.inactive && self.active_only;
+            if m.inactive_excluded || inactive_rejected {
+                errors = true;
+                out.issues.push(issue(
+                    "error",
+                    "business-rule",
+                    "code-rule",
+                    "STATUS_CODE_WARNING_CODE",
+                    format!("The concept '{code}' is valid but is not active"),
+                    &origin.code,
+                ));
+            }
+            if !m.found || inactive_rejected || abstract_rejected {
+                errors = true;
+                member_failed = true;
+                out.issues
+                    .push(self.not_in_vs(&system, &code, c.display.as_deref(), origin));
+            }
+        }
+        if let Some(vs) = self.vs
+            && vs.concept_deprecated(&system, cs.code(id))
+        {
+            out.issues.push(issue(
+                "warning",
+                "business-rule",
+                "code-comment",
+                "CONCEPT_DEPRECATED_IN_VALUESET",
+                format!(
+                    "The presence of the concept '{code}' in the system '{system}' in the value set {} is marked with a status of deprecated and its use should be reviewed",
+                    self.vs_name()
+                ),
+                &origin.code,
+            ));
+        }
+        if status.inactive {
+            let s = match status.status.as_deref() {
+                Some(s) if s != "inactive" => format!("{s} and inactive"),
+                _ => "inactive".to_owned(),
+            };
+            out.issues.push(issue(
+                "warning",
+                "business-rule",
+                "code-comment",
+                "INACTIVE_CONCEPT_FOUND",
+                format!("The concept '{code}' has a status of {s} and its use should be reviewed"),
+                &origin.whole,
+            ));
+        } else if status.deprecated {
+            out.issues.push(issue(
+                "warning",
+                "business-rule",
+                "code-comment",
+                "DEPRECATED_CONCEPT_FOUND",
+                format!("The concept '{code}' is deprecated and its use should be reviewed"),
+                &origin.whole,
+            ));
+        }
+        if let Some(given) = &c.display
+            && let Some(i) = self.check_display(cs, id, given, &system, origin)
+        {
+            errors |= i.severity == "error";
+            out.issues.push(i);
+        }
+        out.member = !member_failed;
+        out.valid = !errors;
+        Ok(out)
+    }
+
+    fn check_display(
+        &self,
+        cs: &CodeSystem,
+        id: u32,
+        given: &str,
+        system: &str,
+        origin: &Origin,
+    ) -> Option<Issue> {
+        let code = cs.code(id);
+        // Every display the concept has, with its language (the code
+        // system's display is in the resource's language).
+        let mut all: Vec<(&str, Option<&str>)> = Vec::new();
+        if let Some(d) = cs.display(id) {
+            all.push((d, cs.language()));
+        }
+        for d in cs.designations(id) {
+            all.push((&d.value, d.language.as_deref()));
+        }
+        let shown = |list: &[(&str, Option<&str>)]| -> Vec<String> {
+            list.iter()
+                .map(|(d, l)| match l {
+                    Some(l) => format!("'{d}' ({l})"),
+                    None => format!("'{d}'"),
+                })
+                .collect()
+        };
+        let lang_text = self.language.clone();
+        let prefs = lang_text.as_deref().map(Prefs::parse).unwrap_or_default();
+        let severity = if self.lenient_display {
+            "warning"
+        } else {
+            "error"
+        };
+        let wrong = |choices: Vec<String>, ws: bool| {
+            let langs = lang_text.as_deref().unwrap_or("--");
+            let listed = match choices.as_slice() {
+                [one] => format!("Valid display is {one}"),
+                many => format!(
+                    "Valid display is one of {} choices: {}",
+                    many.len(),
+                    crate::error::or_list(many)
+                ),
+            };
+            let (id_text, lead) = if ws {
+                (
+                    "Display_Name_WS_for__should_be_one_of__instead_of",
+                    "Wrong whitespace in Display Name",
+                )
+            } else {
+                (
+                    "Display_Name_for__should_be_one_of__instead_of",
+                    "Wrong Display Name",
+                )
+            };
+            issue(
+                severity,
+                "invalid",
+                "invalid-display",
+                id_text,
+                format!(
+                    "{lead} '{given}' for {system}#{code}. {listed} (for the language(s) '{langs}')"
+                ),
+                &origin.display,
+            )
+        };
+        let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if prefs.is_empty() {
+            if all.is_empty() || all.iter().any(|(d, _)| *d == given) {
+                return None;
+            }
+            let ws = all.iter().any(|(d, _)| normal(d) == normal(given));
+            // Designations without a language are other uses, not displays.
+            let mut listed = all.clone();
+            listed.retain(|(d, l)| l.is_some() || Some(*d) == cs.display(id));
+            return Some(wrong(shown(&listed), ws));
+        }
+        let in_lang: Vec<(&str, Option<&str>)> = all
+            .iter()
+            .filter(|(_, l)| l.is_none_or(|l| prefs.accepts(l)))
+            .copied()
+            .collect();
+        if in_lang.iter().any(|(d, _)| *d == given) {
+            return None;
+        }
+        let langs = lang_text.as_deref().unwrap_or("--");
+        if in_lang.is_empty() {
+            if all.iter().any(|(d, _)| *d == given) {
+                return Some(issue(
+                    "information",
+                    "invalid",
+                    "invalid-display",
+                    "NO_VALID_DISPLAY_FOUND_NONE_FOR_LANG_OK",
+                    format!(
+                        "There are no valid display names found for the code {system}#{code} for language(s) '{langs}'. The display is '{given}' which is a valid display for the default language"
+                    ),
+                    &origin.display,
+                ));
+            }
+            return Some(issue(
+                severity,
+                "invalid",
+                "invalid-display",
+                "NO_VALID_DISPLAY_FOUND_NONE_FOR_LANG_ERR",
+                format!(
+                    "Wrong Display Name '{given}' for {system}#{code}. There are no valid display names found for language(s) '{langs}'. Default display is '{}'",
+                    cs.display(id).unwrap_or_default()
+                ),
+                &origin.display,
+            ));
+        }
+        let ws = in_lang.iter().any(|(d, _)| normal(d) == normal(given));
+        Some(wrong(shown(&in_lang), ws))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(extra: Vec<Value>) -> Value {
+        let mut params = vec![
+            json!({"name": "tx-resource", "resource": {
+                "resourceType": "CodeSystem", "url": "http://cs", "version": "1", "language": "en",
+                "concept": [
+                    {"code": "a", "display": "Alpha", "designation": [{"language": "de", "value": "Alfa"}]},
+                    {"code": "b", "display": "Beta", "property": [{"code": "status", "valueCode": "retired"}]},
+                ]
+            }}),
+            json!({"name": "tx-resource", "resource": {
+                "resourceType": "ValueSet", "url": "http://vs", "version": "2",
+                "compose": {"include": [{"system": "http://cs", "concept": [{"code": "a"}]}]}
+            }}),
+        ];
+        params.extend(extra);
+        json!({"resourceType": "Parameters", "parameter": params})
+    }
+
+    fn param<'a>(out: &'a Value, name: &str) -> Option<&'a Value> {
+        out["parameter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+    }
+
+    #[test]
+    fn a_member_with_a_wrong_display_is_an_error_naming_the_valid_ones() {
+        let body = request(vec![
+            json!({"name": "url", "valueUri": "http://vs"}),
+            json!({"name": "coding", "valueCoding": {"system": "http://cs", "code": "a", "display": "Alpah"}}),
+        ]);
+        let out = validate_code(&Request::new(&body), true).unwrap();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
+        assert_eq!(
+            param(&out, "message").unwrap()["valueString"],
+            "Wrong Display Name 'Alpah' for http://cs#a. Valid display is one of 2 choices: 'Alpha' (en) or 'Alfa' (de) (for the language(s) '--')"
+        );
+    }
+
+    #[test]
+    fn a_code_outside_the_value_set_and_an_inactive_one() {
+        let body = request(vec![
+            json!({"name": "url", "valueUri": "http://vs"}),
+            json!({"name": "system", "valueUri": "http://cs"}),
+            json!({"name": "code", "valueCode": "b"}),
+        ]);
+        let out = validate_code(&Request::new(&body), true).unwrap();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
+        assert_eq!(param(&out, "inactive").unwrap()["valueBoolean"], true);
+        let texts: Vec<&str> = param(&out, "issues").unwrap()["resource"]["issue"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["details"]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "The provided code 'http://cs#b' was not found in the value set 'http://vs|2'",
+                "The concept 'b' has a status of retired and inactive and its use should be reviewed",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unknown_value_set_is_an_error_and_a_display_language_picks_the_display() {
+        let body = request(vec![json!({"name": "url", "valueUri": "http://nope"})]);
+        let err = validate_code(&Request::new(&body), true).unwrap_err();
+        assert_eq!(err.status(), 404);
+        assert_eq!(
+            err.to_string(),
+            "A definition for the value Set 'http://nope' could not be found"
+        );
+        let body = request(vec![
+            json!({"name": "url", "valueUri": "http://cs"}),
+            json!({"name": "code", "valueCode": "a"}),
+            json!({"name": "displayLanguage", "valueCode": "de"}),
+        ]);
+        let out = validate_code(&Request::new(&body), false).unwrap();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], true);
+        assert_eq!(param(&out, "display").unwrap()["valueString"], "Alfa");
+    }
+}
