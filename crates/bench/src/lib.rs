@@ -18,16 +18,28 @@
 //! percentiles are exact ([`report::Summary`]); a run with non-200 answers
 //! says so in its report rather than failing.
 //!
+//! [`ecl`] is separate: it times ECL evaluation (`txmap-ecl-eval`) over a
+//! corpus of expressions, under the server's budget.
+//!
+//! `scan` (Linux) is separate too: it times a newline scan of a large file
+//! by `read(2)` and by four kinds of memory map, cold and warm, each in a
+//! fresh child process (issue 8), to choose the importer's I/O path.
+//!
 //! This crate is the seed of a fuller load generator (a traffic corpus,
 //! more workloads, several processes); it is not a core crate and may use
 //! the server's stack (tokio, axum, tower).
 
-#![forbid(unsafe_code)]
+// `unsafe` is denied (a workspace lint) everywhere but `scan::map`, where
+// the scan benchmark maps its own test file.
+#![deny(unsafe_code)]
 
+pub mod ecl;
 pub mod handlers;
 pub mod http;
 pub mod pools;
 pub mod report;
+#[cfg(target_os = "linux")]
+pub mod scan;
 
 use std::fmt;
 

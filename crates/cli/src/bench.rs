@@ -1,15 +1,21 @@
 //! `txmap bench`: benchmarks of the FHIR operations (see `txmap-bench`).
 //!
 //! `handlers` times each operation in process on an edition file;
-//! `http` drives a running server with a closed-loop load generator. Both
-//! sample their requests from the edition with a seed, write JSON to
-//! `--out` and print a Markdown table.
+//! `http` drives a running server with a closed-loop load generator;
+//! `ecl` times ECL evaluation over a corpus of expressions. The first two
+//! sample their requests from the edition with a seed; all three write
+//! JSON to `--out` and print a Markdown table.
+//!
+//! `scan` (Linux) times a newline scan of a large file by `read()` and four
+//! kinds of mmap, cold and warm, each run in a fresh child: this binary
+//! again, as the hidden `scan-child`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use txmap_bench::ecl::{self, EclOptions};
 use txmap_bench::handlers::{self, HandlerOptions};
 use txmap_bench::http::{self, HttpOptions, Target};
 use txmap_bench::{Op, Pools, Summary, report};
@@ -22,6 +28,39 @@ pub enum BenchCommand {
     Handlers(HandlersArgs),
     /// Drive a running server over HTTP with C keep-alive connections.
     Http(HttpArgs),
+    /// Time ECL evaluation over a corpus of expressions, each under the
+    /// server's budget.
+    Ecl(EclArgs),
+    /// Time a newline scan of a large file by read() and four kinds of
+    /// mmap, cold and warm, each in a fresh child process (issue 8).
+    #[cfg(target_os = "linux")]
+    Scan(ScanArgs),
+    /// One scan, in this process: the child `scan` runs.
+    #[cfg(target_os = "linux")]
+    #[command(hide = true)]
+    ScanChild(ScanChildArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EclArgs {
+    /// The edition file (mapped and read through once before timing).
+    #[arg(long, value_name = "FILE")]
+    edition: PathBuf,
+    /// The corpus: one expression per line, `# category: NAME` headers.
+    #[arg(long, value_name = "FILE")]
+    corpus: PathBuf,
+    /// Timed evaluations per expression (the median is kept).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Deadline of one evaluation, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    budget_ms: u64,
+    /// Work cap of one evaluation (the server's default ecl_max_work).
+    #[arg(long, default_value_t = 50_000_000)]
+    max_work: u64,
+    /// Write the JSON results here.
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -91,7 +130,44 @@ pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Handlers(a) => run_handlers(a),
         BenchCommand::Http(a) => run_http(a),
+        BenchCommand::Ecl(a) => run_ecl(a),
+        #[cfg(target_os = "linux")]
+        BenchCommand::Scan(a) => run_scan(a),
+        #[cfg(target_os = "linux")]
+        BenchCommand::ScanChild(a) => {
+            println!("{}", txmap_bench::scan::child_main(&a.args)?);
+            Ok(())
+        }
     }
+}
+
+fn run_ecl(a: EclArgs) -> Result<()> {
+    let ctx = || a.edition.display().to_string();
+    let text = std::fs::read_to_string(&a.corpus)
+        .with_context(|| format!("{}: reading", a.corpus.display()))?;
+    let corpus = ecl::read_corpus(&text);
+    let (exprs, parse_total) =
+        ecl::parse_corpus(&corpus).with_context(|| a.corpus.display().to_string())?;
+    eprintln!("{}: mapping and reading through once", ctx());
+    let loaded = txmap_load::load(&a.edition, LoadMode::Mmap).with_context(ctx)?;
+    let edition = Edition::open(loaded.bytes).with_context(ctx)?;
+    ecl::warm(&edition)?;
+    let options = EclOptions {
+        runs: a.runs,
+        budget: Duration::from_millis(a.budget_ms),
+        max_work: a.max_work,
+    };
+    eprintln!(
+        "{} expressions, {} run(s) each, budget {} ms",
+        corpus.len(),
+        options.runs,
+        a.budget_ms
+    );
+    let report = ecl::run(&edition, &corpus, &exprs, parse_total, &options, |_| {})?;
+    let json = serde_json::to_string_pretty(&report.to_json())?;
+    std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
+    print!("{}", report.markdown());
+    Ok(())
 }
 
 fn run_handlers(a: HandlersArgs) -> Result<()> {
@@ -166,5 +242,117 @@ fn write(out: &std::path::Path, summaries: &[Summary]) -> Result<()> {
     let json = serde_json::to_string_pretty(&report::to_json(summaries))?;
     std::fs::write(out, json + "\n").with_context(|| format!("{}: writing", out.display()))?;
     print!("{}", report::markdown(summaries));
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Bytes to scan (each a prefix of one test file as large as the
+    /// largest) [default: 256MiB, 1GiB, and 1/8, 1/4, 1/2 of RAM]. Sizes
+    /// beyond RAM are allowed if the disk has room.
+    #[arg(long, value_delimiter = ',', value_parser = txmap_server::config::parse_size)]
+    sizes: Vec<u64>,
+    /// Arms to run (default all): read, mmap, mmap-seq, mmap-willneed,
+    /// mmap-populate.
+    #[arg(long, value_delimiter = ',', value_parser = parse_arm)]
+    arms: Vec<txmap_bench::scan::Arm>,
+    /// Runs of each size, temperature and arm (the median is kept).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Run cold (the file dropped from the page cache first). With neither
+    /// --cold nor --warm, both.
+    #[arg(long)]
+    cold: bool,
+    /// Run warm (the file read through once first).
+    #[arg(long)]
+    warm: bool,
+    /// The read arm's buffer.
+    #[arg(long, default_value = "1MiB", value_parser = txmap_server::config::parse_size)]
+    buffer: u64,
+    /// Where to write the test file.
+    #[arg(long, value_name = "DIR", default_value = "bench/out/scan")]
+    dir: PathBuf,
+    /// Keep the test file (and reuse it next time).
+    #[arg(long)]
+    keep: bool,
+    /// Write the JSON results here.
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Debug, Args)]
+pub struct ScanChildArgs {
+    /// `key=value` arguments, as `txmap_bench::scan::ChildArgs` writes them.
+    args: Vec<std::ffi::OsString>,
+}
+
+#[cfg(target_os = "linux")]
+fn parse_arm(s: &str) -> Result<txmap_bench::scan::Arm, String> {
+    use txmap_bench::scan::Arm;
+    Arm::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Arm::ALL.iter().map(|a| a.name()).collect();
+        format!("unknown arm {s:?}; one of {}", names.join(", "))
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn run_scan(a: ScanArgs) -> Result<()> {
+    use txmap_bench::scan::{self, Arm, Machine, ScanOptions, Temperature};
+    let machine = Machine::current();
+    let temperatures = match (a.cold, a.warm) {
+        (true, false) => vec![Temperature::Cold],
+        (false, true) => vec![Temperature::Warm],
+        _ => vec![Temperature::Cold, Temperature::Warm],
+    };
+    let options = ScanOptions {
+        dir: a.dir,
+        sizes: if a.sizes.is_empty() {
+            scan::default_sizes(machine.mem_total)
+        } else {
+            a.sizes
+        },
+        arms: if a.arms.is_empty() {
+            Arm::ALL.to_vec()
+        } else {
+            a.arms
+        },
+        temperatures,
+        repeats: a.repeats,
+        buffer: usize::try_from(a.buffer).context("--buffer too large")?,
+        keep: a.keep,
+        child_program: std::env::current_exe().context("finding this binary to re-run")?,
+        child_prefix: vec!["bench".into(), "scan-child".into()],
+    };
+    let sizes: Vec<String> = options.sizes.iter().map(|&s| scan::human(s)).collect();
+    eprintln!(
+        "{} CPUs, {} RAM, kernel {}; sizes {}; {} repeat(s)",
+        machine.cpus,
+        scan::human(machine.mem_total),
+        machine.kernel,
+        sizes.join(", "),
+        options.repeats
+    );
+    let report = scan::run(&options, |r| {
+        let resident = r
+            .resident_fraction()
+            .map_or("?".to_owned(), |f| format!("{:.1}%", f * 100.0));
+        eprintln!(
+            "{:>8} {} #{} {:<13} resident before {:>6}: {:6.2} GB/s, majflt {}, minflt {}, peak RSS {}",
+            scan::human(r.size),
+            r.temperature.name(),
+            r.repeat + 1,
+            r.scan.arm.name(),
+            resident,
+            r.scan.gbps(),
+            r.scan.majflt,
+            r.scan.minflt,
+            scan::human(r.scan.peak_rss)
+        );
+    })?;
+    let json = serde_json::to_string_pretty(&report.to_json())?;
+    std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
+    print!("{}", report.markdown());
     Ok(())
 }

@@ -48,8 +48,9 @@ enum Command {
     /// the official runner does. Prints a line per test, summaries, and
     /// last `N passed, N failed`.
     Conformance(ConformanceArgs),
-    /// Benchmark the FHIR operations: in process, or over HTTP against a
-    /// running server. Writes JSON and prints a Markdown table.
+    /// Benchmark the FHIR operations (in process, or over HTTP against a
+    /// running server) or ECL evaluation. Writes JSON and prints a
+    /// Markdown table.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
 }

@@ -12,6 +12,21 @@
 //! Zip entries are decompressed as they are read: unpacking an International
 //! release would need gigabytes of scratch space for no gain, since every
 //! file is read exactly once, front to back.
+//!
+//! Folder files are read with `read(2)` into [`RowReader`]'s buffer, not
+//! mapped, and that is a measured choice (BENCHMARKS.md, "Scan crossover").
+//! On the benchmark machine (Linux 6.18) a bare newline scan of a warm
+//! 256 MiB or 1 GiB file is 2–3 times faster mapped (12.9 and 11.5 GB/s
+//! against 4.5 and 5.4 GB/s); cold, both are bound by the disk
+//! (1.4–2.1 GB/s, ranges overlapping). But the importer takes in under
+//! 0.1 GB/s of RF2, so the copy `read` makes is 1–2% of an import: the same
+//! import with rows split in place from a mapping took 12.34 s warm against
+//! 12.40 s, and 13.52 s cold against 13.77 s (medians of 3, ranges
+//! overlapping), at the same peak RSS once consumed pages were handed back.
+//! That is within noise, and not worth `unsafe` on the input path and a
+//! SIGBUS if a release file is truncated mid-import. Revisit if parsing
+//! gets an order of magnitude faster (the mapped reader is kept as
+//! `bench/rf2-mmap.patch`).
 
 use std::collections::HashMap;
 use std::fs::{self, File};
