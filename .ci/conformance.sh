@@ -26,9 +26,13 @@ cleanup() {
 trap cleanup EXIT
 
 "$TXMAP" import --rf2 "$SUITE/tx-source/snomed" --out "$WORK/hl7.txmap" --quiet
+# The FHIR core code systems the suite uses without sending them
+# (conformance/fhir-core-subset/README.md), as a FHIR package.
+tar czf "$WORK/fhir-core-subset.tgz" -C conformance/fhir-core-subset package
 cat >"$WORK/txmap.toml" <<TOML
 listen = "127.0.0.1:0"
 editions = ["hl7.txmap"]
+packages = ["fhir-core-subset.tgz"]
 [snomed]
 load = "mmap"
 TOML

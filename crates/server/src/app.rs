@@ -26,6 +26,8 @@ pub struct AppState {
     pub limits: Limits,
     /// Permits for heavy operations ([`Limits::heavy_concurrency`]).
     pub heavy: tokio::sync::Semaphore,
+    /// FHIR packages from the config (`packages`).
+    pub packages: crate::packages::FhirPackages,
 }
 
 /// How much work one request may ask for (`[limits]` in the config).

@@ -29,6 +29,12 @@ pub struct Config {
     /// The SNOMED CT edition for calls that name none: an entry as in
     /// `[snomed]`. Default: the first edition loaded.
     pub default_edition: Option<String>,
+    /// FHIR packages (npm-format `.tgz`, e.g. `hl7.terminology.r4`)
+    /// whose CodeSystems and ValueSets the general terminology engine
+    /// serves after the request's own `tx-resource`s. Relative paths are
+    /// relative to the config file.
+    #[serde(default)]
+    pub packages: Vec<String>,
     pub snomed: Option<SnomedConfig>,
     #[serde(default)]
     pub memory: MemoryConfig,

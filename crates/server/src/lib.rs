@@ -19,6 +19,7 @@ pub mod config;
 pub mod editions;
 pub mod fhir;
 pub mod outcome;
+pub mod packages;
 pub mod status;
 
 use std::fmt;
@@ -94,10 +95,11 @@ pub struct Prepared {
 /// Reads the config (or makes the demo edition) and loads the editions.
 pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, ServeError> {
     let started = Instant::now();
+    let mut base = PathBuf::new();
     let (config, files) = match &options.config {
         Some(path) => {
             let config = Config::load(path)?;
-            let base = path.parent().map(Path::to_owned).unwrap_or_default();
+            base = path.parent().map(Path::to_owned).unwrap_or_default();
             let files = editions::edition_files(&config, &base)?;
             (config, files)
         }
@@ -133,6 +135,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
     }
     let limits = app::Limits::from_config(&config.limits).map_err(ServeError::Config)?;
     let editions = editions::load_editions(&config, &files, loader)?;
+    let packages = packages::FhirPackages::load(&config, &base)?;
     // Every edition is open: background prewarm reads may take the disk now.
     loader.release_prewarm();
     let root = Root::system();
@@ -149,6 +152,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         started,
         heavy: tokio::sync::Semaphore::new(limits.heavy_concurrency),
         limits,
+        packages,
     });
     let mem = txmap_memory::process_memory(&state.root);
     let lim = txmap_memory::effective_limit(&state.root, limit);

@@ -434,6 +434,7 @@ async fn metadata_goes_through_the_memory_guard() {
         started: Instant::now(),
         limits: Default::default(),
         heavy: tokio::sync::Semaphore::new(1),
+        packages: Default::default(),
     });
     let app = router(state);
     for uri in [

@@ -50,6 +50,8 @@ pub struct Engine<'r> {
     /// The code systems and value sets used so far, each once.
     used_cs: RefCell<Vec<&'r CodeSystem>>,
     used_vs: RefCell<Vec<&'r ValueSet>>,
+    /// The request's version parameters (`system-version`...).
+    pub versions: crate::version::VersionRules,
 }
 
 impl<'r> Engine<'r> {
@@ -60,7 +62,14 @@ impl<'r> Engine<'r> {
             expanding,
             used_cs: RefCell::default(),
             used_vs: RefCell::default(),
+            versions: Default::default(),
         }
+    }
+
+    /// The same engine under a request's version parameters.
+    pub fn with_versions(mut self, versions: crate::version::VersionRules) -> Engine<'r> {
+        self.versions = versions;
+        self
     }
 
     /// The code systems used, in first-use order.
@@ -145,7 +154,7 @@ impl<'r> Engine<'r> {
         let mut inactive = false;
         for rule in &vs.compose.include {
             if let Some((hit, id_inactive)) =
-                self.rule_contains(vs, rule, system, version, code, path)?
+                self.rule_contains(vs, rule, system, version, code, path, true)?
                 && hit
             {
                 found = true;
@@ -156,7 +165,7 @@ impl<'r> Engine<'r> {
         if found {
             for rule in &vs.compose.exclude {
                 if let Some((true, _)) =
-                    self.rule_contains(vs, rule, system, version, code, path)?
+                    self.rule_contains(vs, rule, system, version, code, path, false)?
                 {
                     found = false;
                     break;
@@ -172,6 +181,7 @@ impl<'r> Engine<'r> {
     }
 
     /// `Some((in, inactive))` when the rule can speak for the system.
+    #[allow(clippy::too_many_arguments)]
     fn rule_contains(
         &self,
         from: &'r ValueSet,
@@ -180,13 +190,27 @@ impl<'r> Engine<'r> {
         version: Option<&str>,
         code: &str,
         path: &mut Vec<String>,
+        include: bool,
     ) -> Result<Option<(bool, bool)>, Error> {
         let mut inactive = false;
         if let Some(s) = &rule.system {
             if s != system {
                 return Ok(None);
             }
-            let cs = self.code_system(s, rule.version.as_deref().or(version))?;
+            let asked = self.versions.include_version(s, rule.version.as_deref());
+            // A version the include does not include: it says nothing.
+            // (An exclude of one version excludes the code.)
+            if include
+                && let (Some(v), Some(a)) = (version, asked.as_deref())
+                && !crate::resolver::version_matches(a, v)
+            {
+                return Ok(None);
+            }
+            let cs = if include {
+                self.code_system(s, version.or(asked.as_deref()))?
+            } else {
+                self.code_system(s, asked.as_deref().or(version))?
+            };
             self.use_cs(cs);
             let Some(located) = cs.locate(code) else {
                 return Ok(Some((false, false)));
@@ -279,7 +303,11 @@ impl<'r> Engine<'r> {
             })
             .collect::<Result<Vec<_>, Error>>()?;
         if let Some(s) = &rule.system {
-            let cs = self.code_system(s, rule.version.as_deref())?;
+            let asked = self.versions.include_version(s, rule.version.as_deref());
+            let cs = self.code_system(s, asked.as_deref())?;
+            if let Some(e) = self.versions.check_error(s, cs.version.as_deref()) {
+                return Err(e);
+            }
             self.use_cs(cs);
             if !rule.concepts.is_empty() {
                 for c in &rule.concepts {

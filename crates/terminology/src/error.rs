@@ -103,6 +103,12 @@ pub enum Error {
     TooCostly { value_set: String, limit: usize },
     /// The code system's content cannot be expanded.
     NotEnumerable { system: String },
+    /// The version used is not the one `check-system-version` requires.
+    VersionCheck {
+        url: String,
+        version: String,
+        required: String,
+    },
     /// A parameter missing.
     Required(&'static str),
     /// Anything else the request got wrong.
@@ -170,6 +176,9 @@ impl Error {
                 "too-costly",
                 Some("CODESYSTEM_NOT_ENUMERABLE"),
             ),
+            Error::VersionCheck { .. } => {
+                ("exception", "version-error", Some("VALUESET_VERSION_CHECK"))
+            }
             Error::Required(_) | Error::Invalid(_) => ("invalid", "invalid-data", None),
         };
         Issue {
@@ -269,6 +278,14 @@ impl fmt::Display for Error {
             Error::NotEnumerable { system } => write!(
                 f,
                 "The code system '{system}' cannot be expanded because its codes cannot be iterated or enumerated in any meaningful sense"
+            ),
+            Error::VersionCheck {
+                url,
+                version,
+                required,
+            } => write!(
+                f,
+                "The version '{version}' is not allowed for system '{url}': required to be '{required}' by a version-check parameter"
             ),
             Error::Required(name) => write!(f, "The parameter '{name}' is required"),
             Error::Invalid(text) => f.write_str(text),

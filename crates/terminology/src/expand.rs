@@ -55,13 +55,19 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
             let version = req.text("valueSetVersion");
             req.resolver
                 .value_set(&url, version.as_deref())
-                .ok_or(Error::ValueSetNotFound { url })?
+                .ok_or_else(|| Error::ValueSetNotFound {
+                    url: match &version {
+                        Some(v) => format!("{url}|{v}"),
+                        None => url.clone(),
+                    },
+                })?
         }
     };
     if let Some(e) = crate::validate::missing_supplement(req, vs) {
         return Err(e);
     }
-    let engine = Engine::new(&req.resolver, req.max_expansion, true);
+    let engine = Engine::new(&req.resolver, req.max_expansion, true)
+        .with_versions(crate::version::VersionRules::from_request(req));
     let mut entries = engine.expand(vs)?;
     let active_only = req.flag("activeOnly")?.unwrap_or(false);
     if active_only {
@@ -102,6 +108,12 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
             .collect(),
         designations: req.flag("includeDesignations")?.unwrap_or(false),
         properties: req.texts("property"),
+        versioned: {
+            let mut first: HashMap<&str, &Option<String>> = HashMap::new();
+            entries
+                .iter()
+                .any(|e| *first.entry(e.cs.url.as_str()).or_insert(&e.cs.version) != &e.cs.version)
+        },
     };
     let page: Vec<Entry> = entries
         .iter()
@@ -123,6 +135,9 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
         for p in req_params(req, name) {
             parameters.push(p.clone());
         }
+    }
+    for (name, canonical) in engine.versions.applied() {
+        parameters.push(json!({"name": name, "valueUri": canonical}));
     }
     let used = engine.used_code_systems();
     for cs in &used {
@@ -240,6 +255,8 @@ struct Options {
     designation_langs: Vec<String>,
     designations: bool,
     properties: Vec<String>,
+    /// Several versions of one system: each code says its version.
+    versioned: bool,
 }
 
 fn display<'a>(e: &Entry<'a>) -> Option<&'a str> {
@@ -259,6 +276,11 @@ fn contains(e: &Entry, opts: &Options) -> Value {
     let status = cs.status(e.id);
     let mut c = Map::new();
     c.insert("system".into(), json!(cs.url));
+    if opts.versioned
+        && let Some(v) = &cs.version
+    {
+        c.insert("version".into(), json!(v));
+    }
     if status.not_selectable {
         c.insert("abstract".into(), json!(true));
     }

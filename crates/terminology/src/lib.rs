@@ -10,31 +10,38 @@
 //! OperationOutcome.
 //!
 //! * [`codesystem`] and [`valueset`] read the resources (R4 or R5 JSON);
-//! * [`resolver`] finds them by URL and version;
+//! * [`resolver`] finds them by URL and version, in the request and then
+//!   in loaded FHIR packages ([`external`]);
 //! * [`provider`] is what operations ask of a code system
 //!   ([`CodeSystemProvider`]), so a SNOMED CT edition can answer the same
 //!   questions later;
 //! * [`filter`] compiles value set filters, [`engine`] evaluates
 //!   membership and expansions;
-//! * [`validate`], [`expand`] and [`lookup`] are the operations, and
-//!   [`error`] their issues and errors, with the tooling's messages.
+//! * [`validate`] (and [`batch`]), [`expand`], [`lookup`] and
+//!   [`translate`] are the operations, and [`error`] their issues and errors, with the
+//!   tooling's messages.
 #![forbid(unsafe_code)]
 
+pub mod batch;
 pub mod codesystem;
 pub mod engine;
 pub mod error;
 pub mod expand;
+pub mod external;
 pub mod filter;
 pub mod language;
 pub mod lookup;
 pub mod provider;
 pub mod request;
 pub mod resolver;
+pub mod translate;
 pub mod validate;
 pub mod valueset;
+pub mod version;
 
 pub use codesystem::CodeSystem;
 pub use error::{Error, Issue};
+pub use external::ResourceSource;
 pub use provider::CodeSystemProvider;
 pub use request::Request;
 pub use resolver::Resolver;

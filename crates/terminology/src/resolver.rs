@@ -1,13 +1,16 @@
 //! The resources a request can see: its `tx-resource` CodeSystems and
 //! ValueSets, found by URL and by `url|version`. Supplements are kept
 //! apart and applied to the code system they supplement when a value set
-//! or the request asks for them.
+//! or the request asks for them. A URL the request does not define is
+//! looked up in the loaded FHIR packages ([`ResourceSource`]), if any.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::codesystem::CodeSystem;
+use crate::external::ResourceSource;
 use crate::provider::Content;
 use crate::valueset::ValueSet;
 
@@ -18,6 +21,8 @@ pub struct Resolver {
     value_sets: Vec<ValueSet>,
     /// Code system positions by URL, in the order given.
     cs_by_url: HashMap<String, Vec<usize>>,
+    /// Resources from FHIR packages, asked after the request's own.
+    external: Option<Arc<dyn ResourceSource>>,
 }
 
 /// Why a code system could not be found.
@@ -51,15 +56,35 @@ impl Resolver {
         r
     }
 
+    /// Adds the resources of loaded FHIR packages, consulted for URLs the
+    /// request's `tx-resource`s do not define.
+    pub fn set_external(&mut self, source: Option<Arc<dyn ResourceSource>>) {
+        self.external = source;
+    }
+
+    /// Every version of the code system `url`: the request's, else the
+    /// packages'.
+    fn cs_candidates(&self, url: &str) -> Vec<&CodeSystem> {
+        match self.cs_by_url.get(url) {
+            Some(list) => list.iter().map(|&i| &self.code_systems[i]).collect(),
+            None => self
+                .external
+                .as_deref()
+                .map(|e| e.code_systems(url))
+                .unwrap_or_default(),
+        }
+    }
+
     /// The code system `url` in `version` (wildcards `x` and `*` match a
     /// segment), or the latest version when none is asked for.
     pub fn code_system(&self, url: &str, version: Option<&str>) -> Result<&CodeSystem, CsMiss> {
         let (url, pinned) = crate::valueset::split_canonical(url);
         let version = version.or(pinned);
-        let Some(list) = self.cs_by_url.get(url) else {
+        let list = self.cs_candidates(url);
+        if list.is_empty() {
             return Err(CsMiss::Unknown);
-        };
-        let candidates = list.iter().map(|&i| &self.code_systems[i]);
+        }
+        let candidates = list.into_iter();
         let found = match version {
             None => {
                 candidates.max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref()))
@@ -78,11 +103,9 @@ impl Resolver {
     /// The known versions of `url`, sorted.
     pub fn versions(&self, url: &str) -> Vec<String> {
         let mut v: Vec<String> = self
-            .cs_by_url
-            .get(url)
+            .cs_candidates(url)
             .into_iter()
-            .flatten()
-            .filter_map(|&i| self.code_systems[i].version.clone())
+            .filter_map(|cs| cs.version.clone())
             .collect();
         v.sort_by(|a, b| version_cmp(Some(a), Some(b)));
         v.dedup();
@@ -93,6 +116,10 @@ impl Resolver {
     /// supplement).
     pub fn knows_system(&self, url: &str) -> bool {
         self.cs_by_url.contains_key(url)
+            || self
+                .external
+                .as_deref()
+                .is_some_and(|e| !e.code_systems(url).is_empty())
     }
 
     /// The value set `url` (`url|version` allowed), the latest version
@@ -100,8 +127,16 @@ impl Resolver {
     pub fn value_set(&self, url: &str, version: Option<&str>) -> Option<&ValueSet> {
         let (url, pinned) = crate::valueset::split_canonical(url);
         let version = version.or(pinned);
-        self.value_sets
+        let list: Vec<&ValueSet> = if self
+            .value_sets
             .iter()
+            .any(|vs| vs.url.as_deref() == Some(url))
+        {
+            self.value_sets.iter().collect()
+        } else {
+            self.external.as_deref()?.value_sets(url)
+        };
+        list.into_iter()
             .filter(|vs| vs.url.as_deref() == Some(url))
             .filter(|vs| version.is_none_or(|v| vs.version.as_deref() == Some(v)))
             .max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref()))

@@ -53,6 +53,69 @@ pub fn missing_supplement(req: &Request, vs: &ValueSet) -> Option<Error> {
         .map(|c| Error::SupplementMissing { url: c.to_owned() })
 }
 
+/// The version of the value set's include of `system` that speaks for
+/// `code`: with several includes of the system, the one the coding's
+/// version matches, else the latest that holds the code, else the first.
+fn include_version<'v>(
+    resolver: &crate::Resolver,
+    vs: &'v ValueSet,
+    system: &str,
+    code: &str,
+    coding: Option<&str>,
+) -> Option<&'v str> {
+    let rules: Vec<_> = vs
+        .compose
+        .include
+        .iter()
+        .filter(|r| r.system.as_deref() == Some(system))
+        .collect();
+    if rules.len() > 1 {
+        if let Some(cv) = coding
+            && let Some(r) = rules.iter().find(|r| {
+                r.version
+                    .as_deref()
+                    .is_some_and(|v| crate::resolver::version_matches(v, cv))
+            })
+        {
+            return r.version.as_deref();
+        }
+        let resolved = |r: &crate::valueset::Rule| {
+            resolver
+                .code_system(system, r.version.as_deref())
+                .ok()
+                .filter(|cs| {
+                    if r.concepts.is_empty() {
+                        cs.locate(code).is_some()
+                    } else {
+                        r.concepts.iter().any(|c| c.code == code)
+                    }
+                })
+                .and_then(|cs| cs.version.clone())
+        };
+        let latest = |holding: bool| {
+            rules
+                .iter()
+                .filter_map(|r| {
+                    let v = if holding {
+                        resolved(r)
+                    } else {
+                        resolver
+                            .code_system(system, r.version.as_deref())
+                            .ok()
+                            .and_then(|cs| cs.version.clone())
+                    };
+                    v.map(|v| (r, v))
+                })
+                .max_by(|a, b| crate::resolver::version_cmp(Some(&a.1), Some(&b.1)))
+                .map(|(r, _)| r.version.as_deref())
+        };
+        if let Some(v) = latest(true).or_else(|| latest(false)) {
+            return v;
+        }
+    }
+    rules.first().and_then(|r| r.version.as_deref())
+}
+
 /// Where in the request a coding came from, for issue expressions.
 #[derive(Clone, Debug)]
 struct Origin {
@@ -139,7 +202,8 @@ struct Validator<'a, 'r> {
 /// `CodeSystem/$validate-code` (`vs` is `None`) or
 /// `ValueSet/$validate-code`.
 pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
-    let engine = Engine::new(&req.resolver, usize::MAX, false);
+    let engine = Engine::new(&req.resolver, usize::MAX, false)
+        .with_versions(crate::version::VersionRules::from_request(req));
     let inline;
     let vs = if value_set {
         Some(match req.resource("valueSet") {
@@ -154,7 +218,12 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
                 let version = req.text("valueSetVersion");
                 req.resolver
                     .value_set(&url, version.as_deref())
-                    .ok_or(Error::ValueSetNotFound { url })?
+                    .ok_or_else(|| Error::ValueSetNotFound {
+                        url: match &version {
+                            Some(v) => format!("{url}|{v}"),
+                            None => url.clone(),
+                        },
+                    })?
             }
         })
     } else {
@@ -233,7 +302,11 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
             (i.severity != "information" || i.tx_type == "invalid-display")
                 && !matches!(
                     i.message_id,
-                    Some("CONCEPT_DEPRECATED_IN_VALUESET" | "UNKNOWN_CODE_IN_FRAGMENT")
+                    Some(
+                        "CONCEPT_DEPRECATED_IN_VALUESET"
+                            | "UNKNOWN_CODE_IN_FRAGMENT"
+                            | "VALUESET_VALUE_MISMATCH_DEFAULT"
+                    )
                 )
         })
         .map(|i| i.text.as_str())
@@ -478,7 +551,25 @@ impl Validator<'_, '_> {
                 &origin.system,
             ));
         }
-        let version = c.version.clone();
+        let plan = self.vs.map(|vs| {
+            let version_path = match origin.system.strip_suffix("system") {
+                Some(p) => format!("{p}version"),
+                None => "version".to_owned(),
+            };
+            crate::version::plan(
+                &self.req.resolver,
+                &self.engine.versions,
+                &system,
+                c.version.as_deref(),
+                include_version(&self.req.resolver, vs, &system, &code, c.version.as_deref()),
+                &origin.system,
+                &version_path,
+            )
+        });
+        let version = match &plan {
+            Some(p) => p.version.clone(),
+            None => c.version.clone(),
+        };
         let base = match self.engine.code_system(&system, version.as_deref()) {
             Ok(cs) => cs,
             // Without a value set, there is nothing to say about a code of
@@ -533,6 +624,16 @@ impl Validator<'_, '_> {
         let cs = with_supplements(self.req, base);
         let cs: &CodeSystem = &cs;
         out.version = cs.version.clone();
+        let mut errors = false;
+        let mut unresolvable = false;
+        if let Some(p) = plan {
+            errors = p.issues.iter().any(|i| i.severity == "error");
+            unresolvable = p.unresolvable;
+            out.issues.extend(p.issues);
+            if p.unknown.is_some() {
+                out.caused_by_unknown = p.unknown;
+            }
+        }
         let Some(located) = cs.locate(&code) else {
             // A fragment does not know every code: the code may be valid.
             let fragment = cs.content == Content::Fragment;
@@ -574,7 +675,6 @@ impl Validator<'_, '_> {
             .display
             .map(str::to_owned);
         out.inactive = status.inactive;
-        let mut errors = false;
         if located.case_differs {
             out.normalized = Some(cs.code(id).to_owned());
             out.issues.push(issue(
@@ -603,7 +703,7 @@ impl Validator<'_, '_> {
                 &origin.code,
             ));
         }
-        if let Some(vs) = self.vs {
+        if let Some(vs) = self.vs.filter(|_| !unresolvable) {
             let m = match self
                 .engine
                 .contains(vs, &system, version.as_deref(), cs.code(id))

@@ -28,6 +28,10 @@ pub enum Kind {
     CsValidate,
     VsValidate,
     Expand,
+    /// `ConceptMap/$translate` with ConceptMaps sent as `tx-resource`s.
+    Translate,
+    /// `ValueSet/$batch-validate-code`, whatever the systems.
+    BatchValidate,
 }
 
 fn not_snomed(system: Option<&str>) -> bool {
@@ -76,6 +80,17 @@ pub fn wants(kind: Kind, params: &Params) -> bool {
     match kind {
         Kind::Lookup => not_snomed(code_system(params)),
         Kind::CsValidate => not_snomed(text("url").or_else(|| code_system(params))),
+        Kind::BatchValidate => true,
+        Kind::Translate => {
+            let has_map = params
+                .resources("tx-resource")
+                .into_iter()
+                .any(|r| r.get("resourceType").and_then(Value::as_str) == Some("ConceptMap"));
+            let system = text("sourceSystem")
+                .or_else(|| text("system"))
+                .or_else(|| code_system(params));
+            has_map && !system.is_some_and(|s| s.starts_with(SNOMED_CT))
+        }
         Kind::VsValidate | Kind::Expand => {
             if let Some(vs) = params.resources("valueSet").first() {
                 return general_value_set(vs);
@@ -212,17 +227,29 @@ pub async fn answer(
     let max = header_text(THRESHOLD_HEADER)
         .and_then(|s| s.parse::<usize>().ok())
         .unwrap_or(state.limits.max_expansion);
+    let external = state.packages.source(v);
     let work = move || {
         let parameters = parameters(&params, body.as_deref());
-        let mut req = Request::new(&parameters);
-        req.accept_language = accept_language;
-        req.max_expansion = max;
+        let setup = |req: &mut Request| {
+            req.resolver.set_external(external.clone());
+            req.accept_language.clone_from(&accept_language);
+            req.max_expansion = max;
+        };
+        let one = || {
+            let mut req = Request::new(&parameters);
+            setup(&mut req);
+            req
+        };
         match kind {
-            Kind::Lookup => txmap_terminology::lookup::lookup(&req),
-            Kind::CsValidate => txmap_terminology::validate::validate_code(&req, false),
-            Kind::VsValidate => txmap_terminology::validate::validate_code(&req, true),
+            Kind::Lookup => txmap_terminology::lookup::lookup(&one()),
+            Kind::CsValidate => txmap_terminology::validate::validate_code(&one(), false),
+            Kind::VsValidate => txmap_terminology::validate::validate_code(&one(), true),
+            Kind::BatchValidate => txmap_terminology::batch::batch_validate(&parameters, setup),
+            Kind::Translate => {
+                txmap_terminology::translate::translate(&one(), v == FhirVersion::R5)
+            }
             Kind::Expand => txmap_terminology::expand::expand(
-                &req,
+                &one(),
                 &super::expand::uuid(),
                 &super::expand::timestamp(),
             )

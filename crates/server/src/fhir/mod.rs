@@ -139,12 +139,21 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
         .route("/CodeSystem/{id}", translate::read_route())
         .route(
             "/ConceptMap/$translate",
-            operation(v, None, |s, v, c| Box::pin(translate::translate(s, v, c))),
+            operation(v, Some(general::Kind::Translate), |s, v, c| {
+                Box::pin(translate::translate(s, v, c))
+            }),
         )
         .route(
             "/ValueSet/$expand",
             operation(v, Some(general::Kind::Expand), |s, v, c| {
                 Box::pin(expand::expand(s, v, c))
+            }),
+        )
+        .route(
+            // Always the general engine (`general::wants`).
+            "/ValueSet/$batch-validate-code",
+            operation(v, Some(general::Kind::BatchValidate), |s, _, c| {
+                Box::pin(validate::vs_validate_code(s, c))
             }),
         )
         .route(

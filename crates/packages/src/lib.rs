@@ -1,0 +1,472 @@
+//! `txmap-packages`: FHIR packages (the npm-format `.tgz` files the FHIR
+//! package registries and the npm registry serve, such as
+//! `hl7.terminology.r4` or `hl7.fhir.r5.core`) as a source of CodeSystems
+//! and ValueSets for `txmap-terminology`.
+//!
+//! A package is read once, at startup: the tarball is decompressed as a
+//! stream, and of its top-level `package/*.json` files only the
+//! terminology resources (CodeSystem, ValueSet, ConceptMap) are kept, as
+//! their JSON text without the narrative (`text`, nearly half of it)
+//! back to back in one buffer, with an index entry (resource type, url,
+//! version, byte range) each. Everything else (StructureDefinitions,
+//! examples, ...) is dropped as it streams past.
+//! Nothing is parsed beyond the few fields the index needs until a
+//! request asks for a URL: then that resource is parsed once, into the
+//! engine's indexed form, and kept for the life of the process
+//! ([`Packages`], one per FHIR endpoint).
+//!
+//! The FHIR core packages (`hl7.fhir.rN.core`) carry the FHIR version as
+//! the version of their code systems and value sets; an endpoint serves
+//! the core package of its own FHIR version when one is loaded, and
+//! otherwise another core package's resources reported at the endpoint's
+//! FHIR version (the core code systems do not change between R4 and R5
+//! in what the suite asks of them).
+//!
+//! No async, no HTTP; blocking reads on the caller's thread.
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use txmap_terminology::{CodeSystem, ResourceSource, ValueSet};
+
+/// Why a package could not be read.
+#[derive(Debug)]
+pub enum Error {
+    /// Reading or decompressing the file failed.
+    Io {
+        package: String,
+        source: std::io::Error,
+    },
+    /// The file is not a FHIR package.
+    Format { package: String, message: String },
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Io { package, source } => write!(f, "FHIR package {package}: {source}"),
+            Error::Format { package, message } => write!(f, "FHIR package {package}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            Error::Format { .. } => None,
+        }
+    }
+}
+
+/// The resource types a package contributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    CodeSystem,
+    ValueSet,
+    ConceptMap,
+}
+
+impl Kind {
+    fn from_name(name: &str) -> Option<Kind> {
+        match name {
+            "CodeSystem" => Some(Kind::CodeSystem),
+            "ValueSet" => Some(Kind::ValueSet),
+            "ConceptMap" => Some(Kind::ConceptMap),
+            _ => None,
+        }
+    }
+}
+
+/// One indexed resource of a package.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub kind: Kind,
+    pub url: String,
+    pub version: Option<String>,
+    start: usize,
+    len: usize,
+}
+
+/// The fields read from every resource at load time.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "resourceType")]
+    resource_type: Option<String>,
+    url: Option<String>,
+    version: Option<String>,
+    /// The narrative, located to be cut out.
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+}
+
+/// `json` without its top-level `"text"` member (the XHTML narrative,
+/// nearly half the bytes of a terminology package and never read by the
+/// engine), when `text` is that member's value borrowed from `json`.
+/// Anything unexpected leaves `json` whole.
+fn without_text<'a>(json: &'a [u8], text: &RawValue) -> Vec<std::borrow::Cow<'a, [u8]>> {
+    use std::borrow::Cow;
+    let whole = vec![Cow::Borrowed(json)];
+    let value_start = (text.get().as_ptr() as usize).wrapping_sub(json.as_ptr() as usize);
+    let value_end = value_start + text.get().len();
+    if value_end > json.len() {
+        return whole;
+    }
+    let ws = |b: &u8| b.is_ascii_whitespace();
+    // Back over `"text"` and `:`.
+    let before = &json[..value_start];
+    let Some(colon) = before.iter().rposition(|b| !ws(b)) else {
+        return whole;
+    };
+    if before[colon] != b':' {
+        return whole;
+    }
+    let Some(quote) = before[..colon].iter().rposition(|b| !ws(b)) else {
+        return whole;
+    };
+    if quote < 5 || &before[quote - 5..=quote] != b"\"text\"" {
+        return whole;
+    }
+    let key_start = quote - 5;
+    // Take the comma after the member, else the one before it.
+    let after = value_end + json[value_end..].iter().take_while(|b| ws(b)).count();
+    let (cut_start, cut_end) = if json.get(after) == Some(&b',') {
+        (key_start, after + 1)
+    } else {
+        let Some(comma) = json[..key_start].iter().rposition(|b| !ws(b)) else {
+            return whole;
+        };
+        if json[comma] != b',' {
+            return whole;
+        }
+        (comma, value_end)
+    };
+    vec![
+        Cow::Borrowed(&json[..cut_start]),
+        Cow::Borrowed(&json[cut_end..]),
+    ]
+}
+
+/// `package/package.json`.
+#[derive(Deserialize)]
+struct Manifest {
+    name: Option<String>,
+    version: Option<String>,
+    #[serde(rename = "fhirVersions", default)]
+    fhir_versions: Vec<String>,
+}
+
+/// One FHIR package, indexed: the JSON of its terminology resources in
+/// one buffer, and where each one is.
+#[derive(Debug)]
+pub struct Package {
+    pub name: String,
+    pub version: String,
+    /// `fhirVersions` of `package.json`.
+    pub fhir_versions: Vec<String>,
+    /// Files in the tarball.
+    pub files: usize,
+    bytes: Vec<u8>,
+    entries: Vec<Entry>,
+}
+
+impl Package {
+    /// Reads a `.tgz` package file.
+    pub fn open(path: &Path) -> Result<Package, Error> {
+        let label = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|source| Error::Io {
+            package: label.clone(),
+            source,
+        })?;
+        Package::from_tgz(std::io::BufReader::new(file), &label)
+    }
+
+    /// Reads a gzipped tarball; `label` names it in errors.
+    pub fn from_tgz(reader: impl Read, label: &str) -> Result<Package, Error> {
+        let io = |source| Error::Io {
+            package: label.to_owned(),
+            source,
+        };
+        let format = |message: String| Error::Format {
+            package: label.to_owned(),
+            message,
+        };
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(reader));
+        let mut bytes = Vec::new();
+        let mut entries = Vec::new();
+        let mut manifest: Option<Manifest> = None;
+        let mut files = 0;
+        let mut scratch = Vec::new();
+        for file in archive.entries().map_err(io)? {
+            let mut file = file.map_err(io)?;
+            if !file.header().entry_type().is_file() {
+                continue;
+            }
+            files += 1;
+            let path = file.path().map_err(io)?.to_string_lossy().into_owned();
+            // Only the package's own resources: `package/X.json`, not
+            // `package/example/...` nor `package/other/...`.
+            let Some(name) = path.strip_prefix("package/") else {
+                continue;
+            };
+            if name.contains('/') || !name.ends_with(".json") || name == ".index.json" {
+                continue;
+            }
+            scratch.clear();
+            file.read_to_end(&mut scratch).map_err(io)?;
+            if name == "package.json" {
+                manifest = Some(
+                    serde_json::from_slice(&scratch)
+                        .map_err(|e| format(format!("package.json: {e}")))?,
+                );
+                continue;
+            }
+            let Ok(head) = serde_json::from_slice::<Head>(&scratch) else {
+                continue;
+            };
+            let (Some(kind), Some(url)) = (
+                head.resource_type.as_deref().and_then(Kind::from_name),
+                head.url,
+            ) else {
+                continue;
+            };
+            let start = bytes.len();
+            match head.text {
+                Some(text) => {
+                    for piece in without_text(&scratch, text) {
+                        bytes.extend_from_slice(&piece);
+                    }
+                }
+                None => bytes.extend_from_slice(&scratch),
+            }
+            debug_assert!(
+                serde_json::from_slice::<serde::de::IgnoredAny>(&bytes[start..]).is_ok(),
+                "{name} without its narrative is not JSON"
+            );
+            entries.push(Entry {
+                kind,
+                url,
+                version: head.version,
+                start,
+                len: bytes.len() - start,
+            });
+        }
+        let manifest = manifest.ok_or_else(|| format("no package/package.json".into()))?;
+        bytes.shrink_to_fit();
+        entries.shrink_to_fit();
+        Ok(Package {
+            name: manifest.name.unwrap_or_else(|| label.to_owned()),
+            version: manifest.version.unwrap_or_default(),
+            fhir_versions: manifest.fhir_versions,
+            files,
+            bytes,
+            entries,
+        })
+    }
+
+    /// The indexed resources, in tarball order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The JSON text of one entry.
+    pub fn json(&self, entry: &Entry) -> &[u8] {
+        &self.bytes[entry.start..entry.start + entry.len]
+    }
+
+    /// The bytes held for the resources' JSON.
+    pub fn held_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether this is a FHIR core package (`hl7.fhir.r4.core`,
+    /// `hl7.fhir.r5.core`, ...).
+    pub fn is_core(&self) -> bool {
+        self.name
+            .strip_prefix("hl7.fhir.r")
+            .and_then(|r| r.strip_suffix(".core"))
+            .is_some_and(|n| {
+                !n.is_empty() && n.trim_end_matches('b').bytes().all(|b| b.is_ascii_digit())
+            })
+    }
+
+    /// Whether the package is for FHIR `fhir_version` (compared on
+    /// major.minor).
+    pub fn is_for(&self, fhir_version: &str) -> bool {
+        let mm = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+        self.fhir_versions.iter().any(|v| mm(v) == mm(fhir_version))
+    }
+}
+
+/// A parsed resource, kept once asked for.
+#[derive(Debug)]
+enum Parsed {
+    CodeSystem(Box<CodeSystem>),
+    ValueSet(Box<ValueSet>),
+    Other,
+}
+
+#[derive(Debug)]
+struct Slot {
+    package: usize,
+    entry: usize,
+    /// The version to report instead of the resource's own (a core
+    /// package served at another FHIR version).
+    version: Option<String>,
+    parsed: OnceLock<Parsed>,
+}
+
+/// The packages one FHIR endpoint serves: an index by URL over their
+/// entries, and each resource parsed on first use.
+#[derive(Debug)]
+pub struct Packages {
+    packages: Vec<Arc<Package>>,
+    slots: Vec<Slot>,
+    by_url: HashMap<(Kind, String), Vec<usize>>,
+}
+
+impl Packages {
+    /// The view of `packages` for an endpoint of FHIR `fhir_version`
+    /// ("4.0.1", "5.0.0"). Earlier packages win when two define the same
+    /// `url|version`.
+    pub fn new(packages: &[Arc<Package>], fhir_version: &str) -> Packages {
+        let own_core = packages
+            .iter()
+            .any(|p| p.is_core() && p.is_for(fhir_version));
+        let mut out = Packages {
+            packages: Vec::new(),
+            slots: Vec::new(),
+            by_url: HashMap::new(),
+        };
+        let mut seen = std::collections::HashSet::new();
+        for p in packages {
+            let rewrite = p.is_core() && !p.is_for(fhir_version);
+            if rewrite && own_core {
+                continue;
+            }
+            let index = out.packages.len();
+            out.packages.push(Arc::clone(p));
+            for (i, e) in p.entries.iter().enumerate() {
+                // A core resource versioned as its FHIR release is
+                // reported at the endpoint's.
+                let version = (rewrite
+                    && e.version
+                        .as_deref()
+                        .is_some_and(|v| p.fhir_versions.iter().any(|f| f == v) || v == p.version))
+                .then(|| fhir_version.to_owned());
+                let shown = version.clone().or_else(|| e.version.clone());
+                if !seen.insert((e.kind, e.url.as_str(), shown)) {
+                    continue;
+                }
+                out.by_url
+                    .entry((e.kind, e.url.clone()))
+                    .or_default()
+                    .push(out.slots.len());
+                out.slots.push(Slot {
+                    package: index,
+                    entry: i,
+                    version,
+                    parsed: OnceLock::new(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Resources indexed, of every kind.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether no resource is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Resources parsed so far.
+    pub fn parsed(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.parsed.get().is_some())
+            .count()
+    }
+
+    /// The JSON of every version of `url` of `kind`, with the version
+    /// reported (for ConceptMaps, which the engine does not index).
+    pub fn resources(&self, kind: Kind, url: &str) -> Vec<Value> {
+        self.slots_of(kind, url)
+            .filter_map(|s| self.value(s))
+            .collect()
+    }
+
+    fn slots_of(&self, kind: Kind, url: &str) -> impl Iterator<Item = &Slot> + use<'_> {
+        self.by_url
+            .get(&(kind, url.to_owned()))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.slots[i])
+    }
+
+    fn value(&self, slot: &Slot) -> Option<Value> {
+        let p = &self.packages[slot.package];
+        let mut v: Value = serde_json::from_slice(p.json(&p.entries[slot.entry])).ok()?;
+        if let (Some(version), Some(o)) = (&slot.version, v.as_object_mut()) {
+            o.insert("version".into(), Value::String(version.clone()));
+        }
+        Some(v)
+    }
+
+    fn parse<'a>(&'a self, slot: &'a Slot) -> &'a Parsed {
+        slot.parsed.get_or_init(|| {
+            let kind = self.packages[slot.package].entries[slot.entry].kind;
+            let Some(v) = self.value(slot) else {
+                return Parsed::Other;
+            };
+            match kind {
+                Kind::CodeSystem => CodeSystem::from_json(&v)
+                    .map(|mut cs| {
+                        // The concepts are indexed; their JSON is not read
+                        // again, and is most of a big code system's memory.
+                        if let Some(o) = cs.resource.as_object_mut() {
+                            o.remove("concept");
+                        }
+                        Parsed::CodeSystem(Box::new(cs))
+                    })
+                    .unwrap_or(Parsed::Other),
+                Kind::ValueSet => ValueSet::from_json(&v)
+                    .map(|vs| Parsed::ValueSet(Box::new(vs)))
+                    .unwrap_or(Parsed::Other),
+                Kind::ConceptMap => Parsed::Other,
+            }
+        })
+    }
+}
+
+impl ResourceSource for Packages {
+    fn code_systems(&self, url: &str) -> Vec<&CodeSystem> {
+        self.slots_of(Kind::CodeSystem, url)
+            .filter_map(|s| match self.parse(s) {
+                Parsed::CodeSystem(cs) => Some(&**cs),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn value_sets(&self, url: &str) -> Vec<&ValueSet> {
+        self.slots_of(Kind::ValueSet, url)
+            .filter_map(|s| match self.parse(s) {
+                Parsed::ValueSet(vs) => Some(&**vs),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

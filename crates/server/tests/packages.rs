@@ -1,0 +1,102 @@
+//! FHIR packages named in the config answer requests about their code
+//! systems, at each endpoint's FHIR version.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use txmap_load::Loader;
+use txmap_server::app::router;
+use txmap_server::{ServeOptions, prepare};
+
+/// A gzipped tarball laid out as `npm pack` makes a FHIR package.
+fn tgz(files: &[(&str, Value)]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut builder = tar::Builder::new(gz);
+    for (path, v) in files {
+        let data = serde_json::to_vec(v).unwrap();
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, path, &data[..]).unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+async fn get(app: &axum::Router, uri: &str) -> (StatusCode, Value) {
+    let r = app
+        .clone()
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = r.status();
+    let body = axum::body::to_bytes(r.into_body(), 1 << 24).await.unwrap();
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    v["parameter"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name)
+        .and_then(|p| p.as_object()?.iter().find(|(k, _)| k.starts_with("value")))
+        .map(|(_, v)| v)
+}
+
+#[tokio::test]
+async fn package_code_systems_are_served_at_the_endpoint_version() {
+    let dir = tempfile::tempdir().unwrap();
+    common::edition(dir.path(), "e", 200, 1, txmap_synth::DEFAULT_EFFECTIVE_TIME);
+    let package = tgz(&[
+        (
+            "package/package.json",
+            json!({"name": "hl7.fhir.r5.core", "version": "5.0.0", "fhirVersions": ["5.0.0"]}),
+        ),
+        (
+            "package/CodeSystem-administrative-gender.json",
+            json!({"resourceType": "CodeSystem", "url": "http://hl7.org/fhir/administrative-gender",
+                "version": "5.0.0", "status": "active", "content": "complete",
+                "text": {"status": "generated", "div": "<div>narrative</div>"},
+                "concept": [{"code": "male", "display": "Male"}, {"code": "female", "display": "Female"}]}),
+        ),
+    ]);
+    std::fs::write(dir.path().join("core.tgz"), package).unwrap();
+    let path = dir.path().join("txmap.toml");
+    std::fs::write(
+        &path,
+        "editions = [\"e.txmap\"]\npackages = [\"core.tgz\"]\n",
+    )
+    .unwrap();
+    let options = ServeOptions {
+        config: Some(path.clone()),
+        data_dir: dir.path().join("data"),
+        ..Default::default()
+    };
+    let prepared = prepare(&options, &Loader::new()).unwrap();
+    assert_eq!(prepared.state.packages.list.len(), 1);
+    let app = router(prepared.state);
+    for (base, version) in [("r4", "4.0.1"), ("r5", "5.0.0")] {
+        let (status, v) = get(
+            &app,
+            &format!(
+                "/{base}/CodeSystem/$lookup?system=http://hl7.org/fhir/administrative-gender&code=male"
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert_eq!(param(&v, "display"), Some(&json!("Male")), "{v}");
+        assert_eq!(param(&v, "version"), Some(&json!(version)), "{v}");
+    }
+
+    // A package that cannot be read stops startup, naming it.
+    std::fs::write(
+        &path,
+        "editions = [\"e.txmap\"]\npackages = [\"missing.tgz\"]\n",
+    )
+    .unwrap();
+    let err = prepare(&options, &Loader::new()).unwrap_err();
+    assert!(err.to_string().contains("missing.tgz"), "{err}");
+}

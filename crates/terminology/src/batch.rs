@@ -1,0 +1,143 @@
+//! `ValueSet/$batch-validate-code`: each `validation` parameter is a
+//! Parameters resource of one `$validate-code`, answered with the
+//! request's other parameters (`url`, `valueSet`, `tx-resource`s...)
+//! added after its own; each answer (Parameters, or the OperationOutcome
+//! of an error) comes back as a `validation` parameter, in order.
+
+use serde_json::{Value, json};
+
+use crate::error::Error;
+use crate::request::Request;
+
+fn name(p: &Value) -> Option<&str> {
+    p.get("name").and_then(Value::as_str)
+}
+
+/// A validation without a code, in the tooling's words.
+const NO_CODE: &str = "Unable to find code to validate (looked for coding | codeableConcept | code+system | code+inferSystem in parameters";
+
+/// The `status` of an inactive concept, which a batch answer states (a
+/// single `$validate-code` may leave it out).
+fn add_status(req: &Request, answer: &mut Value) {
+    let Some(list) = answer.get_mut("parameter").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let get = |n: &str| {
+        list.iter()
+            .find(|p| name(p) == Some(n))
+            .and_then(|p| crate::codesystem::value_x(p).map(|(_, v)| v.clone()))
+    };
+    if get("inactive") != Some(json!(true)) || get("status").is_some() {
+        return;
+    }
+    let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+    let (Some(system), Some(code)) = (text(get("system")), text(get("code"))) else {
+        return;
+    };
+    let version = text(get("version"));
+    let Ok(cs) = req.resolver.code_system(&system, version.as_deref()) else {
+        return;
+    };
+    use crate::provider::CodeSystemProvider;
+    if let Some(status) = cs.locate(&code).and_then(|l| cs.status(l.id).status) {
+        list.push(json!({"name": "status", "valueCode": status}));
+    }
+}
+
+/// A batch reports an error in the validation it ends as a plain
+/// OperationOutcome, without the tooling's issue-type coding.
+fn plain_outcome(mut outcome: Value) -> Value {
+    for issue in outcome
+        .get_mut("issue")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(details) = issue.get_mut("details").and_then(Value::as_object_mut) {
+            details.remove("coding");
+        }
+    }
+    outcome
+}
+
+/// Answers a batch; `setup` prepares each validation's [`Request`]
+/// (language, limits, packages) as the caller would a single one.
+pub fn batch_validate(parameters: &Value, setup: impl Fn(&mut Request)) -> Result<Value, Error> {
+    let params = parameters
+        .get("parameter")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let shared: Vec<&Value> = params
+        .iter()
+        .filter(|p| name(p) != Some("validation"))
+        .collect();
+    let mut out = Vec::new();
+    for v in params.iter().filter(|p| name(p) == Some("validation")) {
+        let own = v
+            .get("resource")
+            .and_then(|r| r.get("parameter"))
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                Error::Invalid("A 'validation' parameter must hold a Parameters resource".into())
+            })?;
+        let list: Vec<Value> = own.iter().chain(shared.iter().copied()).cloned().collect();
+        let one = json!({"resourceType": "Parameters", "parameter": list});
+        let mut req = Request::new(&one);
+        setup(&mut req);
+        let has_code = list
+            .iter()
+            .any(|p| matches!(name(p), Some("coding" | "codeableConcept" | "code")));
+        let result = if has_code {
+            crate::validate::validate_code(&req, true)
+        } else {
+            Err(Error::Invalid(NO_CODE.into()))
+        };
+        let answer = match result {
+            Ok(mut answer) => {
+                add_status(&req, &mut answer);
+                answer
+            }
+            Err(e) => plain_outcome(e.outcome()),
+        };
+        out.push(json!({"name": "validation", "resource": answer}));
+    }
+    Ok(json!({"resourceType": "Parameters", "parameter": out}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_validation_is_answered_with_the_shared_parameters() {
+        let p = json!({"resourceType": "Parameters", "parameter": [
+            {"name": "tx-resource", "resource": {"resourceType": "CodeSystem", "url": "http://cs",
+                "version": "1", "status": "active", "content": "complete",
+                "concept": [{"code": "a", "display": "A"}]}},
+            {"name": "tx-resource", "resource": {"resourceType": "ValueSet", "url": "http://vs",
+                "status": "active", "compose": {"include": [{"system": "http://cs"}]}}},
+            {"name": "url", "valueUri": "http://vs"},
+            {"name": "validation", "resource": {"resourceType": "Parameters", "parameter": [
+                {"name": "coding", "valueCoding": {"system": "http://cs", "code": "a"}}]}},
+            {"name": "validation", "resource": {"resourceType": "Parameters", "parameter": [
+                {"name": "coding", "valueCoding": {"system": "http://cs", "code": "zz"}}]}},
+        ]});
+        let out = batch_validate(&p, |_| {}).unwrap();
+        let results: Vec<&Value> = out["parameter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                v["resource"]["parameter"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p["name"] == "result")
+                    .map(|p| &p["valueBoolean"])
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(results, [&json!(true), &json!(false)]);
+    }
+}

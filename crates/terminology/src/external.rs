@@ -1,0 +1,17 @@
+//! Resources that outlive a request: the CodeSystems and ValueSets of
+//! loaded FHIR packages (`txmap-packages`). The [`Resolver`] asks a
+//! [`ResourceSource`] only for URLs the request's own `tx-resource`s do
+//! not define, so what a client sends always wins.
+//!
+//! [`Resolver`]: crate::Resolver
+
+use crate::codesystem::CodeSystem;
+use crate::valueset::ValueSet;
+
+/// A read-only store of parsed resources, shared by every request.
+pub trait ResourceSource: Send + Sync + std::fmt::Debug {
+    /// Every version of the code system `url` (supplements included).
+    fn code_systems(&self, url: &str) -> Vec<&CodeSystem>;
+    /// Every version of the value set `url`.
+    fn value_sets(&self, url: &str) -> Vec<&ValueSet>;
+}
