@@ -62,6 +62,12 @@ async fn package_code_systems_are_served_at_the_endpoint_version() {
                 "text": {"status": "generated", "div": "<div>narrative</div>"},
                 "concept": [{"code": "male", "display": "Male"}, {"code": "female", "display": "Female"}]}),
         ),
+        (
+            "package/ValueSet-administrative-gender.json",
+            json!({"resourceType": "ValueSet", "url": "http://hl7.org/fhir/ValueSet/administrative-gender",
+                "version": "5.0.0", "status": "active",
+                "compose": {"include": [{"system": "http://hl7.org/fhir/administrative-gender"}]}}),
+        ),
     ]);
     std::fs::write(dir.path().join("core.tgz"), package).unwrap();
     let path = dir.path().join("txmap.toml");
@@ -90,6 +96,22 @@ async fn package_code_systems_are_served_at_the_endpoint_version() {
         assert_eq!(param(&v, "display"), Some(&json!("Male")), "{v}");
         assert_eq!(param(&v, "version"), Some(&json!(version)), "{v}");
     }
+
+    // A package's value set is found by its URL alone.
+    let (status, v) = get(
+        &app,
+        "/r5/ValueSet/$expand?url=http://hl7.org/fhir/ValueSet/administrative-gender",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["expansion"]["total"], 2, "{v}");
+    let (status, v) = get(
+        &app,
+        "/r4/ValueSet/$validate-code?url=http://hl7.org/fhir/ValueSet/administrative-gender&code=female",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(param(&v, "result"), Some(&json!(true)), "{v}");
 
     // A package that cannot be read stops startup, naming it.
     std::fs::write(

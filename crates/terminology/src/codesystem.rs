@@ -28,6 +28,30 @@ pub struct Concept {
     pub parents: Vec<ConceptId>,
     pub children: Vec<ConceptId>,
     pub status: Status,
+    /// The concept's extensions (`codesystem-label`, `rendering-style`...),
+    /// as JSON.
+    pub extensions: Vec<Value>,
+}
+
+/// An element's `extension` list.
+fn extensions(v: &Value) -> Vec<Value> {
+    v.get("extension")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The FHIR standards-status extension, on a concept or a designation.
+pub const STANDARDS_STATUS: &str =
+    "http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status";
+
+/// A standards-status extension's code, when the element has one.
+pub fn standards_status(extensions: &[Value]) -> Option<&str> {
+    extensions
+        .iter()
+        .find(|e| e.get("url").and_then(Value::as_str) == Some(STANDARDS_STATUS))
+        .and_then(|e| e.get("valueCode"))
+        .and_then(Value::as_str)
 }
 
 /// A declared property (`CodeSystem.property`).
@@ -205,6 +229,8 @@ impl CodeSystem {
                             language: text(d, "language"),
                             use_: d.get("use").cloned(),
                             value: text(d, "value")?,
+                            source: None,
+                            extensions: extensions(d),
                         })
                     })
                     .collect()
@@ -257,7 +283,13 @@ impl CodeSystem {
                 value: value.clone(),
             });
         }
+        let extensions = extensions(c);
+        if standards_status(&extensions) == Some("deprecated") && !status.inactive {
+            status.deprecated = true;
+            status.status.get_or_insert_with(|| "deprecated".to_owned());
+        }
         Concept {
+            extensions,
             code: text(c, "code").unwrap_or_default(),
             display: text(c, "display"),
             definition: text(c, "definition"),
@@ -290,9 +322,19 @@ impl CodeSystem {
                     language: Some(lang.clone()),
                     use_: None,
                     value: d.clone(),
+                    source: None,
+                    extensions: Vec::new(),
                 });
             }
+            let source = supplement.versioned_url();
+            let start = c.designations.len()
+                - sc.designations.len()
+                - usize::from(supplement.language.is_some() && sc.display.is_some());
+            for d in &mut c.designations[start..] {
+                d.source = Some(source.clone());
+            }
             c.properties.extend(sc.properties.iter().cloned());
+            c.extensions.extend(sc.extensions.iter().cloned());
         }
         for p in &supplement.properties {
             if !self.properties.iter().any(|q| q.code == p.code) {

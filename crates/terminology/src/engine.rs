@@ -5,8 +5,8 @@
 //! excludes removed by another). Imports recurse with the path kept, so a
 //! cycle is an error rather than a stack overflow.
 
-use std::cell::RefCell;
-use std::collections::HashSet;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 
 use crate::codesystem::CodeSystem;
 use crate::error::Error;
@@ -22,12 +22,26 @@ pub struct Entry<'r> {
     pub id: ConceptId,
     /// The value set's entry for the code, when it lists it.
     pub concept: Option<&'r RuleConcept>,
+    /// The version the code is reported in, when several versions were
+    /// merged (`versionsMatch`): the last one to include it.
+    pub reported: Option<&'r CodeSystem>,
 }
 
 impl<'r> Entry<'r> {
     fn key(&self) -> (&'r str, &'r str) {
         let cs: &'r CodeSystem = self.cs;
         (cs.url.as_str(), cs.code(self.id))
+    }
+
+    /// The key of the code in its version of the code system.
+    fn versioned_key(&self) -> (&'r str, Option<&'r str>, &'r str) {
+        let cs: &'r CodeSystem = self.cs;
+        (cs.url.as_str(), cs.version.as_deref(), cs.code(self.id))
+    }
+
+    /// The code system version the entry is reported in.
+    pub fn version(&self) -> Option<&'r str> {
+        self.reported.unwrap_or(self.cs).version.as_deref()
     }
 }
 
@@ -52,6 +66,9 @@ pub struct Engine<'r> {
     used_vs: RefCell<Vec<&'r ValueSet>>,
     /// The request's version parameters (`system-version`...).
     pub versions: crate::version::VersionRules,
+    /// An exclude of another version than the one expanded removed codes
+    /// by code alone (`versionsMatch`).
+    pub versions_matched: Cell<bool>,
 }
 
 impl<'r> Engine<'r> {
@@ -63,6 +80,7 @@ impl<'r> Engine<'r> {
             used_cs: RefCell::default(),
             used_vs: RefCell::default(),
             versions: Default::default(),
+            versions_matched: Cell::new(false),
         }
     }
 
@@ -130,7 +148,31 @@ impl<'r> Engine<'r> {
         version: Option<&str>,
         code: &str,
     ) -> Result<Membership, Error> {
+        self.check_cycles(vs, &mut Vec::new())?;
         self.contains_in(vs, system, version, code, &mut Vec::new())
+    }
+
+    /// A cycle among the imports of `vs` (includes and excludes), found
+    /// before any code is tested: membership would not always meet it.
+    /// Imports that cannot be found are left to the evaluation.
+    pub fn check_cycles(&self, vs: &'r ValueSet, path: &mut Vec<String>) -> Result<(), Error> {
+        let name = vs.versioned_url();
+        if path.contains(&name) {
+            return Err(Error::Circular {
+                url: name,
+                path: path.clone(),
+            });
+        }
+        path.push(name);
+        for rule in vs.compose.include.iter().chain(&vs.compose.exclude) {
+            for canonical in &rule.value_sets {
+                if let Ok(imported) = self.import(vs, canonical) {
+                    self.check_cycles(imported, path)?;
+                }
+            }
+        }
+        path.pop();
+        Ok(())
     }
 
     fn contains_in(
@@ -258,27 +300,72 @@ impl<'r> Engine<'r> {
         }
         path.push(name.clone());
         self.use_vs(vs);
+        // Several versions of one system: by default each version's code
+        // is its own entry; `versionsMatch` merges them by code.
+        let merged = vs.expansion_parameter("versionsMatch").as_deref() == Some("true");
+        let separate_excludes = vs.expansion_parameter("versionsMatch").as_deref() == Some("false");
         let mut out: Vec<Entry<'r>> = Vec::new();
-        let mut seen: HashSet<(&str, &str)> = HashSet::new();
+        let mut seen: HashMap<(&str, Option<&str>, &str), usize> = HashMap::new();
         for rule in &vs.compose.include {
             for e in self.rule_entries(vs, rule, path)? {
-                if seen.insert(e.key()) {
-                    out.push(e);
-                    if out.len() > self.max {
-                        return Err(Error::TooCostly {
-                            value_set: name,
-                            limit: self.max,
-                        });
+                let key = if merged {
+                    let (u, c) = e.key();
+                    (u, None, c)
+                } else {
+                    e.versioned_key()
+                };
+                if let Some(&at) = seen.get(&key) {
+                    if merged && !std::ptr::eq(out[at].cs, e.cs) {
+                        out[at].reported = Some(e.cs);
                     }
+                    continue;
+                }
+                // Another version of a code already there goes first.
+                let at = out
+                    .iter()
+                    .position(|o| o.key() == e.key())
+                    .unwrap_or(out.len());
+                out.insert(at, e);
+                if at != out.len() - 1 {
+                    for v in seen.values_mut() {
+                        if *v >= at {
+                            *v += 1;
+                        }
+                    }
+                }
+                seen.insert(key, at);
+                if out.len() > self.max {
+                    return Err(Error::TooCostly {
+                        value_set: name,
+                        limit: self.max,
+                    });
                 }
             }
         }
         if !vs.compose.exclude.is_empty() {
-            let mut excluded: HashSet<(&str, &str)> = HashSet::new();
+            let mut exact: HashSet<(&str, Option<&str>, &str)> = HashSet::new();
+            let mut by_code: HashSet<(&str, &str)> = HashSet::new();
             for rule in &vs.compose.exclude {
-                excluded.extend(self.rule_entries(vs, rule, path)?.iter().map(Entry::key));
+                let entries = self.rule_entries(vs, rule, path)?;
+                // An exclude of a version the expansion holds excludes that
+                // version's codes; of another version (unless versions
+                // are kept apart), the codes in whatever version.
+                let version_held = rule.version.is_none()
+                    || separate_excludes
+                    || entries.first().is_none_or(|x| {
+                        out.iter()
+                            .any(|o| o.cs.url == x.cs.url && o.version() == x.cs.version.as_deref())
+                    });
+                if rule.version.is_none() || !version_held {
+                    if !version_held && !entries.is_empty() {
+                        self.versions_matched.set(true);
+                    }
+                    by_code.extend(entries.iter().map(Entry::key));
+                } else {
+                    exact.extend(entries.iter().map(Entry::versioned_key));
+                }
             }
-            out.retain(|e| !excluded.contains(&e.key()));
+            out.retain(|e| !exact.contains(&e.versioned_key()) && !by_code.contains(&e.key()));
         }
         if vs.compose.inactive == Some(false) {
             out.retain(|e| !e.cs.status(e.id).inactive);
@@ -316,6 +403,7 @@ impl<'r> Engine<'r> {
                             cs,
                             id: l.id,
                             concept: Some(c),
+                            reported: None,
                         });
                     }
                 }
@@ -337,6 +425,7 @@ impl<'r> Engine<'r> {
                             cs,
                             id,
                             concept: None,
+                            reported: None,
                         }),
                 );
             }

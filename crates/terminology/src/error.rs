@@ -109,6 +109,8 @@ pub enum Error {
         version: String,
         required: String,
     },
+    /// A `displayLanguage` that is not a language tag (list).
+    InvalidDisplayLanguage(String),
     /// A parameter missing.
     Required(&'static str),
     /// Anything else the request got wrong.
@@ -179,6 +181,11 @@ impl Error {
             Error::VersionCheck { .. } => {
                 ("exception", "version-error", Some("VALUESET_VERSION_CHECK"))
             }
+            Error::InvalidDisplayLanguage(_) => (
+                "processing",
+                "invalid-display",
+                Some("INVALID_DISPLAY_NAME"),
+            ),
             Error::Required(_) | Error::Invalid(_) => ("invalid", "invalid-data", None),
         };
         Issue {
@@ -287,6 +294,7 @@ impl fmt::Display for Error {
                 f,
                 "The version '{version}' is not allowed for system '{url}': required to be '{required}' by a version-check parameter"
             ),
+            Error::InvalidDisplayLanguage(text) => write!(f, "Invalid displayLanguage: '{text}'"),
             Error::Required(name) => write!(f, "The parameter '{name}' is required"),
             Error::Invalid(text) => f.write_str(text),
         }

@@ -63,10 +63,11 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
                 })?
         }
     };
-    if let Some(e) = crate::validate::missing_supplement(req, vs) {
-        return Err(e);
-    }
-    let engine = Engine::new(&req.resolver, req.max_expansion, true)
+    crate::language::check_request(req)?;
+    let sups = crate::supplement::requested(req, Some(vs))?;
+    let supplemented = crate::supplement::resolver_with(&req.resolver, &sups);
+    let resolver = supplemented.as_ref().unwrap_or(&req.resolver);
+    let engine = Engine::new(resolver, req.max_expansion, true)
         .with_versions(crate::version::VersionRules::from_request(req));
     let mut entries = engine.expand(vs)?;
     let active_only = req.flag("activeOnly")?.unwrap_or(false);
@@ -108,12 +109,7 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
             .collect(),
         designations: req.flag("includeDesignations")?.unwrap_or(false),
         properties: req.texts("property"),
-        versioned: {
-            let mut first: HashMap<&str, &Option<String>> = HashMap::new();
-            entries
-                .iter()
-                .any(|e| *first.entry(e.cs.url.as_str()).or_insert(&e.cs.version) != &e.cs.version)
-        },
+        versioned: several_versions(vs, &entries),
     };
     let page: Vec<Entry> = entries
         .iter()
@@ -139,6 +135,11 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     for (name, canonical) in engine.versions.applied() {
         parameters.push(json!({"name": name, "valueUri": canonical}));
     }
+    if engine.versions_matched.get()
+        || vs.expansion_parameter("versionsMatch").as_deref() == Some("true")
+    {
+        parameters.push(json!({"name": "versionsMatch", "valueBoolean": true}));
+    }
     let used = engine.used_code_systems();
     for cs in &used {
         parameters.push(json!({"name": "used-codesystem", "valueUri": cs.versioned_url()}));
@@ -148,6 +149,12 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
         .filter(|cs| cs.content == crate::provider::Content::Fragment)
     {
         parameters.push(json!({"name": "used-fragment", "valueUri": cs.versioned_url()}));
+    }
+    for s in sups.iter().filter(|s| {
+        used.iter()
+            .any(|cs| crate::supplement::supplements(s, &cs.url))
+    }) {
+        parameters.push(json!({"name": "used-supplement", "valueUri": s.versioned_url()}));
     }
     for v in engine.used_value_sets() {
         if !std::ptr::eq(v, vs) && !vs.contained.iter().any(|c| std::ptr::eq(c, v)) {
@@ -178,6 +185,17 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
         }
     }
     out.insert("resourceType".into(), json!("ValueSet"));
+    // An enumerated value set keeps its extensions (as the tooling does).
+    if !vs.compose.include.is_empty()
+        && vs
+            .compose
+            .include
+            .iter()
+            .all(|r| !r.concepts.is_empty() && r.filters.is_empty() && r.value_sets.is_empty())
+        && let Some(exts) = vs.resource.get("extension")
+    {
+        out.insert("extension".into(), exts.clone());
+    }
     let mut expansion = Map::new();
     expansion.insert("identifier".into(), json!(identifier));
     expansion.insert("timestamp".into(), json!(timestamp));
@@ -211,6 +229,19 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     {
         declared.push(json!({"code": "status", "uri": STATUS_URI}));
     }
+    for e in &entries {
+        let from_vs = e
+            .concept
+            .map(|rc| crate::supplement::value_set_extensions(&rc.extensions).0)
+            .unwrap_or_default();
+        let from_cs =
+            crate::supplement::extension_properties(&e.cs.concepts[e.id as usize].extensions);
+        for p in from_vs.into_iter().chain(from_cs) {
+            if !declared.iter().any(|d| d["code"] == p.code) {
+                declared.push(json!({"code": p.code, "uri": p.uri}));
+            }
+        }
+    }
     if !declared.is_empty() {
         expansion.insert("property".into(), Value::Array(declared));
     }
@@ -219,6 +250,22 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     }
     out.insert("expansion".into(), Value::Object(expansion));
     Ok(Value::Object(out))
+}
+
+/// Whether codes say their version: the expansion holds several versions
+/// of one code system, or the value set's rules name several (even
+/// when a forced version makes them one).
+fn several_versions(vs: &ValueSet, entries: &[Entry]) -> bool {
+    let mut first: HashMap<&str, Option<&str>> = HashMap::new();
+    let held = entries
+        .iter()
+        .any(|e| *first.entry(e.cs.url.as_str()).or_insert(e.version()) != e.version());
+    let mut named: HashMap<&str, &str> = HashMap::new();
+    let rules = vs.compose.include.iter().chain(&vs.compose.exclude);
+    held || rules.into_iter().any(|r| match (&r.system, &r.version) {
+        (Some(s), Some(v)) => *named.entry(s.as_str()).or_insert(v.as_str()) != v.as_str(),
+        _ => false,
+    })
 }
 
 /// `expansion.property`: the properties asked for, with their URIs.
@@ -277,7 +324,7 @@ fn contains(e: &Entry, opts: &Options) -> Value {
     let mut c = Map::new();
     c.insert("system".into(), json!(cs.url));
     if opts.versioned
-        && let Some(v) = &cs.version
+        && let Some(v) = e.version()
     {
         c.insert("version".into(), json!(v));
     }
@@ -299,14 +346,22 @@ fn contains(e: &Entry, opts: &Options) -> Value {
     if let Some(d) = chosen.display {
         c.insert("display".into(), json!(d));
     }
-    if let Some(rc) = e.concept
-        && !rc.extensions.is_empty()
-    {
-        c.insert("extension".into(), Value::Array(rc.extensions.clone()));
+    let concept = &cs.concepts[e.id as usize];
+    let mut exts = crate::supplement::echoed_extensions(&concept.extensions);
+    let (vs_props, vs_exts) = e
+        .concept
+        .map(|rc| crate::supplement::value_set_extensions(&rc.extensions))
+        .unwrap_or_default();
+    exts.extend(vs_exts);
+    if !exts.is_empty() {
+        c.insert("extension".into(), Value::Array(exts));
     }
     if opts.designations {
         let mut ds: Vec<Value> = Vec::new();
-        if chosen.designation.is_some()
+        // The code system's display is listed when it is not the one
+        // shown: a designation was chosen, or a hard language request
+        // found none.
+        if (chosen.designation.is_some() || (chosen.display.is_none() && !opts.prefs.is_empty()))
             && let Some(own) = cs.display(e.id)
         {
             let mut m = Map::new();
@@ -323,9 +378,11 @@ fn contains(e: &Entry, opts: &Options) -> Value {
         let listed = |lang: Option<&str>| {
             opts.designation_langs.is_empty()
                 || lang.is_some_and(|l| {
+                    // A `designation` language names that language
+                    // exactly, not its regional variants.
                     opts.designation_langs
                         .iter()
-                        .any(|w| language::matches(w, l))
+                        .any(|w| w.eq_ignore_ascii_case(l))
                 })
         };
         ds.extend(
@@ -335,6 +392,10 @@ fn contains(e: &Entry, opts: &Options) -> Value {
                 .filter(|(i, d)| Some(*i) != chosen.designation && listed(d.language.as_deref()))
                 .map(|(_, d)| {
                     let mut m = Map::new();
+                    let exts = crate::supplement::core_extensions(&d.extensions);
+                    if !exts.is_empty() {
+                        m.insert("extension".into(), Value::Array(exts));
+                    }
                     if let Some(l) = &d.language {
                         m.insert("language".into(), json!(l));
                     }
@@ -345,6 +406,14 @@ fn contains(e: &Entry, opts: &Options) -> Value {
                     Value::Object(m)
                 }),
         );
+        if let Some(rc) = e.concept {
+            ds.extend(
+                rc.designations
+                    .iter()
+                    .filter(|d| listed(d.get("language").and_then(Value::as_str)))
+                    .map(crate::supplement::value_set_designation),
+            );
+        }
         if !ds.is_empty() {
             c.insert("designation".into(), Value::Array(ds));
         }
@@ -369,6 +438,14 @@ fn contains(e: &Entry, opts: &Options) -> Value {
                 .filter(|p| wanted(&p.code))
                 .map(|p| json!({"code": p.code, p.key.clone(): p.value})),
         );
+    }
+    for p in vs_props
+        .into_iter()
+        .chain(crate::supplement::extension_properties(&concept.extensions))
+    {
+        if !ps.iter().any(|q| q["code"] == p.code) {
+            ps.push(json!({"code": p.code, p.key: p.value}));
+        }
     }
     if !ps.is_empty() {
         c.insert("property".into(), Value::Array(ps));
@@ -439,6 +516,70 @@ mod tests {
         assert_eq!(e["contains"][0]["code"], "a");
         assert_eq!(e["contains"][0]["contains"][0]["code"], "b");
         assert_eq!(e["parameter"][0]["valueUri"], "http://cs|1");
+    }
+
+    fn two_versions(compose: Value) -> Value {
+        let cs = |v: &str, codes: &[&str]| {
+            json!({"name": "tx-resource", "resource": {
+                "resourceType": "CodeSystem", "url": "http://cs", "version": v,
+                "concept": codes.iter().map(|c| json!({"code": c, "display": format!("{c} {v}")})).collect::<Vec<_>>()
+            }})
+        };
+        json!({"resourceType": "Parameters", "parameter": [
+            cs("1", &["a", "b"]), cs("2", &["a", "c"]),
+            {"name": "valueSet", "resource": {"resourceType": "ValueSet", "url": "http://vs", "compose": compose}},
+        ]})
+    }
+
+    fn codes(out: &Value) -> Vec<String> {
+        out["expansion"]["contains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}|{}",
+                    c["code"].as_str().unwrap(),
+                    c["version"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn versions_of_one_system_are_kept_apart_or_merged() {
+        let includes = json!([{"system": "http://cs", "version": "1"}, {"system": "http://cs", "version": "2"}]);
+        let out = expand(
+            &Request::new(&two_versions(json!({"include": includes}))),
+            "u",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(codes(&out), ["a|2", "a|1", "b|1", "c|2"]);
+        let merged = json!({"include": includes, "extension": [{
+            "url": "http://hl7.org/fhir/StructureDefinition/valueset-expansion-parameter",
+            "extension": [{"url": "name", "valueCode": "versionsMatch"}, {"url": "value", "valueString": "true"}]}]});
+        let out = expand(&Request::new(&two_versions(merged)), "u", "t").unwrap();
+        assert_eq!(codes(&out), ["a|2", "b|1", "c|2"]);
+        // The merged code keeps its first display.
+        assert_eq!(out["expansion"]["contains"][0]["display"], "a 1");
+    }
+
+    #[test]
+    fn an_exclude_of_another_version_excludes_by_code() {
+        let compose = json!({
+            "include": [{"system": "http://cs", "version": "2"}],
+            "exclude": [{"system": "http://cs", "version": "1", "concept": [{"code": "a"}]}]});
+        let out = expand(&Request::new(&two_versions(compose)), "u", "t").unwrap();
+        assert_eq!(codes(&out), ["c|2"]);
+        let echoed = out["expansion"]["parameter"].as_array().unwrap();
+        assert!(echoed.iter().any(|p| p["name"] == "versionsMatch"));
+        // An exclude of a version the expansion holds excludes that version only.
+        let compose = json!({
+            "include": [{"system": "http://cs", "version": "1"}, {"system": "http://cs", "version": "2"}],
+            "exclude": [{"system": "http://cs", "version": "1", "concept": [{"code": "a"}]}]});
+        let out = expand(&Request::new(&two_versions(compose)), "u", "t").unwrap();
+        assert_eq!(codes(&out), ["a|2", "b|1", "c|2"]);
     }
 
     #[test]

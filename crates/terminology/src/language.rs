@@ -56,6 +56,42 @@ impl Prefs {
     }
 }
 
+/// Whether `text` is a language tag (`de`, `en-AU`, `*`) or a list of
+/// them with weights (`en, en-AU; q=0.4`), as `displayLanguage` takes.
+pub fn is_valid_list(text: &str) -> bool {
+    let tag_ok = |tag: &str| {
+        tag == "*"
+            || tag.split('-').enumerate().all(|(i, part)| {
+                (1..=8).contains(&part.len())
+                    && if i == 0 {
+                        part.chars().all(|c| c.is_ascii_alphabetic())
+                    } else {
+                        part.chars().all(|c| c.is_ascii_alphanumeric())
+                    }
+            })
+    };
+    !text.trim().is_empty()
+        && text.split(',').all(|item| {
+            let mut parts = item.split(';');
+            tag_ok(parts.next().unwrap_or_default().trim())
+                && parts.all(|p| {
+                    p.trim().strip_prefix("q=").is_some_and(|q| {
+                        q.trim()
+                            .parse::<f32>()
+                            .is_ok_and(|q| (0.0..=1.0).contains(&q))
+                    })
+                })
+        })
+}
+
+/// Rejects a request whose `displayLanguage` is not a language tag.
+pub fn check_request(req: &crate::request::Request) -> Result<(), crate::error::Error> {
+    match req.text("displayLanguage") {
+        Some(l) if !is_valid_list(&l) => Err(crate::error::Error::InvalidDisplayLanguage(l)),
+        _ => Ok(()),
+    }
+}
+
 /// Whether the tag `pref` covers `lang` (`de` covers `de-CH`).
 pub fn matches(pref: &str, lang: &str) -> bool {
     lang.eq_ignore_ascii_case(pref)
@@ -133,5 +169,18 @@ mod tests {
         assert_eq!(choose(&cs, 0, &Prefs::parse("en, de")).display, Some("A"));
         assert_eq!(Prefs::parse("en, en-AU; q=0.4").tags, ["en", "en-AU"]);
         assert!(!matches("de", "des"));
+        for ok in [
+            "de",
+            "en-AU",
+            "de, *; q=0",
+            "en, en-AU; q=0.4",
+            "*",
+            "zh-Hant-TW",
+        ] {
+            assert!(is_valid_list(ok), "{ok}");
+        }
+        for bad in ["-", "", "de-", "toolongtag", "en;q=x", "d e"] {
+            assert!(!is_valid_list(bad), "{bad}");
+        }
     }
 }

@@ -17,6 +17,9 @@
 //!   questions later;
 //! * [`filter`] compiles value set filters, [`engine`] evaluates
 //!   membership and expansions;
+//! * [`supplement`] decides which supplements a request applies
+//!   (`useSupplement`, `valueset-supplement`) and what concept extensions
+//!   show in expansions; [`language`] reads display language preferences;
 //! * [`validate`] (and [`batch`]), [`expand`], [`lookup`] and
 //!   [`translate`] are the operations, and [`error`] their issues and errors, with the
 //!   tooling's messages.
@@ -34,6 +37,7 @@ pub mod lookup;
 pub mod provider;
 pub mod request;
 pub mod resolver;
+pub mod supplement;
 pub mod translate;
 pub mod validate;
 pub mod valueset;

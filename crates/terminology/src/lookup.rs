@@ -32,7 +32,9 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
     let version = req.text("version").or(coding.version);
     let engine = crate::engine::Engine::new(&req.resolver, usize::MAX, false);
     let base = engine.code_system(&system, version.as_deref())?;
-    let cs = crate::validate::with_supplements(req, base);
+    crate::language::check_request(req)?;
+    let sups = crate::supplement::requested(req, None)?;
+    let cs = crate::supplement::apply(base, &sups);
     let cs: &CodeSystem = &cs;
     let Some(located) = cs.locate(&code) else {
         return Err(Error::UnknownCode {
@@ -91,8 +93,21 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
             }
             parts.push(part("use", "valueCoding", u));
         }
+        if let Some(s) = &d.source {
+            parts.push(part("source", "valueCanonical", json!(s)));
+        }
         parts.push(part("value", "valueString", json!(d.value)));
         out.push(json!({"name": "designation", "part": parts}));
+    }
+    for s in sups
+        .iter()
+        .filter(|s| crate::supplement::supplements(s, &base.url))
+    {
+        out.push(part(
+            "used-supplement",
+            "valueCanonical",
+            json!(s.versioned_url()),
+        ));
     }
     let property = |code: &str, key: &str, value: Value, description: Option<&str>| {
         let mut parts = vec![part("code", "valueCode", json!(code))];

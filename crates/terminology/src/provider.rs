@@ -40,6 +40,11 @@ pub struct Designation {
     /// The `use` Coding, as JSON.
     pub use_: Option<Value>,
     pub value: String,
+    /// The supplement it came from (`url|version`), when it is not the
+    /// code system's own.
+    pub source: Option<String>,
+    /// The designation's extensions (`standards-status`...), as JSON.
+    pub extensions: Vec<Value>,
 }
 
 /// One property value of a concept: its code, the JSON key of its value

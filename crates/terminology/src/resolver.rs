@@ -149,6 +149,33 @@ impl Resolver {
             .filter(|cs| cs.content == Content::Supplement)
     }
 
+    /// A copy with `sups` applied to every version of the code systems
+    /// they supplement (a code system from the packages is copied in
+    /// first).
+    pub fn with_supplements(&self, sups: &[&CodeSystem]) -> Resolver {
+        let mut r = self.clone();
+        for sup in sups {
+            let Some(base) = sup.supplements.as_deref() else {
+                continue;
+            };
+            let url = crate::valueset::split_canonical(base).0;
+            if !r.cs_by_url.contains_key(url) {
+                let external: Vec<CodeSystem> = r.cs_candidates(url).into_iter().cloned().collect();
+                for cs in external {
+                    r.cs_by_url
+                        .entry(cs.url.clone())
+                        .or_default()
+                        .push(r.code_systems.len());
+                    r.code_systems.push(cs);
+                }
+            }
+            for &i in r.cs_by_url.get(url).into_iter().flatten() {
+                r.code_systems[i].apply_supplement(sup);
+            }
+        }
+        r
+    }
+
     /// The supplements of the code system `url`.
     pub fn supplements_of<'a>(&'a self, url: &'a str) -> impl Iterator<Item = &'a CodeSystem> {
         self.code_systems.iter().filter(move |cs| {

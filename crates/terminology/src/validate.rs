@@ -18,39 +18,22 @@ use crate::provider::{CodeSystemProvider, Content};
 use crate::request::{Coding, Request};
 use crate::valueset::ValueSet;
 
-const SUPPLEMENT_EXT: &str = "http://hl7.org/fhir/StructureDefinition/valueset-supplement";
-
-/// The code system with the supplements the request asks for
-/// (`useSupplement`) applied; borrowed when there are none.
-pub fn with_supplements<'a>(req: &Request, cs: &'a CodeSystem) -> Cow<'a, CodeSystem> {
-    let mut names = req.texts("useSupplement");
-    names.retain(|s| {
-        req.resolver
-            .supplement(s)
-            .and_then(|sup| sup.supplements.as_deref())
-            .is_some_and(|base| crate::valueset::split_canonical(base).0 == cs.url)
-    });
-    if names.is_empty() {
-        return Cow::Borrowed(cs);
-    }
-    let mut owned = cs.clone();
-    for n in names {
-        if let Some(sup) = req.resolver.supplement(&n) {
-            owned.apply_supplement(sup);
-        }
-    }
-    Cow::Owned(owned)
+/// The code system with the supplements the request (`useSupplement`)
+/// and the value set (`valueset-supplement`) ask for applied; borrowed
+/// when there are none.
+pub fn with_supplements<'a>(
+    req: &Request,
+    vs: Option<&ValueSet>,
+    cs: &'a CodeSystem,
+) -> Cow<'a, CodeSystem> {
+    let sups = crate::supplement::requested(req, vs).unwrap_or_default();
+    crate::supplement::apply(cs, &sups)
 }
 
-/// The supplements a value set requires (`valueset-supplement`) that the
+/// The first supplement the request or the value set requires that the
 /// request does not hold.
 pub fn missing_supplement(req: &Request, vs: &ValueSet) -> Option<Error> {
-    let exts = vs.resource.get("extension")?.as_array()?;
-    exts.iter()
-        .filter(|e| e.get("url").and_then(Value::as_str) == Some(SUPPLEMENT_EXT))
-        .filter_map(|e| e.get("valueCanonical").and_then(Value::as_str))
-        .find(|c| req.resolver.supplement(c).is_none())
-        .map(|c| Error::SupplementMissing { url: c.to_owned() })
+    crate::supplement::requested(req, Some(vs)).err()
 }
 
 /// The version of the value set's include of `system` that speaks for
@@ -161,6 +144,8 @@ struct Checked {
     version: Option<String>,
     display: Option<String>,
     inactive: bool,
+    /// The status code of an inactive or deprecated concept.
+    status: Option<String>,
     normalized: Option<String>,
     unknown_system: Option<String>,
     /// The unknown system is one the value set includes.
@@ -229,11 +214,8 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
     } else {
         None
     };
-    if let Some(vs) = vs
-        && let Some(e) = missing_supplement(req, vs)
-    {
-        return Err(e);
-    }
+    crate::language::check_request(req)?;
+    crate::supplement::requested(req, vs)?;
     let v = Validator {
         req,
         engine,
@@ -284,6 +266,9 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
     if checked.inactive {
         push("inactive", "valueBoolean", json!(true));
     }
+    if let Some(s) = &checked.status {
+        push("status", "valueCode", json!(s));
+    }
     if let Some(n) = &checked.normalized {
         push("normalized-code", "valueCode", json!(n));
     }
@@ -306,6 +291,7 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
                         "CONCEPT_DEPRECATED_IN_VALUESET"
                             | "UNKNOWN_CODE_IN_FRAGMENT"
                             | "VALUESET_VALUE_MISMATCH_DEFAULT"
+                            | "INACTIVE_DISPLAY_FOUND"
                     )
                 )
         })
@@ -369,8 +355,14 @@ impl Validator<'_, '_> {
         }
     }
 
-    fn not_in_vs(&self, system: &str, code: &str, display: Option<&str>, origin: &Origin) -> Issue {
-        let shown = match display {
+    /// The code not in the value set, named `system|version#code` when
+    /// the coding gives a version.
+    fn not_in_vs(&self, system: &str, code: &str, c: &Coding, origin: &Origin) -> Issue {
+        let system = match &c.version {
+            Some(v) => format!("{system}|{v}"),
+            None => system.to_owned(),
+        };
+        let shown = match c.display.as_deref() {
             Some(d) => format!("{system}#{code} ('{d}')"),
             None => format!("{system}#{code}"),
         };
@@ -401,23 +393,33 @@ impl Validator<'_, '_> {
 
     fn check_cc(&self, codings: &[Coding]) -> Result<Checked, Error> {
         let mut first: Option<Checked> = None;
-        let mut good: Option<Checked> = None;
+        let mut good: Option<(Checked, &Coding)> = None;
         let mut all_issues = Vec::new();
         for (i, c) in codings.iter().enumerate() {
             let origin = Origin::coding(&format!("CodeableConcept.coding[{i}]"), true);
             let checked = self.check(c, &origin, false)?;
             all_issues.extend(checked.issues.iter().cloned());
             if checked.member && good.is_none() {
-                good = Some(checked);
+                good = Some((checked, c));
             } else if first.is_none() {
                 first = Some(checked);
             }
         }
         // One good coding makes the concept valid, unless another coding
         // is in error itself (an unknown code, a wrong display).
-        if let Some(mut out) = good {
+        if let Some((mut out, coding)) = good {
             out.valid = !all_issues.iter().any(|i| i.severity == "error");
             out.issues = all_issues;
+            // A member of an include whose code system version is not
+            // known (not the coding's own version) names no code.
+            let own = coding
+                .system
+                .as_ref()
+                .map(|s| format!("{s}|{}", coding.version.as_deref().unwrap_or_default()));
+            if out.caused_by_unknown.is_some() && out.caused_by_unknown != own {
+                out.code = None;
+                out.system = None;
+            }
             return Ok(out);
         }
         let mut out = first.unwrap_or_default();
@@ -578,8 +580,7 @@ impl Validator<'_, '_> {
             Err(e) => {
                 let included = self.vs.is_some_and(|vs| vs.systems().any(|s| s == system));
                 if self.vs.is_some() && !included {
-                    out.issues
-                        .push(self.not_in_vs(&system, &code, c.display.as_deref(), origin));
+                    out.issues.push(self.not_in_vs(&system, &code, c, origin));
                 }
                 if self.req.resolver.value_set(&system, None).is_some() {
                     out.issues.push(issue(
@@ -596,6 +597,14 @@ impl Validator<'_, '_> {
                 }
                 let mut i = e.issue();
                 i.expression = Some(origin.system.clone());
+                // An unknown system asked for with a version: the
+                // tooling names the version, and knows none.
+                if let (Error::CodeSystemNotFound { url }, Some(v)) = (&e, &c.version) {
+                    i.message_id = Some("UNKNOWN_CODESYSTEM_VERSION_NONE");
+                    i.text = format!(
+                        "A definition for CodeSystem '{url}' version '{v}' could not be found, so the code cannot be validated. No versions of this code system are known"
+                    );
+                }
                 if matches!(e, Error::CodeSystemNotFound { .. }) {
                     if included {
                         out.caused_by_unknown = Some(system.clone());
@@ -621,7 +630,7 @@ impl Validator<'_, '_> {
             ));
             return Ok(out);
         }
-        let cs = with_supplements(self.req, base);
+        let cs = with_supplements(self.req, self.vs, base);
         let cs: &CodeSystem = &cs;
         out.version = cs.version.clone();
         let mut errors = false;
@@ -638,8 +647,7 @@ impl Validator<'_, '_> {
             // A fragment does not know every code: the code may be valid.
             let fragment = cs.content == Content::Fragment;
             if self.vs.is_some() && !fragment {
-                out.issues
-                    .push(self.not_in_vs(&system, &code, c.display.as_deref(), origin));
+                out.issues.push(self.not_in_vs(&system, &code, c, origin));
             }
             let text = match (&cs.version, fragment) {
                 (Some(v), false) => format!(
@@ -675,6 +683,9 @@ impl Validator<'_, '_> {
             .display
             .map(str::to_owned);
         out.inactive = status.inactive;
+        if status.inactive || status.deprecated {
+            out.status.clone_from(&status.status);
+        }
         if located.case_differs {
             out.normalized = Some(cs.code(id).to_owned());
             out.issues.push(issue(
@@ -731,8 +742,7 @@ impl Validator<'_, '_> {
             if !m.found || inactive_rejected || abstract_rejected {
                 errors = true;
                 member_failed = true;
-                out.issues
-                    .push(self.not_in_vs(&system, &code, c.display.as_deref(), origin));
+                out.issues.push(self.not_in_vs(&system, &code, c, origin));
             }
         }
         if let Some(vs) = self.vs
@@ -801,6 +811,32 @@ impl Validator<'_, '_> {
         }
         for d in cs.designations(id) {
             all.push((&d.value, d.language.as_deref()));
+        }
+        // A display of a designation no longer in use is a warning.
+        let active_match = cs.display(id) == Some(given)
+            || cs
+                .designations(id)
+                .iter()
+                .any(|d| d.value == given && crate::supplement::inactive_designation(d).is_none());
+        if !active_match
+            && let Some(status) = cs
+                .designations(id)
+                .iter()
+                .filter(|d| d.value == given)
+                .find_map(crate::supplement::inactive_designation)
+        {
+            let active: Vec<&str> = cs.display(id).into_iter().collect();
+            return Some(issue(
+                "warning",
+                "invalid",
+                "display-comment",
+                "INACTIVE_DISPLAY_FOUND",
+                format!(
+                    "'{given}' is no longer considered a correct display for code '{code}' (status = {status}). The correct display is one of {}.",
+                    crate::supplement::quoted_displays(&active)
+                ),
+                &origin.display,
+            ));
         }
         let shown = |list: &[(&str, Option<&str>)]| -> Vec<String> {
             list.iter()
@@ -966,6 +1002,26 @@ mod tests {
                 "The concept 'b' has a status of retired and inactive and its use should be reviewed",
             ]
         );
+    }
+
+    #[test]
+    fn a_cycle_of_imports_is_an_error_even_for_a_code_of_another_system() {
+        let vs = |url: &str, other: &str| {
+            json!({"name": "tx-resource", "resource": {
+                "resourceType": "ValueSet", "url": url,
+                "compose": {"include": [{"system": "http://a-cs"}],
+                            "exclude": [{"valueSet": [other]}]}
+            }})
+        };
+        let body = json!({"resourceType": "Parameters", "parameter": [
+            vs("http://a", "http://b"), vs("http://b", "http://a"),
+            {"name": "tx-resource", "resource": {
+                "resourceType": "CodeSystem", "url": "http://other", "concept": [{"code": "x"}]}},
+            {"name": "url", "valueUri": "http://a"},
+            {"name": "coding", "valueCoding": {"system": "http://other", "code": "x"}},
+        ]});
+        let err = validate_code(&Request::new(&body), true).unwrap_err();
+        assert!(matches!(err, Error::Circular { .. }), "{err}");
     }
 
     #[test]

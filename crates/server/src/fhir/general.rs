@@ -98,7 +98,7 @@ pub fn wants(kind: Kind, params: &Params) -> bool {
             let Some(url) = text("url") else {
                 return not_snomed(code_system(params));
             };
-            if url.starts_with(SNOMED_CT) {
+            if url.starts_with(SNOMED_CT) || super::valueset::implicit_value_set(url).is_some() {
                 return false;
             }
             let bare = url.split('|').next().unwrap_or(url);
@@ -108,7 +108,9 @@ pub fn wants(kind: Kind, params: &Params) -> bool {
             });
             match found {
                 Some(vs) => general_value_set(vs),
-                None => not_snomed(code_system(params)),
+                // Not sent with the request: only the general engine can
+                // find it (in the loaded packages), or say it is unknown.
+                None => true,
             }
         }
     }
