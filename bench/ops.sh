@@ -87,8 +87,28 @@ PY
     "$TXMAP" bench http --server "$SERVER" --edition "$EDITION" --seed "$SEED" \
         --connections 16 --seconds "$SECONDS_PER_OP" --op lookup,validate-code,subsumes \
         --out "$OUT/ops-$run-http-16.json"
+    # Interference: $lookup at 4 connections alone, then while 2 more
+    # connections keep the server busy with text-filtered expansions of
+    # all of SNOMED CT (heavy operations: blocking pool, heavy_concurrency
+    # permits).
+    echo "== run $run/$RUNS: HTTP, lookups alone and beside slow expansions" >&2
+    "$TXMAP" bench http --server "$SERVER" --edition "$EDITION" --seed "$SEED" \
+        --connections 4 --seconds "$SECONDS_PER_OP" --op lookup \
+        --out "$OUT/ops-$run-quiet.json"
+    "$TXMAP" bench http --server "$SERVER" --edition "$EDITION" --seed "$SEED" \
+        --connections 2 --seconds $((SECONDS_PER_OP + 2)) --warmup 0 --op expand-filter \
+        --out "$OUT/ops-$run-heavy.json" &
+    HEAVY_PID=$!
+    sleep 1
+    "$TXMAP" bench http --server "$SERVER" --edition "$EDITION" --seed "$SEED" \
+        --connections 4 --seconds "$SECONDS_PER_OP" --op lookup \
+        --out "$OUT/ops-$run-busy.json"
+    wait "$HEAVY_PID"
     stop_server
 done
 
 python3 bench/summarize_ops.py "$OUT" "$RUNS"
 cp "$OUT/ops.json" bench/results/ops.json
+if [ -f "$OUT/ops-interference.json" ]; then
+    cp "$OUT/ops-interference.json" bench/results/ops-interference.json
+fi

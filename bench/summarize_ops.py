@@ -58,3 +58,22 @@ print("|---|---|---|---|---|---|")
 for m in sorted((m for m in medians if m["mode"] != "in-process"), key=lambda m: (m["op"] != "lookup", m["op"], int(m["mode"].split("-")[1]))):
     c = m["mode"].split("-")[1]
     print(f"| {m['op']} | {c} | {rng(m, 'calls_per_s', rate)} | {rng(m, 'p50_us', us)} | {rng(m, 'p99_us', us)} | {m['errors_total']} |")
+
+# Interference: lookups at 4 connections alone, and beside 2 connections of
+# text-filtered expansions (files written by ops.sh since the heavy-permit
+# change; older runs have none).
+pairs = []
+for run in range(1, runs + 1):
+    files = [out / f"ops-{run}-{k}.json" for k in ("quiet", "busy", "heavy")]
+    if all(f.exists() for f in files):
+        quiet, busy, heavy = (json.loads(f.read_text())[0] for f in files)
+        pairs.append((quiet, busy, heavy))
+if pairs:
+    med = lambda rows, k: statistics.median(r[k] for r in rows)
+    q, b, h = ([p[i] for p in pairs] for i in range(3))
+    print(f"\n$lookup at 4 connections, alone and beside 2 connections of text-filtered expansions (medians of {len(pairs)} runs):\n")
+    print("| | lookup req/s | lookup p50 µs | lookup p99 µs | expansions/s | expansion p50 µs |")
+    print("|---|---|---|---|---|---|")
+    print(f"| alone | {med(q, 'calls_per_s'):,.0f} | {med(q, 'p50_us'):,.1f} | {med(q, 'p99_us'):,.1f} | | |")
+    print(f"| beside expansions | {med(b, 'calls_per_s'):,.0f} | {med(b, 'p50_us'):,.1f} | {med(b, 'p99_us'):,.1f} | {med(h, 'calls_per_s'):,.1f} | {med(h, 'p50_us'):,.0f} |")
+    (out / "ops-interference.json").write_text(json.dumps({"quiet": q, "busy": b, "heavy": h}, indent=1) + "\n")

@@ -25,6 +25,11 @@
 //! by `read(2)` and by four kinds of memory map, cold and warm, each in a
 //! fresh child process (issue 8), to choose the importer's I/O path.
 //!
+//! [`tho`] times one large value set of a FHIR package (`hl7.terminology.r4`)
+//! in process, as [`handlers`] does for SNOMED CT: `$expand` (whole, paged,
+//! filtered), `$validate-code` in and out of it, `$lookup`, with the first
+//! call (which parses the packaged resources) reported apart (issue 7).
+//!
 //! This crate is the seed of a fuller load generator (a traffic corpus,
 //! more workloads, several processes); it is not a core crate and may use
 //! the server's stack (tokio, axum, tower).
@@ -40,6 +45,7 @@ pub mod pools;
 pub mod report;
 #[cfg(target_os = "linux")]
 pub mod scan;
+pub mod tho;
 
 use std::fmt;
 

@@ -6,6 +6,10 @@
 //! sample their requests from the edition with a seed; all three write
 //! JSON to `--out` and print a Markdown table.
 //!
+//! `tho` times one large value set of a FHIR package (default
+//! `v3-ActCode` of `hl7.terminology.r4`) in process: `$expand`,
+//! `$validate-code` and `$lookup`, first calls apart (issue 7).
+//!
 //! `scan` (Linux) times a newline scan of a large file by `read()` and four
 //! kinds of mmap, cold and warm, each run in a fresh child: this binary
 //! again, as the hidden `scan-child`.
@@ -31,6 +35,9 @@ pub enum BenchCommand {
     /// Time ECL evaluation over a corpus of expressions, each under the
     /// server's budget.
     Ecl(EclArgs),
+    /// Time $expand, $validate-code and $lookup of one large value set of
+    /// a FHIR package, in process; first (parsing) calls apart.
+    Tho(ThoArgs),
     /// Time a newline scan of a large file by read() and four kinds of
     /// mmap, cold and warm, each in a fresh child process (issue 8).
     #[cfg(target_os = "linux")]
@@ -88,6 +95,52 @@ pub struct HandlersArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ThoArgs {
+    /// A FHIR package (.tgz) to load, as `packages = [...]` does
+    /// (repeatable).
+    #[arg(long, value_name = "FILE.tgz", required = true)]
+    package: Vec<PathBuf>,
+    /// A SNOMED CT edition to serve as well (mapped and read through once).
+    #[arg(long, value_name = "FILE")]
+    edition: Option<PathBuf>,
+    /// The value set's canonical URL.
+    #[arg(long, value_name = "URL", default_value = txmap_bench::tho::DEFAULT_VALUE_SET)]
+    value_set: String,
+    /// The FHIR endpoint: r4 or r5.
+    #[arg(long, default_value = "r4")]
+    endpoint: String,
+    /// Timed calls per operation, after one warm-up call per pooled
+    /// request.
+    #[arg(long, default_value_t = 10_000)]
+    calls: usize,
+    /// Stop an operation once its timed calls take this many seconds.
+    #[arg(long, default_value_t = 10.0)]
+    max_seconds: f64,
+    /// Operations to run (default all): expand-all, expand-page,
+    /// expand-filter, validate-in, validate-out, lookup.
+    #[arg(long, value_delimiter = ',', value_parser = parse_tho_op)]
+    op: Vec<txmap_bench::tho::ThoOp>,
+    /// Fresh server states per operation for its first (parsing) call;
+    /// the median is reported.
+    #[arg(long, default_value_t = 5)]
+    cold_runs: usize,
+    /// Seed of the request pools.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the JSON results here.
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+fn parse_tho_op(s: &str) -> Result<txmap_bench::tho::ThoOp, String> {
+    use txmap_bench::tho::ThoOp;
+    ThoOp::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = ThoOp::ALL.iter().map(|o| o.name()).collect();
+        format!("unknown op {s:?}; one of {}", names.join(", "))
+    })
+}
+
+#[derive(Debug, Args)]
 pub struct HttpArgs {
     /// The server's root URL: http://127.0.0.1:PORT.
     #[arg(long, value_name = "URL")]
@@ -131,6 +184,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Handlers(a) => run_handlers(a),
         BenchCommand::Http(a) => run_http(a),
         BenchCommand::Ecl(a) => run_ecl(a),
+        BenchCommand::Tho(a) => run_tho(a),
         #[cfg(target_os = "linux")]
         BenchCommand::Scan(a) => run_scan(a),
         #[cfg(target_os = "linux")]
@@ -164,6 +218,44 @@ fn run_ecl(a: EclArgs) -> Result<()> {
         a.budget_ms
     );
     let report = ecl::run(&edition, &corpus, &exprs, parse_total, &options, |_| {})?;
+    let json = serde_json::to_string_pretty(&report.to_json())?;
+    std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
+    print!("{}", report.markdown());
+    Ok(())
+}
+
+fn run_tho(a: ThoArgs) -> Result<()> {
+    use txmap_bench::tho::{self, ThoOp, ThoOptions};
+    if a.endpoint != "r4" && a.endpoint != "r5" {
+        bail!("--endpoint {}: r4 or r5", a.endpoint);
+    }
+    let options = ThoOptions {
+        packages: a.package,
+        edition: a.edition,
+        value_set: a.value_set,
+        endpoint: a.endpoint,
+        calls: a.calls,
+        max_time: seconds(a.max_seconds, "max-seconds")?,
+        seed: a.seed,
+        cold_runs: a.cold_runs,
+        ops: if a.op.is_empty() {
+            ThoOp::ALL.to_vec()
+        } else {
+            a.op
+        },
+        ..Default::default()
+    };
+    eprintln!(
+        "{}: {} call(s) per op, at most {:?} each",
+        options.value_set, options.calls, options.max_time
+    );
+    let report = tho::run(&options)?;
+    if report.expand_system_param {
+        eprintln!(
+            "warning: $expand?url={} alone answered {}; $expand requests carry system={}",
+            report.value_set, report.expand_plain_status, report.system
+        );
+    }
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
     print!("{}", report.markdown());
