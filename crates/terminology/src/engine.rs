@@ -131,12 +131,27 @@ impl<'r> Engine<'r> {
             })
     }
 
-    /// An imported value set: contained in `from` (`#id`) or a resource.
+    /// An imported value set: contained in `from` (`#id`) or a resource,
+    /// in the canonical's version, else `default-valueset-version`'s.
+    /// An expansion names a missing version by its own message.
     fn import(&self, from: &'r ValueSet, canonical: &str) -> Result<&'r ValueSet, Error> {
-        from.contained(canonical)
-            .or_else(|| self.resolver.value_set(canonical, None))
-            .ok_or_else(|| Error::ValueSetNotFound {
-                url: canonical.to_owned(),
+        if let Some(vs) = from.contained(canonical) {
+            return Ok(vs);
+        }
+        let (url, version) = self.versions.import_version(canonical);
+        self.resolver
+            .value_set(url, version.as_deref())
+            .ok_or_else(|| match version {
+                Some(version) if self.expanding => Error::ImportVersionNotFound {
+                    url: url.to_owned(),
+                    version,
+                },
+                Some(version) => Error::ValueSetNotFound {
+                    url: format!("{url}|{version}"),
+                },
+                None => Error::ValueSetNotFound {
+                    url: canonical.to_owned(),
+                },
             })
     }
 
@@ -320,11 +335,15 @@ impl<'r> Engine<'r> {
                     }
                     continue;
                 }
-                // Another version of a code already there goes first.
-                let at = out
-                    .iter()
-                    .position(|o| o.key() == e.key())
-                    .unwrap_or(out.len());
+                // Another version of a code already there: an include that
+                // names its version goes first, one that does not after
+                // them (the pinned versions lead, the latest pinned first).
+                let at = if rule.version.is_some() {
+                    out.iter().position(|o| o.key() == e.key())
+                } else {
+                    out.iter().rposition(|o| o.key() == e.key()).map(|i| i + 1)
+                }
+                .unwrap_or(out.len());
                 out.insert(at, e);
                 if at != out.len() - 1 {
                     for v in seen.values_mut() {

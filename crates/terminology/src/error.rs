@@ -70,6 +70,9 @@ pub fn outcome(issues: &[Issue]) -> Value {
 pub enum Error {
     /// A value set named by the request or imported is unknown.
     ValueSetNotFound { url: String },
+    /// An expansion's import of a value set in a version (its canonical's
+    /// `|version`, or `default-valueset-version`) that is not known.
+    ImportVersionNotFound { url: String, version: String },
     /// The code system to look a code up in is unknown.
     CodeSystemNotFound { url: String },
     /// The code system is known, not in that version.
@@ -122,6 +125,7 @@ impl Error {
     pub fn status(&self) -> u16 {
         match self {
             Error::ValueSetNotFound { .. }
+            | Error::ImportVersionNotFound { .. }
             | Error::CodeSystemNotFound { .. }
             | Error::CodeSystemVersionNotFound { .. }
             | Error::UnknownCode { .. } => 404,
@@ -138,6 +142,9 @@ impl Error {
                 "not-found",
                 Some("Unable_to_resolve_value_Set_"),
             ),
+            Error::ImportVersionNotFound { .. } => {
+                ("not-found", "not-found", Some("VS_EXP_IMPORT_UNK_PINNED"))
+            }
             Error::CodeSystemNotFound { .. } => {
                 ("not-found", "not-found", Some("UNKNOWN_CODESYSTEM"))
             }
@@ -222,6 +229,10 @@ impl fmt::Display for Error {
                     "A definition for the value Set '{url}' could not be found"
                 )
             }
+            Error::ImportVersionNotFound { url, version } => write!(
+                f,
+                "Unable to find included value set '{url}' version '{version}'"
+            ),
             Error::CodeSystemNotFound { url } => write!(
                 f,
                 "A definition for CodeSystem '{url}' could not be found, so the code cannot be validated"
@@ -323,5 +334,14 @@ mod tests {
         let o = e.outcome();
         assert_eq!(o["issue"][0]["details"]["coding"][0]["code"], "not-found");
         assert_eq!(or_list(&["a".into(), "b".into(), "c".into()]), "a, b or c");
+        let e = Error::ImportVersionNotFound {
+            url: "http://vs".into(),
+            version: "3".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Unable to find included value set 'http://vs' version '3'"
+        );
+        assert_eq!(e.issue().message_id, Some("VS_EXP_IMPORT_UNK_PINNED"));
     }
 }

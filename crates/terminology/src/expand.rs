@@ -90,12 +90,7 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     // Enumerations keep their order; hierarchies nest unless asked not to.
     let nested = req.flag("excludeNested")? != Some(true)
         && count.is_none()
-        && req.text("filter").is_none()
-        && vs
-            .compose
-            .include
-            .iter()
-            .all(|r| r.system.is_some() && r.concepts.is_empty() && r.value_sets.is_empty());
+        && nests(&vs.compose.include, req.text("filter").is_some());
     let language = req
         .text("displayLanguage")
         .or_else(|| vs.expansion_parameter("displayLanguage"))
@@ -453,6 +448,20 @@ fn contains(e: &Entry, opts: &Options) -> Value {
     Value::Object(c)
 }
 
+/// Whether an expansion of these includes is a tree: every include names
+/// a system and neither lists codes nor imports value sets. A text
+/// `filter` over a whole code system is a flat search result, but one
+/// over includes that all select by property filters (`is-a` and the
+/// like) keeps the hierarchy those filters select.
+fn nests(include: &[crate::valueset::Rule], text_filter: bool) -> bool {
+    include.iter().all(|r| {
+        r.system.is_some()
+            && r.concepts.is_empty()
+            && r.value_sets.is_empty()
+            && (!text_filter || !r.filters.is_empty())
+    })
+}
+
 /// The page as a tree: each code under its nearest parent in the page.
 fn nest(page: &[Entry], opts: &Options) -> Vec<Value> {
     let index: HashMap<(&str, u32), usize> = page
@@ -516,6 +525,40 @@ mod tests {
         assert_eq!(e["contains"][0]["code"], "a");
         assert_eq!(e["contains"][0]["contains"][0]["code"], "b");
         assert_eq!(e["parameter"][0]["valueUri"], "http://cs|1");
+    }
+
+    #[test]
+    fn a_text_filter_keeps_the_tree_only_over_property_filters() {
+        let body = |include: Value| {
+            json!({"resourceType": "Parameters", "parameter": [
+                {"name": "tx-resource", "resource": {
+                    "resourceType": "CodeSystem", "url": "http://cs", "version": "1",
+                    "concept": [{"code": "x", "display": "X"},
+                        {"code": "data", "display": "Data", "concept": [
+                        {"code": "data1", "display": "Data 1"}]}]
+                }},
+                {"name": "valueSet", "resource": {
+                    "resourceType": "ValueSet", "url": "http://vs",
+                    "compose": {"include": [include]}
+                }},
+                {"name": "filter", "valueString": "data"},
+            ]})
+        };
+        let whole = body(json!({"system": "http://cs"}));
+        let out = expand(&Request::new(&whole), "urn:uuid:x", "2024-01-01T00:00:00Z").unwrap();
+        assert_eq!(out["expansion"]["contains"].as_array().unwrap().len(), 2);
+        let filtered = body(json!({"system": "http://cs",
+            "filter": [{"property": "concept", "op": "is-a", "value": "data"}]}));
+        let out = expand(
+            &Request::new(&filtered),
+            "urn:uuid:x",
+            "2024-01-01T00:00:00Z",
+        )
+        .unwrap();
+        let e = &out["expansion"];
+        assert_eq!(e["total"], 2);
+        assert_eq!(e["contains"].as_array().unwrap().len(), 1);
+        assert_eq!(e["contains"][0]["contains"][0]["code"], "data1");
     }
 
     fn two_versions(compose: Value) -> Value {

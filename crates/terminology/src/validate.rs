@@ -38,13 +38,15 @@ pub fn missing_supplement(req: &Request, vs: &ValueSet) -> Option<Error> {
 
 /// The version of the value set's include of `system` that speaks for
 /// `code`: with several includes of the system, the one the coding's
-/// version matches, else the latest that holds the code, else the first.
+/// version matches, else the latest that holds the code with the
+/// coding's display, else the latest that holds the code, else the first.
 fn include_version<'v>(
     resolver: &crate::Resolver,
     vs: &'v ValueSet,
     system: &str,
     code: &str,
     coding: Option<&str>,
+    display: Option<&str>,
 ) -> Option<&'v str> {
     let rules: Vec<_> = vs
         .compose
@@ -62,37 +64,40 @@ fn include_version<'v>(
         {
             return r.version.as_deref();
         }
-        let resolved = |r: &crate::valueset::Rule| {
-            resolver
-                .code_system(system, r.version.as_deref())
-                .ok()
-                .filter(|cs| {
-                    if r.concepts.is_empty() {
-                        cs.locate(code).is_some()
-                    } else {
-                        r.concepts.iter().any(|c| c.code == code)
-                    }
-                })
-                .and_then(|cs| cs.version.clone())
+        // The version of the rule's code system, when it holds the code
+        // (`Some(display matches)`).
+        let holding = |r: &crate::valueset::Rule| {
+            let cs = resolver.code_system(system, r.version.as_deref()).ok()?;
+            let id = cs.locate(code).map(|l| l.id);
+            if r.concepts.is_empty() {
+                id?;
+            } else {
+                r.concepts.iter().find(|c| c.code == code)?;
+            }
+            let shown = id.zip(display).is_some_and(|(id, d)| {
+                cs.display(id) == Some(d) || cs.designations(id).iter().any(|x| x.value == d)
+            });
+            Some((cs.version.clone()?, shown))
         };
-        let latest = |holding: bool| {
+        let latest = |pick: &dyn Fn(&crate::valueset::Rule) -> Option<String>| {
             rules
                 .iter()
-                .filter_map(|r| {
-                    let v = if holding {
-                        resolved(r)
-                    } else {
-                        resolver
-                            .code_system(system, r.version.as_deref())
-                            .ok()
-                            .and_then(|cs| cs.version.clone())
-                    };
-                    v.map(|v| (r, v))
-                })
+                .filter_map(|r| pick(r).map(|v| (r, v)))
                 .max_by(|a, b| crate::resolver::version_cmp(Some(&a.1), Some(&b.1)))
                 .map(|(r, _)| r.version.as_deref())
         };
-        if let Some(v) = latest(true).or_else(|| latest(false)) {
+        let shown = |r: &crate::valueset::Rule| holding(r).filter(|h| h.1).map(|h| h.0);
+        let held = |r: &crate::valueset::Rule| holding(r).map(|h| h.0);
+        let any = |r: &crate::valueset::Rule| {
+            resolver
+                .code_system(system, r.version.as_deref())
+                .ok()
+                .and_then(|cs| cs.version.clone())
+        };
+        if let Some(v) = latest(&shown)
+            .or_else(|| latest(&held))
+            .or_else(|| latest(&any))
+        {
             return v;
         }
     }
@@ -180,8 +185,30 @@ struct Validator<'a, 'r> {
     abstract_ok: bool,
     lenient_display: bool,
     active_only: bool,
+    /// `valueset-membership-only`: a CodeableConcept reports membership
+    /// only, not what its codings' code systems say of them.
+    membership_only: bool,
     /// The display language asked for, as written.
     language: Option<String>,
+}
+
+/// The display language of a validation: the request's
+/// `displayLanguage`, else the value set's `displayLanguage` expansion
+/// parameter, else `Accept-Language`, else the value set's own language.
+fn display_language(req: &Request, vs: Option<&ValueSet>) -> Option<String> {
+    req.text("displayLanguage")
+        .or_else(|| vs.and_then(|vs| vs.expansion_parameter("displayLanguage")))
+        .or_else(|| req.accept_language.clone())
+        .or_else(|| {
+            vs.and_then(|vs| vs.resource.get("language")?.as_str())
+                .map(str::to_owned)
+        })
+}
+
+/// Whether an issue is about value set membership (or a value set that
+/// cannot be found) rather than about the coding in its code system.
+fn about_membership(i: &Issue) -> bool {
+    matches!(i.tx_type, "not-in-vs" | "this-code-not-in-vs" | "not-found")
 }
 
 /// `CodeSystem/$validate-code` (`vs` is `None`) or
@@ -223,10 +250,8 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
         abstract_ok: req.flag("abstract")?.unwrap_or(true),
         lenient_display: req.flag("lenient-display-validation")?.unwrap_or(false),
         active_only: req.flag("activeOnly")?.unwrap_or(false),
-        language: req
-            .text("displayLanguage")
-            .or_else(|| vs.and_then(|vs| vs.expansion_parameter("displayLanguage")))
-            .or_else(|| req.accept_language.clone()),
+        membership_only: req.flag("valueset-membership-only")?.unwrap_or(false),
+        language: display_language(req, vs),
     };
     let mut out: Vec<Value> = Vec::new();
     let checked = if let Some(codings) = req.codeable_concept("codeableConcept") {
@@ -397,7 +422,10 @@ impl Validator<'_, '_> {
         let mut all_issues = Vec::new();
         for (i, c) in codings.iter().enumerate() {
             let origin = Origin::coding(&format!("CodeableConcept.coding[{i}]"), true);
-            let checked = self.check(c, &origin, false)?;
+            let mut checked = self.check(c, &origin, false)?;
+            if self.membership_only {
+                checked.issues.retain(about_membership);
+            }
             all_issues.extend(checked.issues.iter().cloned());
             if checked.member && good.is_none() {
                 good = Some((checked, c));
@@ -423,12 +451,16 @@ impl Validator<'_, '_> {
             return Ok(out);
         }
         let mut out = first.unwrap_or_default();
-        out.issues = all_issues;
         out.code = None;
         out.display = None;
         out.system = None;
         out.version = None;
-        if self.vs.is_some() {
+        // A value set that cannot be resolved is the whole answer.
+        let unresolved = all_issues
+            .iter()
+            .any(|i| i.message_id == Some("Unable_to_resolve_value_Set_"));
+        out.issues = all_issues;
+        if self.vs.is_some() && !unresolved {
             out.issues.insert(
                 0,
                 Issue {
@@ -563,7 +595,14 @@ impl Validator<'_, '_> {
                 &self.engine.versions,
                 &system,
                 c.version.as_deref(),
-                include_version(&self.req.resolver, vs, &system, &code, c.version.as_deref()),
+                include_version(
+                    &self.req.resolver,
+                    vs,
+                    &system,
+                    &code,
+                    c.version.as_deref(),
+                    c.display.as_deref(),
+                ),
                 &origin.system,
                 &version_path,
             )
@@ -977,6 +1016,89 @@ mod tests {
             param(&out, "message").unwrap()["valueString"],
             "Wrong Display Name 'Alpah' for http://cs#a. Valid display is one of 2 choices: 'Alpha' (en) or 'Alfa' (de) (for the language(s) '--')"
         );
+    }
+
+    fn issue_ids(out: &Value) -> Vec<&str> {
+        param(out, "issues").unwrap()["resource"]["issue"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["extension"][0]["valueString"].as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_value_sets_language_is_the_last_display_language() {
+        let vs = json!({"name": "tx-resource", "resource": {
+            "resourceType": "ValueSet", "url": "http://vs-en", "language": "en",
+            "compose": {"include": [{"system": "http://cs"}]}
+        }});
+        let coding = json!({"name": "coding", "valueCoding": {"system": "http://cs", "code": "a", "display": "Alfa"}});
+        let body = request(vec![
+            vs.clone(),
+            json!({"name": "url", "valueUri": "http://vs-en"}),
+            coding.clone(),
+        ]);
+        let out = validate_code(&Request::new(&body), true).unwrap();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
+        assert!(
+            param(&out, "message").unwrap()["valueString"]
+                .as_str()
+                .unwrap()
+                .ends_with("(for the language(s) 'en')")
+        );
+        let body = request(vec![
+            vs,
+            json!({"name": "url", "valueUri": "http://vs-en"}),
+            coding,
+            json!({"name": "displayLanguage", "valueCode": "de"}),
+        ]);
+        let out = validate_code(&Request::new(&body), true).unwrap();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], true);
+    }
+
+    #[test]
+    fn membership_only_leaves_out_what_code_systems_say() {
+        let cc = json!({"name": "codeableConcept", "valueCodeableConcept": {"coding": [
+            {"system": "http://cs", "code": "b", "display": "Wrong"},
+            {"system": "http://cs", "code": "zz"}]}});
+        let body = request(vec![
+            json!({"name": "url", "valueUri": "http://vs"}),
+            cc.clone(),
+        ]);
+        let out = validate_code(&Request::new(&body), true).unwrap();
+        assert!(issue_ids(&out).contains(&"Unknown_Code_in_Version"));
+        let body = request(vec![
+            json!({"name": "url", "valueUri": "http://vs"}),
+            json!({"name": "valueset-membership-only", "valueBoolean": true}),
+            cc,
+        ]);
+        let out = validate_code(&Request::new(&body), true).unwrap();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
+        assert_eq!(
+            issue_ids(&out),
+            [
+                "TX_GENERAL_CC_ERROR_MESSAGE",
+                "None_of_the_provided_codes_are_in_the_value_set_one",
+                "None_of_the_provided_codes_are_in_the_value_set_one",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_concept_in_a_value_set_with_a_missing_import_reports_only_that() {
+        let body = request(vec![
+            json!({"name": "tx-resource", "resource": {
+                "resourceType": "ValueSet", "url": "http://bad",
+                "compose": {"include": [{"valueSet": ["http://missing"]}]}
+            }}),
+            json!({"name": "url", "valueUri": "http://bad"}),
+            json!({"name": "codeableConcept", "valueCodeableConcept": {"coding": [
+                {"system": "http://cs", "code": "a"}]}}),
+        ]);
+        let out = validate_code(&Request::new(&body), true).unwrap();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
+        assert_eq!(issue_ids(&out), ["Unable_to_resolve_value_Set_"]);
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub struct VersionRules {
     default: Vec<(String, String)>,
     check: Vec<(String, String)>,
     force: Vec<(String, String)>,
+    /// `default-valueset-version`: the version of an imported value set
+    /// whose canonical names none.
+    value_set: Vec<(String, String)>,
     /// The parameters that decided a version, to echo in an expansion.
     applied: RefCell<Vec<(&'static str, String)>>,
 }
@@ -40,8 +43,15 @@ impl VersionRules {
             default: read(default),
             check: read(check),
             force: read(force),
+            value_set: Vec::new(),
             applied: RefCell::default(),
         }
+    }
+
+    /// The same rules with `default-valueset-version` canonicals.
+    pub fn with_value_set_defaults(mut self, canonicals: &[String]) -> VersionRules {
+        self.value_set = canonicals.iter().filter_map(|c| split(c)).collect();
+        self
     }
 
     /// The rules of a request.
@@ -51,6 +61,7 @@ impl VersionRules {
             &req.texts("check-system-version"),
             &req.texts("force-system-version"),
         )
+        .with_value_set_defaults(&req.texts("default-valueset-version"))
     }
 
     fn note(&self, name: &'static str, system: &str, version: &str) {
@@ -64,6 +75,21 @@ impl VersionRules {
     /// The parameters that decided a version, in first-use order.
     pub fn applied(&self) -> Vec<(&'static str, String)> {
         self.applied.borrow().clone()
+    }
+
+    /// The version an import of the value set `canonical` asks for: the
+    /// canonical's own (`url|version`), else `default-valueset-version`
+    /// (noted, to echo); `None` is the latest.
+    pub fn import_version<'c>(&self, canonical: &'c str) -> (&'c str, Option<String>) {
+        let (url, pinned) = crate::valueset::split_canonical(canonical);
+        if let Some(v) = pinned {
+            return (url, Some(v.to_owned()));
+        }
+        let v = find(&self.value_set, url).map(str::to_owned);
+        if let Some(v) = &v {
+            self.note("default-valueset-version", url, v);
+        }
+        (url, v)
     }
 
     /// The forced version of `system`.
@@ -414,6 +440,25 @@ mod tests {
         assert_eq!(
             force.include_version(CS, Some("1.2.0")).as_deref(),
             Some("1.0.x")
+        );
+    }
+
+    #[test]
+    fn imports_take_their_own_version_else_the_value_set_default() {
+        let r = VersionRules::default().with_value_set_defaults(&["http://vs|1.0.0".into()]);
+        assert_eq!(
+            r.import_version("http://vs|2.0.0"),
+            ("http://vs", Some("2.0.0".into()))
+        );
+        assert!(r.applied().is_empty());
+        assert_eq!(r.import_version("http://other"), ("http://other", None));
+        assert_eq!(
+            r.import_version("http://vs"),
+            ("http://vs", Some("1.0.0".into()))
+        );
+        assert_eq!(
+            r.applied(),
+            vec![("default-valueset-version", "http://vs|1.0.0".to_owned())]
         );
     }
 }
