@@ -470,3 +470,20 @@ impl ResourceSource for Packages {
 
 #[cfg(test)]
 mod tests;
+
+/// A package `.tgz` holding `files` (`(path, contents)`, paths as in a
+/// package: `package/package.json`, `package/CodeSystem-x.json`), laid out
+/// as `npm pack` makes one: for tests and tools that need a package without
+/// the registry.
+pub fn pack(files: &[(&str, &[u8])]) -> std::io::Result<Vec<u8>> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut builder = tar::Builder::new(gz);
+    for (path, data) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, path, *data)?;
+    }
+    builder.into_inner()?.finish()
+}

@@ -3,17 +3,12 @@ use serde_json::json;
 
 /// A gzipped tarball of `(path, JSON)` files, as `npm pack` makes.
 pub(crate) fn tgz(files: &[(&str, Value)]) -> Vec<u8> {
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let mut builder = tar::Builder::new(gz);
-    for (path, v) in files {
-        let data = serde_json::to_vec_pretty(v).unwrap();
-        let mut header = tar::Header::new_gnu();
-        header.set_size(data.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder.append_data(&mut header, path, &data[..]).unwrap();
-    }
-    builder.into_inner().unwrap().finish().unwrap()
+    let data: Vec<(&str, Vec<u8>)> = files
+        .iter()
+        .map(|(p, v)| (*p, serde_json::to_vec(v).unwrap()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = data.iter().map(|(p, d)| (*p, &d[..])).collect();
+    crate::pack(&refs).unwrap()
 }
 
 fn package(name: &str, fhir: &str, extra: &[(&str, Value)]) -> Package {

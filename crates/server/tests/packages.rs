@@ -11,19 +11,14 @@ use txmap_load::Loader;
 use txmap_server::app::router;
 use txmap_server::{ServeOptions, prepare};
 
-/// A gzipped tarball laid out as `npm pack` makes a FHIR package.
+/// A gzipped tarball of `(path, JSON)` files, as `npm pack` makes.
 fn tgz(files: &[(&str, Value)]) -> Vec<u8> {
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let mut builder = tar::Builder::new(gz);
-    for (path, v) in files {
-        let data = serde_json::to_vec(v).unwrap();
-        let mut header = tar::Header::new_gnu();
-        header.set_size(data.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder.append_data(&mut header, path, &data[..]).unwrap();
-    }
-    builder.into_inner().unwrap().finish().unwrap()
+    let data: Vec<(&str, Vec<u8>)> = files
+        .iter()
+        .map(|(p, v)| (*p, serde_json::to_vec(v).unwrap()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = data.iter().map(|(p, d)| (*p, &d[..])).collect();
+    txmap_packages::pack(&refs).unwrap()
 }
 
 async fn get(app: &axum::Router, uri: &str) -> (StatusCode, Value) {
