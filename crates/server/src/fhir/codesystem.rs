@@ -142,6 +142,28 @@ pub(super) enum Cost {
     Heavy,
 }
 
+/// Lowers the calling thread's scheduling priority to about nice 10, once
+/// per thread. Only heavy operations run on tokio's blocking pool, so its
+/// threads are the heavy ones: when a CPU is contended, a lookup on an
+/// async worker (nice 0) gets it first, and a heavy operation still gets
+/// about a tenth of it rather than starving. Lowering one's own priority
+/// needs no privilege; if the OS refuses, nothing changes.
+fn lower_priority() {
+    thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    LOWERED.with(|done| {
+        if !done.replace(true) {
+            // Crossplatform 23 of 0..=99 maps to nice 9 under SCHED_OTHER.
+            if let Ok(p) = thread_priority::ThreadPriorityValue::try_from(23u8)
+                && let Err(e) = thread_priority::set_current_thread_priority(
+                    thread_priority::ThreadPriority::Crossplatform(p),
+                )
+            {
+                tracing::debug!("heavy operations keep their priority: {e:?}");
+            }
+        }
+    });
+}
+
 /// Runs `f` over the shared state, where `cost` says.
 pub(super) async fn run<T: Send + 'static>(
     state: Arc<AppState>,
@@ -155,18 +177,21 @@ pub(super) async fn run<T: Send + 'static>(
     // time budget like the work itself.
     let permits = state.clone();
     let _permit = permits.heavy.acquire().await.ok();
-    tokio::task::spawn_blocking(move || f(&state))
-        .await
-        .map_err(|e| {
-            tracing::error!("an operation's task failed: {e}");
-            OpError {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                code: "exception",
-                tx_type: None,
-                message_id: None,
-                text: "the operation failed unexpectedly".into(),
-            }
-        })?
+    tokio::task::spawn_blocking(move || {
+        lower_priority();
+        f(&state)
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!("an operation's task failed: {e}");
+        OpError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "exception",
+            tx_type: None,
+            message_id: None,
+            text: "the operation failed unexpectedly".into(),
+        }
+    })?
 }
 
 pub(super) fn respond(r: Result<Value, OpError>) -> Response {
