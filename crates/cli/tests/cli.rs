@@ -207,7 +207,8 @@ fn corrupt_files_give_their_own_errors() {
     foreign[..4].copy_from_slice(b"PK\x03\x04");
     check(&foreign, "not a txmap edition file", "inspect");
     let mut future = bytes.clone();
-    future[8] = 2;
+    // Major version 2 (the u16 after the 8-byte magic), minor 0.
+    future[8..12].copy_from_slice(&[2, 0, 0, 0]);
     check(&future, "format 2.0 is not supported", "inspect");
 
     // One flipped byte in each section: `verify` names the section.

@@ -600,6 +600,33 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
         };
         let mut added = Vec::new();
+        // The reverse index holds the association refsets' members: use it
+        // when the edition has one and every chosen refset is indexed.
+        let indexed = ed.has_association_targets()
+            && refsets.iter().all(|&id| {
+                ed.refset(id)
+                    .is_none_or(|r| r.kind == RefsetKind::Association)
+            });
+        if indexed {
+            let mut chosen = refsets;
+            chosen.sort_unstable();
+            chosen.dedup();
+            self.tick(set.len())?;
+            for a in ed.associations_to_any(&set)? {
+                let (_, a) = a?;
+                self.tick(1)?;
+                if chosen.binary_search(&a.refset).is_err() {
+                    continue;
+                }
+                if let Some(o) = a.source_ordinal
+                    && !ed.is_active(o)?
+                {
+                    added.push(o);
+                }
+            }
+            return Ok(union(&set, &normalize(added)));
+        }
+        // Older files: scan the refsets, parsing each member's target.
         for id in refsets {
             let members = ed.members(id)?;
             self.tick(members.len() + 1)?;

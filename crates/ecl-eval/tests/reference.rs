@@ -864,6 +864,19 @@ fn evaluator_agrees_with_the_reference() {
     for (size, seed) in [(320, 1), (450, 2), (600, 3), (800, 4)] {
         let size = size.max(txmap_synth::min_concepts() + 100);
         let ed = synth(dir.path(), size, seed);
+        // History supplements read the reverse association index; files
+        // without it scan the association refsets. Both must agree.
+        assert!(ed.has_association_targets());
+        assert!(
+            (0..ed.concept_count()).any(|o| ed.associations_to(o).unwrap().len() > 0),
+            "seed {seed}: no associations to test history supplements with"
+        );
+        let old = without_section(
+            &ed,
+            txmap_store::SectionKind::AssociationTargets,
+            &dir.path().join(format!("old-{seed}.txmap")),
+        );
+        assert!(!old.has_association_targets());
         let reference = Reference::new(&ed);
         let pools = Pools::new(&ed, &reference);
         let mut g = Gen {
@@ -875,6 +888,8 @@ fn evaluator_agrees_with_the_reference() {
             let expected: Vec<u32> = reference.expr(&x).into_iter().collect();
             let got = evaluate(&ed, &x, &budget).unwrap();
             assert_eq!(got, expected, "seed {seed}: {x:#?}");
+            let scanned = evaluate(&old, &x, &budget).unwrap();
+            assert_eq!(scanned, expected, "seed {seed}, without index: {x:#?}");
             cases += 1;
             nonempty += usize::from(!got.is_empty());
             let mut sample: Vec<u32> = (0..4)

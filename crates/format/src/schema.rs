@@ -121,6 +121,12 @@ section_kinds! {
     /// UTF-8: per refset, its RF2 field pattern and column names, e.g.
     /// `c\tid\teffectiveTime\t...\ttargetComponentId`.
     RefsetSchemaHeap = 54,
+    /// `[AssociationTargetEntry]` sorted by (target concept ordinal, member
+    /// index): the members of association refsets whose first additional
+    /// field (`targetComponentId`) is a concept of the edition, read from
+    /// the target back to the source. Optional (format 1.1): without it,
+    /// readers scan the association refsets.
+    AssociationTargets = 55,
 
     /// `[U64]`: the concepts that one-byte codes in records stand for
     /// (description types, case significance, acceptability, characteristic
@@ -292,6 +298,24 @@ pub struct ComponentMemberEntry {
     pub member: U32,
 }
 
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct AssociationTargetEntry {
+    /// Ordinal of the association's target concept.
+    pub target: U32,
+    /// Index into `Members` of the association row; its referenced
+    /// component is the source.
+    pub member: U32,
+    /// Ordinal of the source, if it is a concept of the edition; else
+    /// [`NO_ORDINAL`] (a description, or a concept the release lacks).
+    pub source: U32,
+}
+
+/// "Not a concept of this edition" in ordinal fields that may hold none.
+pub const NO_ORDINAL: u32 = u32::MAX;
+
 /// What a refset is, as far as txmap treats refsets differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -385,6 +409,7 @@ mod tests {
         assert_eq!(size_of::<RefsetRecord>(), 32);
         assert_eq!(size_of::<MemberRecord>(), 16);
         assert_eq!(size_of::<ComponentMemberEntry>(), 12);
+        assert_eq!(size_of::<AssociationTargetEntry>(), 12);
     }
 
     #[test]

@@ -45,9 +45,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use txmap_format::schema::{
-    AcceptabilityRecord, ComponentMemberEntry, ConceptRecord, ConcreteRecord, DescriptionIdEntry,
-    DescriptionRecord, MemberRecord, NO_CODE, RefsetKind, RefsetRecord, RelationshipRecord,
-    concept_flags, description_flags,
+    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
+    RefsetKind, RefsetRecord, RelationshipRecord, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
 use txmap_rf2::kind::FileKind;
@@ -99,6 +99,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Members,
     SectionKind::MemberFieldHeap,
     SectionKind::ComponentMembers,
+    SectionKind::AssociationTargets,
     SectionKind::StatedIndex,
     SectionKind::Stated,
     SectionKind::WordFst,

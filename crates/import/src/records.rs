@@ -265,6 +265,18 @@ pub struct ComponentLink {
 }
 ordered_by!(ComponentLink, |r| (r.component, r.member));
 
+/// An association row read backwards: target and source ordinals.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct AssociationLink {
+    pub target: u32,
+    pub member: u32,
+    /// `NO_ORDINAL` if the source is not a concept here.
+    pub source: u32,
+    pub pad: u32,
+}
+ordered_by!(AssociationLink, |r| (r.target, r.member));
+
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct IdOrdinal {

@@ -5,8 +5,9 @@ use super::*;
 
 impl Importer<'_> {
     /// Every refset but the language refsets: `Refsets`, `Members`,
-    /// `MemberFieldHeap`, `ComponentMembers`, `RefsetSchemaHeap`; and the
-    /// module dependency rows that name the edition.
+    /// `MemberFieldHeap`, `ComponentMembers`, `RefsetSchemaHeap`,
+    /// `AssociationTargets`; and the module dependency rows that name the
+    /// edition.
     pub(super) fn refsets(&mut self) -> Result<(), ImportError> {
         let t = Instant::now();
         let kinds: Vec<FileKind> = [
@@ -91,6 +92,10 @@ impl Importer<'_> {
         let out = self.finish(out)?;
         let mut heap = self.stages.detached().ctx("staging refset members")?;
         let mut links = self.sorter::<ComponentLink>();
+        // (target ordinal, member index) of association rows whose target
+        // is a concept here.
+        let mut targets = self.sorter::<AssociationLink>();
+        let mut current: Option<(u64, bool)> = None;
         let mut refsets: Vec<RefsetRecord> = Vec::new();
         let mut schema_heap: Vec<u8> = Vec::new();
         let staged = self
@@ -120,6 +125,35 @@ impl Importer<'_> {
                     pad: 0,
                 })
                 .ctx("spilling refset members")?;
+            let is_association = match current {
+                Some((refset, is)) if refset == m.refset => is,
+                _ => {
+                    let is = self
+                        .refset_info
+                        .get(&m.refset)
+                        .is_some_and(|i| i.kind == RefsetKind::Association);
+                    current = Some((m.refset, is));
+                    is
+                }
+            };
+            if is_association
+                && let Some(target) =
+                    association_target(&buf).and_then(|t| self.concept_ids.binary_search(&t).ok())
+            {
+                // Ordinals fit in u32 (checked when concepts are read).
+                let source = self
+                    .concept_ids
+                    .binary_search(&m.component)
+                    .map_or(NO_ORDINAL, |o| o as u32);
+                targets
+                    .push(AssociationLink {
+                        target: target as u32,
+                        member: index,
+                        source,
+                        pad: 0,
+                    })
+                    .ctx("spilling association targets")?;
+            }
             match refsets.last_mut() {
                 Some(r) if r.refset.get() == m.refset => {
                     r.member_count = U32::new(r.member_count.get() + 1)
@@ -170,7 +204,24 @@ impl Importer<'_> {
                 })
                 .ctx("staging refset members")?;
         }
+        let targets = self.finish(targets)?;
+        let staged = self
+            .stages
+            .get(SectionKind::AssociationTargets)
+            .ctx("staging association targets")?;
+        for t in targets {
+            let t = t.ctx("reading sorted association targets")?;
+            staged
+                .record(&AssociationTargetEntry {
+                    target: U32::new(t.target),
+                    member: U32::new(t.member),
+                    source: U32::new(t.source),
+                })
+                .ctx("staging association targets")?;
+        }
+        let association_targets = staged.count;
         self.count("refsets", n_refsets);
+        self.count("association_targets", association_targets);
         self.count("refset_members", u64::from(index));
         self.done("refsets", t, rows);
         Ok(())
@@ -194,6 +245,16 @@ impl Importer<'_> {
             )
             .ctx("staging languages")
     }
+}
+
+/// The SCTID in an association row's first additional field
+/// (`targetComponentId`), if it is one.
+fn association_target(fields: &[u8]) -> Option<u64> {
+    let first = fields.split(|&b| b == b'\t').next()?;
+    if first.is_empty() || first.len() > 18 || !first.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(first).ok()?.parse().ok()
 }
 
 fn refset_kind(kind: FileKind) -> RefsetKind {

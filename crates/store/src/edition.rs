@@ -4,9 +4,9 @@ use std::fmt;
 use std::ops::Range;
 
 use txmap_format::schema::{
-    AcceptabilityRecord, ComponentMemberEntry, ConceptRecord, ConcreteRecord, DescriptionIdEntry,
-    DescriptionRecord, MemberRecord, NO_CODE, RefsetKind, RefsetRecord, RelationshipRecord,
-    concept_flags, description_flags,
+    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
+    RefsetKind, RefsetRecord, RelationshipRecord, concept_flags, description_flags,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, records};
 use zerocopy::little_endian::{U32, U64};
@@ -15,14 +15,15 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 use crate::StoreError;
 use crate::sctid;
 use crate::types::{
-    Association, Concept, ConcreteValue, Description, Identity, Link, Member, Ordinals, RefsetInfo,
-    Relationship, SectionInfo, Status,
+    Association, AssociationSource, Concept, ConcreteValue, Description, Identity, Link, Member,
+    Ordinals, RefsetInfo, Relationship, SectionInfo, Status,
 };
 
 use SectionKind::*;
 
 /// Sections every edition has. The others (stated relationships, concrete
-/// values, inbound relationships) may be absent and then read as empty.
+/// values, inbound relationships, association targets) may be absent and
+/// then read as empty.
 const REQUIRED: &[SectionKind] = &[
     ConceptIds,
     Concepts,
@@ -226,6 +227,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ),
             ));
         }
+        let _: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
         let _: &[U32] = self.recs(WordPostingsIndex)?;
         let _: &[U32] = self.recs(WordPostings)?;
         self.concept_count = n;
@@ -589,6 +591,17 @@ impl<B: AsRef<[u8]>> Edition<B> {
             Some(o) => self.concept_at(o).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// Whether the concept is active: [`concept_at`](Self::concept_at)`.active`
+    /// reading only its record, for callers that test many concepts.
+    pub fn is_active(&self, ordinal: u32) -> Result<bool, StoreError> {
+        self.check_concept(ordinal)?;
+        let records: &[ConceptRecord] = self.recs(Concepts)?;
+        records
+            .get(ordinal as usize)
+            .map(|r| r.flags & concept_flags::ACTIVE != 0)
+            .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))
     }
 
     pub fn concept_at(&self, ordinal: u32) -> Result<Concept, StoreError> {
@@ -1061,6 +1074,117 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(out)
     }
 
+    /// Whether the edition has the `AssociationTargets` index that
+    /// [`associations_to`](Self::associations_to) reads. Files written
+    /// before format 1.1 lack it; callers then scan the association refsets
+    /// ([`members`](Self::members)).
+    pub fn has_association_targets(&self) -> bool {
+        self.present(AssociationTargets)
+    }
+
+    /// The historical associations whose target is concept `target` (an
+    /// ordinal): for each, the association refset and the source component
+    /// (an SCTID: usually an inactive concept, possibly a description).
+    /// Ordered by member, hence by (refset, source). Two binary searches
+    /// over the index, then the matching entries read in place.
+    ///
+    /// Empty if the edition has no `AssociationTargets` section: check
+    /// [`has_association_targets`](Self::has_association_targets) first.
+    pub fn associations_to(
+        &self,
+        target: u32,
+    ) -> Result<impl ExactSizeIterator<Item = AssociationSource> + '_, StoreError> {
+        self.check_concept(target)?;
+        let entries: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
+        let members: &[MemberRecord] = self.recs(Members)?;
+        let first = entries.partition_point(|e| e.target.get() < target);
+        let rest = entries.get(first..).unwrap_or_default();
+        let run = &rest[..rest.partition_point(|e| e.target.get() == target)];
+        // Check the run up front, so the iterator has nothing to report.
+        for e in run {
+            let i = e.member.get() as usize;
+            if members.get(i).is_none()
+                || !self
+                    .refset_of_member(i)
+                    .is_some_and(|r| r.kind == RefsetKind::Association)
+            {
+                return Err(StoreError::corrupt(
+                    AssociationTargets,
+                    format!(
+                        "entry for concept {target} points at member {i}, \
+                         not a member of an association refset"
+                    ),
+                ));
+            }
+        }
+        Ok(run.iter().map(move |e| {
+            let i = e.member.get() as usize;
+            AssociationSource {
+                refset: self.refset_of_member(i).map_or(0, |r| r.id),
+                source: members.get(i).map_or(0, |m| m.component.get()),
+                source_ordinal: source_ordinal(e),
+            }
+        }))
+    }
+
+    /// [`associations_to`](Self::associations_to) for every concept of
+    /// `targets` (ordinals, ascending): `(target, association)` pairs in
+    /// (target, member) order. A merge of `targets` with the index that
+    /// gallops over whichever side is behind, so it costs
+    /// O(min(t, e) · log(max(t, e) / min(t, e))) for `t` targets and `e`
+    /// index entries: a binary search per target when there are few, one
+    /// pass when there are many. Unsorted `targets` give missed answers,
+    /// never a panic.
+    ///
+    /// Empty if the edition has no `AssociationTargets` section: check
+    /// [`has_association_targets`](Self::has_association_targets) first.
+    pub fn associations_to_any<'s>(
+        &'s self,
+        targets: &'s [u32],
+    ) -> Result<impl Iterator<Item = Result<(u32, AssociationSource), StoreError>> + 's, StoreError>
+    {
+        let entries: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
+        let members: &[MemberRecord] = self.recs(Members)?;
+        let (mut i, mut j) = (0usize, 0usize);
+        Ok(std::iter::from_fn(move || {
+            loop {
+                let e = entries.get(i)?;
+                let want = *targets.get(j)?;
+                let t = e.target.get();
+                if t < want {
+                    i += gallop(entries.get(i..).unwrap_or_default(), |e| {
+                        e.target.get() < want
+                    });
+                } else if t > want {
+                    j += gallop(targets.get(j..).unwrap_or_default(), |&x| x < t);
+                } else {
+                    i += 1;
+                    let m = e.member.get() as usize;
+                    let refset = self
+                        .refset_of_member(m)
+                        .filter(|r| r.kind == RefsetKind::Association);
+                    return Some(match (refset, members.get(m)) {
+                        (Some(r), Some(rec)) => Ok((
+                            t,
+                            AssociationSource {
+                                refset: r.id,
+                                source: rec.component.get(),
+                                source_ordinal: source_ordinal(e),
+                            },
+                        )),
+                        _ => Err(StoreError::corrupt(
+                            AssociationTargets,
+                            format!(
+                                "entry for concept {t} points at member {m}, \
+                                 not a member of an association refset"
+                            ),
+                        )),
+                    });
+                }
+            }
+        }))
+    }
+
     /// Historical associations from `concept` (a concept SCTID), from the
     /// association refsets.
     pub fn associations(&self, concept: u64) -> Result<Vec<Association>, StoreError> {
@@ -1100,6 +1224,31 @@ impl<B: AsRef<[u8]>> Edition<B> {
             });
         }
         Ok(out)
+    }
+}
+
+/// How many leading elements of `s` satisfy `below` (a prefix, as in
+/// `partition_point`), found by exponential then binary search: O(log k)
+/// for an answer `k`, however long `s` is.
+fn source_ordinal(e: &AssociationTargetEntry) -> Option<u32> {
+    Some(e.source.get()).filter(|&o| o != NO_ORDINAL)
+}
+
+pub(crate) fn gallop<T>(s: &[T], below: impl Fn(&T) -> bool) -> usize {
+    let mut lo = 0; // s[..lo] are all below
+    let mut step = 1usize;
+    loop {
+        let probe = lo + step - 1;
+        match s.get(probe) {
+            Some(x) if below(x) => {
+                lo = probe + 1;
+                step = step.saturating_mul(2);
+            }
+            _ => {
+                let end = probe.min(s.len());
+                return lo + s.get(lo..end).map_or(0, |w| w.partition_point(&below));
+            }
+        }
     }
 }
 

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use txmap_format::schema::{
-    AcceptabilityRecord, ComponentMemberEntry, ConceptRecord, ConcreteRecord, DescriptionIdEntry,
-    DescriptionRecord, MemberRecord, NO_CODE, RefsetKind, RefsetRecord, RelationshipRecord,
-    concept_flags, description_flags,
+    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
+    RefsetKind, RefsetRecord, RelationshipRecord, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind};
 use txmap_text::TermIndexBuilder;
@@ -99,6 +99,8 @@ pub struct TestEdition {
     pub with_stated: bool,
     pub with_inbound: bool,
     pub with_concrete: bool,
+    /// Write `AssociationTargets` (files before format 1.1 lack it).
+    pub with_association_targets: bool,
 }
 
 fn concept(id: u64, parents: &[u64]) -> TestConcept {
@@ -379,6 +381,7 @@ impl TestEdition {
             with_stated: true,
             with_inbound: true,
             with_concrete: true,
+            with_association_targets: true,
         }
     }
 
@@ -631,6 +634,7 @@ impl TestEdition {
         refsets.sort_by_key(|r| r.id);
         let (mut refset_recs, mut members, mut schema_heap, mut field_heap) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut targets: Vec<AssociationTargetEntry> = Vec::new();
         for r in refsets {
             let mut schema = format!(
                 "{}\tid\teffectiveTime\tactive\tmoduleId\trefsetId\treferencedComponentId",
@@ -653,6 +657,16 @@ impl TestEdition {
             let mut ms = r.members.clone();
             ms.sort();
             for (component, fields) in ms {
+                let target = fields.split('\t').next().and_then(|t| t.parse().ok());
+                if r.kind == RefsetKind::Association
+                    && let Some(&target) = target.and_then(|t: u64| ord.get(&t))
+                {
+                    targets.push(AssociationTargetEntry {
+                        target: U32::new(target),
+                        member: U32::new(members.len() as u32),
+                        source: U32::new(ord.get(&component).copied().unwrap_or(NO_ORDINAL)),
+                    });
+                }
                 members.push(MemberRecord {
                     component: U64::new(component),
                     fields_offset: U32::new(field_heap.len() as u32),
@@ -679,6 +693,14 @@ impl TestEdition {
             by_component.len(),
         );
         add(RefsetSchemaHeap, schema_heap.clone(), schema_heap.len());
+        if self.with_association_targets {
+            targets.sort_by_key(|e| (e.target.get(), e.member.get()));
+            add(
+                AssociationTargets,
+                targets.as_bytes().to_vec(),
+                targets.len(),
+            );
+        }
 
         let codes: Vec<U64> = self.codes.iter().map(|&c| U64::new(c)).collect();
         add(Codes, codes.as_bytes().to_vec(), codes.len());

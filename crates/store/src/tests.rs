@@ -416,6 +416,192 @@ fn refsets_and_members() {
     );
     assert!(e.associations(MI).unwrap().is_empty());
     assert!(e.associations(HEART).unwrap().is_empty());
+
+    assert!(e.has_association_targets());
+    assert_eq!(
+        e.associations_to(ord(&e, MI)).unwrap().collect::<Vec<_>>(),
+        vec![AssociationSource {
+            refset: SAME_AS,
+            source: OLD_MI,
+            source_ordinal: Some(ord(&e, OLD_MI)),
+        }]
+    );
+    assert_eq!(e.associations_to(ord(&e, HEART)).unwrap().len(), 0);
+    assert_eq!(e.associations_to(ord(&e, OLD_MI)).unwrap().len(), 0);
+    assert!(matches!(
+        e.associations_to(e.concept_count()),
+        Err(StoreError::OutOfRange { .. })
+    ));
+}
+
+const REPLACED_BY: u64 = 900000000000526001;
+const WAS_A: u64 = 900000000000528000;
+
+/// The tiny edition with more associations: several per target, from
+/// concepts and a description, to concepts and to what is not a concept.
+fn with_associations() -> TestEdition {
+    let mut t = TestEdition::tiny();
+    t.refsets.push(TestRefset {
+        id: REPLACED_BY,
+        kind: RefsetKind::Association,
+        pattern: "c",
+        extra_columns: vec!["targetComponentId"],
+        members: vec![
+            (OLD_MI, "22298006"),
+            (ARRHYTHMIA, "22298006"),
+            (MI_INACTIVE, "22298006"),
+            (OLD_MI, "80891009"),
+            // Not concepts of the edition: not indexed.
+            (HEART, "999999999"),
+            (BODY, ""),
+        ],
+    });
+    t.refsets.push(TestRefset {
+        id: WAS_A,
+        kind: RefsetKind::Association,
+        pattern: "c",
+        extra_columns: vec!["targetComponentId"],
+        members: vec![(OLD_MI, "64572001"), (OLD_MI, "22298006")],
+    });
+    t
+}
+
+#[test]
+fn associations_to_reads_the_reverse_index() {
+    let e = Edition::open(with_associations().write()).unwrap();
+    let to = |id: u64| -> Vec<(u64, u64)> {
+        e.associations_to(ord(&e, id))
+            .unwrap()
+            .map(|a| (a.refset, a.source))
+            .collect()
+    };
+    assert_eq!(
+        to(MI),
+        // By member: by refset SCTID, then by source.
+        vec![
+            (REPLACED_BY, OLD_MI),
+            (REPLACED_BY, ARRHYTHMIA),
+            (REPLACED_BY, MI_INACTIVE),
+            (SAME_AS, OLD_MI),
+            (WAS_A, OLD_MI),
+        ]
+    );
+    assert_eq!(to(HEART), vec![(REPLACED_BY, OLD_MI)]);
+    assert_eq!(to(DISEASE), vec![(WAS_A, OLD_MI)]);
+    assert!(to(ROOT).is_empty());
+
+    // The same associations as reading every component forwards.
+    let mut forward: Vec<(u64, u64, u64)> = Vec::new();
+    for r in e.refsets().filter(|r| r.kind == RefsetKind::Association) {
+        for m in e.members(r.id).unwrap() {
+            if let Some(target) = m.field(0).and_then(|t| t.parse().ok())
+                && e.concept(target).unwrap().is_some()
+            {
+                forward.push((target, m.refset, m.component));
+            }
+        }
+    }
+    let mut backward: Vec<(u64, u64, u64)> = Vec::new();
+    for o in 0..e.concept_count() {
+        for a in e.associations_to(o).unwrap() {
+            // The source's ordinal, when it is a concept.
+            assert_eq!(a.source_ordinal, e.ordinal(a.source), "{a:?}");
+        }
+        let target = e.sctid(o).unwrap();
+        backward.extend(
+            e.associations_to(o)
+                .unwrap()
+                .map(|a| (target, a.refset, a.source)),
+        );
+    }
+    forward.sort();
+    backward.sort();
+    assert_eq!(forward, backward);
+
+    // Many targets at once: the same as one at a time, for every subset
+    // pattern (all, none, every k-th, just the ends).
+    let n = e.concept_count();
+    let mut subsets: Vec<Vec<u32>> = vec![(0..n).collect(), Vec::new(), vec![0, n - 1]];
+    for k in 1..=n {
+        subsets.push((0..n).step_by(k as usize).collect());
+        subsets.push((0..n).filter(|o| o % k != 0).collect());
+    }
+    for targets in subsets {
+        let one_by_one: Vec<(u32, AssociationSource)> = targets
+            .iter()
+            .flat_map(|&t| e.associations_to(t).unwrap().map(move |a| (t, a)))
+            .collect();
+        let merged: Vec<(u32, AssociationSource)> = e
+            .associations_to_any(&targets)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(merged, one_by_one, "{targets:?}");
+    }
+    // Out-of-range and unsorted targets are not errors.
+    assert_eq!(e.associations_to_any(&[u32::MAX]).unwrap().count(), 0);
+    assert!(
+        e.associations_to_any(&[n, ord(&e, MI), 0])
+            .unwrap()
+            .all(|a| a.is_ok())
+    );
+}
+
+#[test]
+fn gallop_finds_the_partition_point() {
+    for len in 0..70usize {
+        let s: Vec<usize> = (0..len).collect();
+        for k in 0..=len + 1 {
+            assert_eq!(
+                super::edition::gallop(&s, |&x| x < k),
+                s.partition_point(|&x| x < k),
+                "len {len}, k {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn editions_without_association_targets_open() {
+    let mut t = with_associations();
+    t.with_association_targets = false;
+    let e = Edition::open(t.write()).unwrap();
+    assert!(!e.has_association_targets());
+    for o in 0..e.concept_count() {
+        assert_eq!(e.associations_to(o).unwrap().len(), 0);
+    }
+    let all: Vec<u32> = (0..e.concept_count()).collect();
+    assert_eq!(e.associations_to_any(&all).unwrap().count(), 0);
+    assert_eq!(e.associations(OLD_MI).unwrap().len(), 5);
+}
+
+#[test]
+fn corrupt_association_targets_are_errors() {
+    use SectionKind::*;
+    // An entry pointing past the members.
+    let bytes = with_section(AssociationTargets, |b| {
+        b[4..8].copy_from_slice(&1000u32.to_le_bytes())
+    });
+    let e = Edition::open(bytes).unwrap();
+    let err = e.associations_to(ord(&e, MI)).err().unwrap();
+    assert!(err.to_string().contains("AssociationTargets"), "{err}");
+    let all: Vec<u32> = (0..e.concept_count()).collect();
+    assert!(e.associations_to_any(&all).unwrap().any(|a| a.is_err()));
+    // An entry pointing at a member of a refset that is not an association.
+    let bytes = with_section(AssociationTargets, |b| {
+        b[4..8].copy_from_slice(&0u32.to_le_bytes())
+    });
+    let e = Edition::open(bytes).unwrap();
+    assert!(matches!(
+        e.associations_to(ord(&e, MI)),
+        Err(StoreError::Corrupt {
+            section: AssociationTargets,
+            ..
+        })
+    ));
+    // A torn record is caught on open.
+    let bytes = with_section(AssociationTargets, |b| b.truncate(b.len() - 1));
+    assert!(Edition::open(bytes).is_err());
 }
 
 #[test]
@@ -760,6 +946,14 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
             let _ = e.concept(id);
             let _ = e.component_refsets(id);
             let _ = e.associations(id);
+        }
+        if let Ok(sources) = e.associations_to_any(&[0, o, o.saturating_add(1)]) {
+            sources.for_each(drop);
+        }
+        if let Ok(sources) = e.associations_to(o) {
+            for a in sources {
+                let _ = e.concept(a.source);
+            }
         }
     }
     for d in 0..e.description_count().saturating_add(2) {

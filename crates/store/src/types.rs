@@ -190,6 +190,18 @@ pub struct Association {
     pub target: u64,
 }
 
+/// A historical association read backwards, from its target: `source` (a
+/// component SCTID, usually an inactive concept) is replaced by, the same
+/// as, ... the target, according to `refset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AssociationSource {
+    pub refset: u64,
+    pub source: u64,
+    /// The source's ordinal, if it is a concept of the edition (as stored:
+    /// a damaged file may give one out of range, which accessors report).
+    pub source_ordinal: Option<u32>,
+}
+
 /// A sorted list of concept ordinals viewed in place (parents, children,
 /// ancestors, descendants). Ordinals come from the file: a damaged file may
 /// hold values `>= concept_count`, which [`sctid`](crate::Edition::sctid)

@@ -31,6 +31,22 @@ fn import(sources: Vec<PathBuf>, file: &Path) -> Ed {
     Edition::open(std::fs::read(file).unwrap()).unwrap()
 }
 
+/// A copy of `ed` without the `kind` section, as an edition file written
+/// before that section existed would be.
+pub fn without_section(ed: &Ed, kind: txmap_store::SectionKind, file: &Path) -> Ed {
+    let c = txmap_format::Container::open(ed.bytes()).unwrap();
+    let mut w = txmap_format::FileWriter::create(file).unwrap();
+    for e in c.entries() {
+        let k = txmap_store::SectionKind::from_code(e.kind.get()).unwrap();
+        if k != kind {
+            w.add_section(k, c.section(k).unwrap(), e.count.get())
+                .unwrap();
+        }
+    }
+    w.finish(c.metadata()).unwrap();
+    Edition::open(std::fs::read(file).unwrap()).unwrap()
+}
+
 /// The HL7 SNOMED CT test edition, imported into `dir`, if its RF2 is on
 /// this machine.
 pub fn hl7(dir: &Path) -> Option<Ed> {
