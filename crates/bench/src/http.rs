@@ -46,8 +46,8 @@ impl Default for HttpOptions {
 /// A server's address, from `http://host:port`.
 #[derive(Clone, Debug)]
 pub struct Target {
-    host: String,
-    addr: std::net::SocketAddr,
+    pub(crate) host: String,
+    pub(crate) addr: std::net::SocketAddr,
 }
 
 impl Target {
@@ -194,7 +194,7 @@ fn client(
 }
 
 /// One keep-alive connection and its read buffer.
-struct Conn {
+pub(crate) struct Conn {
     stream: TcpStream,
     buf: Vec<u8>,
     /// Unread bytes are `buf[pos..len]`.
@@ -207,7 +207,7 @@ fn bad(msg: &str) -> io::Error {
 }
 
 impl Conn {
-    fn open(addr: std::net::SocketAddr) -> io::Result<Conn> {
+    pub(crate) fn open(addr: std::net::SocketAddr) -> io::Result<Conn> {
         let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(60)))?;
@@ -221,7 +221,7 @@ impl Conn {
 
     /// Sends a request and reads the whole response: its status, and
     /// whether the connection stays open.
-    fn call(&mut self, request: &[u8]) -> io::Result<(u16, bool)> {
+    pub(crate) fn call(&mut self, request: &[u8]) -> io::Result<(u16, bool)> {
         self.stream.write_all(request)?;
         // Status line.
         let (s, e) = self.line()?;

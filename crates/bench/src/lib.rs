@@ -30,17 +30,25 @@
 //! filtered), `$validate-code` in and out of it, `$lookup`, with the first
 //! call (which parses the packaged resources) reported apart (issue 7).
 //!
-//! This crate is the seed of a fuller load generator (a traffic corpus,
-//! more workloads, several processes); it is not a core crate and may use
-//! the server's stack (tokio, axum, tower).
+//! [`corpus`] draws a traffic corpus from one or more editions — a
+//! realistic mix of operations, hot editions, Zipf-skewed concepts, or one
+//! tx-benchmark shape — saved one request per line, and [`load`] replays
+//! it over C keep-alive connections for a time or one pass, reporting per
+//! operation and overall (issue 8).
+//!
+//! This crate is the seed of a fuller load generator (several processes,
+//! memory over time); it is not a core crate and may use the server's
+//! stack (tokio, axum, tower).
 
 // `unsafe` is denied (a workspace lint) everywhere but `scan::map`, where
 // the scan benchmark maps its own test file.
 #![deny(unsafe_code)]
 
+pub mod corpus;
 pub mod ecl;
 pub mod handlers;
 pub mod http;
+pub mod load;
 pub mod pools;
 pub mod report;
 #[cfg(target_os = "linux")]

@@ -10,6 +10,11 @@
 //! `v3-ActCode` of `hl7.terminology.r4`) in process: `$expand`,
 //! `$validate-code` and `$lookup`, first calls apart (issue 7).
 //!
+//! `corpus` draws a traffic corpus (JSON Lines) from one or more editions
+//! with a realistic mix and skew, or one tx-benchmark shape (`--workload`);
+//! `load` replays it against a running server over C keep-alive
+//! connections, for a time or one pass, per operation and overall (issue 8).
+//!
 //! `scan` (Linux) times a newline scan of a large file by `read()` and four
 //! kinds of mmap, cold and warm, each run in a fresh child: this binary
 //! again, as the hidden `scan-child`.
@@ -35,6 +40,10 @@ pub enum BenchCommand {
     /// Time ECL evaluation over a corpus of expressions, each under the
     /// server's budget.
     Ecl(EclArgs),
+    /// Draw a traffic corpus (one request per line) from editions.
+    Corpus(CorpusArgs),
+    /// Replay a traffic corpus against a running server.
+    Load(LoadArgs),
     /// Time $expand, $validate-code and $lookup of one large value set of
     /// a FHIR package, in process; first (parsing) calls apart.
     Tho(ThoArgs),
@@ -168,6 +177,128 @@ pub struct HttpArgs {
     out: PathBuf,
 }
 
+#[derive(Debug, Args)]
+pub struct CorpusArgs {
+    /// An edition file (repeatable). The first is the default edition
+    /// (unversioned calls); with several, the first two take 97% of calls.
+    #[arg(long, value_name = "FILE", required = true)]
+    edition: Vec<PathBuf>,
+    /// Requests to draw.
+    #[arg(long, default_value_t = 100_000)]
+    calls: usize,
+    /// Seed of every draw.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Only this tx-benchmark shape instead of the realistic mix: LK01,
+    /// LK05, VC01, VC03, VCCS, SS01, EX01, EX03, EX05, EX08, CM01.
+    #[arg(long, value_parser = parse_shape)]
+    workload: Option<txmap_bench::corpus::Shape>,
+    /// Write the corpus (JSON Lines) here.
+    #[arg(long, value_name = "FILE.jsonl")]
+    out: PathBuf,
+}
+
+fn parse_shape(s: &str) -> Result<txmap_bench::corpus::Shape, String> {
+    use txmap_bench::corpus::Shape;
+    Shape::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Shape::ALL.iter().map(|o| o.name()).collect();
+        format!("unknown workload {s:?}; one of {}", names.join(", "))
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The server's root URL: http://127.0.0.1:PORT.
+    #[arg(long, value_name = "URL")]
+    server: String,
+    /// The corpus, as `txmap bench corpus` writes it.
+    #[arg(long, value_name = "FILE.jsonl")]
+    corpus: PathBuf,
+    /// Concurrent keep-alive connections; a list runs one replay each.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    connections: Vec<usize>,
+    /// Seconds of measured calls per replay.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Seconds of uncounted calls before that.
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// One pass over the corpus instead (every call counted, no warm-up).
+    #[arg(long)]
+    once: bool,
+    /// Write the JSON results here.
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+fn run_corpus(a: CorpusArgs) -> Result<()> {
+    let mut editions = Vec::new();
+    for file in &a.edition {
+        let ctx = || file.display().to_string();
+        let loaded = txmap_load::load(file, LoadMode::Mmap).with_context(ctx)?;
+        let edition = Edition::open(loaded.bytes).with_context(ctx)?;
+        eprintln!("{}: {}", file.display(), edition.identity().version_uri);
+        editions.push(edition);
+    }
+    let refs: Vec<_> = editions.iter().collect();
+    let requests = txmap_bench::corpus::generate(&refs, a.calls, a.seed, a.workload)?;
+    std::fs::write(&a.out, txmap_bench::corpus::to_jsonl(&requests))
+        .with_context(|| format!("{}: writing", a.out.display()))?;
+    let mut by_op = std::collections::BTreeMap::<&str, usize>::new();
+    let mut by_edition = std::collections::BTreeMap::<&str, usize>::new();
+    for r in &requests {
+        *by_op.entry(&r.op).or_default() += 1;
+        *by_edition
+            .entry(r.edition.as_deref().unwrap_or("(unversioned)"))
+            .or_default() += 1;
+    }
+    eprintln!("{} requests to {}", requests.len(), a.out.display());
+    for (k, v) in by_op.iter().chain(by_edition.iter()) {
+        eprintln!("  {k}: {v}");
+    }
+    Ok(())
+}
+
+fn run_load(a: LoadArgs) -> Result<()> {
+    use txmap_bench::load::{self, LoadOptions};
+    let target = Target::parse(&a.server)?;
+    let text = std::fs::read_to_string(&a.corpus)
+        .with_context(|| format!("{}: reading", a.corpus.display()))?;
+    let corpus =
+        txmap_bench::corpus::from_jsonl(&text).with_context(|| a.corpus.display().to_string())?;
+    let duration = if a.once {
+        None
+    } else {
+        let d = seconds(a.seconds, "seconds")?;
+        if d.is_zero() {
+            bail!("--seconds must be more than 0");
+        }
+        Some(d)
+    };
+    let mut reports = Vec::new();
+    for &c in &a.connections {
+        eprintln!(
+            "{} requests, {c} connection(s), {}",
+            corpus.len(),
+            match duration {
+                Some(d) => format!("{d:?}"),
+                None => "one pass".to_owned(),
+            }
+        );
+        let options = LoadOptions {
+            connections: c,
+            warmup: seconds(a.warmup, "warmup")?,
+            duration,
+        };
+        reports.push(load::run(&target, &corpus, &options)?);
+    }
+    let json = serde_json::Value::Array(reports.iter().map(|r| r.to_json()).collect());
+    std::fs::write(&a.out, serde_json::to_string_pretty(&json)? + "\n")
+        .with_context(|| format!("{}: writing", a.out.display()))?;
+    print!("{}", load::markdown(&reports));
+    Ok(())
+}
+
 fn parse_op(s: &str) -> Result<Op, String> {
     Op::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
@@ -184,6 +315,8 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Handlers(a) => run_handlers(a),
         BenchCommand::Http(a) => run_http(a),
         BenchCommand::Ecl(a) => run_ecl(a),
+        BenchCommand::Corpus(a) => run_corpus(a),
+        BenchCommand::Load(a) => run_load(a),
         BenchCommand::Tho(a) => run_tho(a),
         #[cfg(target_os = "linux")]
         BenchCommand::Scan(a) => run_scan(a),

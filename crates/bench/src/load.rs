@@ -1,0 +1,407 @@
+//! Replays a traffic corpus ([`crate::corpus`]) against a server (issue 8).
+//!
+//! C threads, each with one keep-alive HTTP/1.1 connection (the client of
+//! [`crate::http`]), send the corpus's requests in a closed loop: either
+//! for a fixed time after a warm-up, each thread cycling through the corpus
+//! from its own place in it, or for exactly one pass, the threads taking
+//! the next request in corpus order from a shared counter. Every counted
+//! call's latency and status is kept; the report gives calls/s, exact
+//! percentiles and errors by status per operation (the corpus's `op`) and
+//! overall.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::BenchError;
+use crate::corpus::Request;
+use crate::http::{Conn, Target};
+use crate::report::percentile;
+
+/// How long, and how many connections.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    pub connections: usize,
+    /// Uncounted calls first (time mode only).
+    pub warmup: Duration,
+    /// Measured time; `None`: one pass over the corpus, every call counted.
+    pub duration: Option<Duration>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            connections: 1,
+            warmup: Duration::from_secs(1),
+            duration: Some(Duration::from_secs(10)),
+        }
+    }
+}
+
+/// One operation's (or all operations') numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub op: String,
+    pub calls: u64,
+    pub errors: u64,
+    /// Non-200 answers by status, `io` when there was no answer.
+    pub errors_by_status: BTreeMap<String, u64>,
+    pub calls_per_s: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl Row {
+    fn new(op: String, mut ns: Vec<u64>, errors_by_status: BTreeMap<String, u64>, s: f64) -> Row {
+        ns.sort_unstable();
+        let us = |x: u64| x as f64 / 1e3;
+        let at = |p: f64| us(percentile(&ns, p));
+        Row {
+            op,
+            calls: ns.len() as u64,
+            errors: errors_by_status.values().sum(),
+            errors_by_status,
+            calls_per_s: if s > 0.0 { ns.len() as f64 / s } else { 0.0 },
+            mean_us: if ns.is_empty() {
+                0.0
+            } else {
+                ns.iter().sum::<u64>() as f64 / ns.len() as f64 / 1e3
+            },
+            p50_us: at(0.5),
+            p90_us: at(0.9),
+            p99_us: at(0.99),
+            p999_us: at(0.999),
+            max_us: us(ns.last().copied().unwrap_or(0)),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let r = |x: f64| (x * 100.0).round() / 100.0;
+        json!({
+            "op": self.op,
+            "calls": self.calls,
+            "errors": self.errors,
+            "errors_by_status": self.errors_by_status,
+            "calls_per_s": r(self.calls_per_s),
+            "mean_us": r(self.mean_us),
+            "p50_us": r(self.p50_us),
+            "p90_us": r(self.p90_us),
+            "p99_us": r(self.p99_us),
+            "p999_us": r(self.p999_us),
+            "max_us": r(self.max_us),
+        })
+    }
+
+    /// Answers 500 and up.
+    pub fn server_errors(&self) -> u64 {
+        self.errors_by_status
+            .iter()
+            .filter(|(k, _)| k.starts_with('5'))
+            .map(|(_, v)| v)
+            .sum()
+    }
+}
+
+/// One replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadReport {
+    pub connections: usize,
+    /// `time` or `pass`.
+    pub mode: &'static str,
+    pub seconds: f64,
+    pub corpus_len: usize,
+    /// Every operation, by name.
+    pub ops: Vec<Row>,
+    /// All calls.
+    pub overall: Row,
+}
+
+impl LoadReport {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "connections": self.connections,
+            "mode": self.mode,
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+            "corpus_requests": self.corpus_len,
+            "overall": self.overall.to_json(),
+            "ops": self.ops.iter().map(Row::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Reports as a Markdown table: every operation, then all, per run.
+pub fn markdown(reports: &[LoadReport]) -> String {
+    let mut out = String::from(
+        "| op | conns | calls | calls/s | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs | errors |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for r in reports {
+        for row in r.ops.iter().chain(std::iter::once(&r.overall)) {
+            let errors = if row.errors == 0 {
+                "0".to_owned()
+            } else {
+                let by: Vec<String> = row
+                    .errors_by_status
+                    .iter()
+                    .map(|(k, v)| format!("{v}×{k}"))
+                    .collect();
+                by.join(" ")
+            };
+            let op = if row.op == "all" {
+                "**all**".to_owned()
+            } else {
+                let d = crate::corpus::Shape::from_name(&row.op)
+                    .map(|s| format!(" {}", s.describe()))
+                    .unwrap_or_default();
+                format!("{}{d}", row.op)
+            };
+            let _ = writeln!(
+                out,
+                "| {op} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {errors} |",
+                r.connections,
+                row.calls,
+                row.calls_per_s,
+                row.p50_us,
+                row.p90_us,
+                row.p99_us,
+                row.p999_us,
+                row.max_us,
+            );
+        }
+    }
+    out
+}
+
+/// A call: the request's index in the corpus, its latency, its status
+/// (0: no answer).
+type Call = (u32, u64, u16);
+
+/// Replays `corpus` against `target`.
+pub fn run(
+    target: &Target,
+    corpus: &[Request],
+    options: &LoadOptions,
+) -> Result<LoadReport, BenchError> {
+    if corpus.is_empty() {
+        return Err(BenchError::new("the corpus is empty"));
+    }
+    Conn::open(target.addr).map_err(|e| BenchError::new(format!("http://{}: {e}", target.host)))?;
+    let wire: Arc<Vec<Vec<u8>>> = Arc::new(corpus.iter().map(|r| wire(r, &target.host)).collect());
+    let connections = options.connections.max(1);
+    let start = Instant::now();
+    let (measure_from, end) = match options.duration {
+        Some(d) => (start + options.warmup, Some(start + options.warmup + d)),
+        None => (start, None),
+    };
+    let next = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..connections)
+        .map(|t| {
+            let wire = wire.clone();
+            let next = next.clone();
+            let addr = target.addr;
+            let first = t * wire.len() / connections;
+            std::thread::spawn(move || match end {
+                Some(end) => client(addr, &wire, Some(first), &next, measure_from, Some(end)),
+                None => client(addr, &wire, None, &next, measure_from, None),
+            })
+        })
+        .collect();
+    let mut calls: Vec<Call> = Vec::new();
+    for t in threads {
+        calls.extend(
+            t.join()
+                .map_err(|_| BenchError::new("a client thread panicked"))?,
+        );
+    }
+    let seconds = match options.duration {
+        Some(d) => d.as_secs_f64(),
+        None => start.elapsed().as_secs_f64(),
+    };
+    Ok(summarise(corpus, &calls, connections, options, seconds))
+}
+
+fn summarise(
+    corpus: &[Request],
+    calls: &[Call],
+    connections: usize,
+    options: &LoadOptions,
+    seconds: f64,
+) -> LoadReport {
+    type Acc = (Vec<u64>, BTreeMap<String, u64>);
+    let mut by_op: BTreeMap<&str, Acc> = BTreeMap::new();
+    let mut all: Acc = Default::default();
+    for &(i, ns, status) in calls {
+        let op = corpus[i as usize].op.as_str();
+        let acc = by_op.entry(op).or_default();
+        acc.0.push(ns);
+        all.0.push(ns);
+        if status != 200 {
+            let key = if status == 0 {
+                "io".to_owned()
+            } else {
+                status.to_string()
+            };
+            *acc.1.entry(key.clone()).or_insert(0) += 1;
+            *all.1.entry(key).or_insert(0) += 1;
+        }
+    }
+    LoadReport {
+        connections,
+        mode: if options.duration.is_some() {
+            "time"
+        } else {
+            "pass"
+        },
+        seconds,
+        corpus_len: corpus.len(),
+        ops: by_op
+            .into_iter()
+            .map(|(op, (ns, e))| Row::new(op.to_owned(), ns, e, seconds))
+            .collect(),
+        overall: Row::new("all".to_owned(), all.0, all.1, seconds),
+    }
+}
+
+/// The request's bytes on the wire.
+fn wire(r: &Request, host: &str) -> Vec<u8> {
+    let mut head = format!(
+        "{} {} HTTP/1.1\r\nHost: {host}\r\nAccept: application/fhir+json\r\nConnection: keep-alive\r\n",
+        r.method, r.path
+    );
+    let body = r.body.as_deref().unwrap_or("");
+    if r.body.is_some() || r.method != "GET" {
+        let _ = write!(
+            head,
+            "Content-Type: application/fhir+json\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+    }
+    head.push_str("\r\n");
+    let mut out = head.into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+/// One connection's loop. With `end`, cycles from `first` until then,
+/// counting calls started from `measure_from`; without, takes requests
+/// from `next` until the corpus is done, counting all.
+fn client(
+    addr: std::net::SocketAddr,
+    wire: &[Vec<u8>],
+    first: Option<usize>,
+    next: &AtomicUsize,
+    measure_from: Instant,
+    end: Option<Instant>,
+) -> Vec<Call> {
+    let mut calls = Vec::with_capacity(1 << 16);
+    let mut conn: Option<Conn> = None;
+    let mut i = first.unwrap_or(0);
+    let mut pending: Option<usize> = None;
+    loop {
+        let now = Instant::now();
+        if end.is_some_and(|end| now >= end) {
+            break;
+        }
+        let index = match (pending.take(), first) {
+            (Some(p), _) => p,
+            (None, Some(_)) => {
+                let x = i % wire.len();
+                i += 1;
+                x
+            }
+            (None, None) => {
+                let x = next.fetch_add(1, Ordering::Relaxed);
+                if x >= wire.len() {
+                    break;
+                }
+                x
+            }
+        };
+        let c = match conn.as_mut() {
+            Some(c) => c,
+            None => match Conn::open(addr) {
+                Ok(c) => conn.insert(c),
+                Err(_) => {
+                    if now >= measure_from {
+                        calls.push((index as u32, 0, 0));
+                    } else {
+                        pending = Some(index);
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            },
+        };
+        let t = Instant::now();
+        let result = c.call(&wire[index]);
+        let ns = t.elapsed().as_nanos() as u64;
+        let status = match result {
+            Ok((status, keep_alive)) => {
+                if !keep_alive {
+                    conn = None;
+                }
+                status
+            }
+            Err(_) => {
+                conn = None;
+                0
+            }
+        };
+        if t >= measure_from {
+            calls.push((index as u32, ns, status));
+        }
+    }
+    calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(op: &str) -> Request {
+        Request {
+            op: op.into(),
+            edition: None,
+            method: "GET".into(),
+            path: "/x".into(),
+            body: None,
+        }
+    }
+
+    #[test]
+    fn summaries_group_by_op_and_count_statuses() {
+        let corpus = vec![req("LK01"), req("SS01")];
+        let calls = vec![(0, 1000, 200), (0, 3000, 404), (1, 2000, 200), (1, 4000, 0)];
+        let r = summarise(&corpus, &calls, 2, &LoadOptions::default(), 2.0);
+        assert_eq!(r.ops.len(), 2);
+        assert_eq!((r.ops[0].op.as_str(), r.ops[0].calls), ("LK01", 2));
+        assert_eq!(r.ops[0].errors_by_status["404"], 1);
+        assert_eq!(r.ops[1].errors_by_status["io"], 1);
+        assert_eq!((r.overall.calls, r.overall.errors), (4, 2));
+        assert_eq!(r.overall.calls_per_s, 2.0);
+        assert_eq!(r.overall.mean_us, 2.5);
+        assert_eq!(r.overall.server_errors(), 0);
+        let md = markdown(std::slice::from_ref(&r));
+        assert!(md.contains("| LK01 $lookup | 2 | 2 |"), "{md}");
+        assert!(md.contains("**all**"));
+        assert_eq!(r.to_json()["overall"]["calls"], 4);
+    }
+
+    #[test]
+    fn posts_carry_their_body() {
+        let mut r = req("EX08");
+        r.method = "POST".into();
+        r.body = Some("{}".into());
+        let w = String::from_utf8(wire(&r, "h:1")).unwrap();
+        assert!(w.starts_with("POST /x HTTP/1.1\r\nHost: h:1\r\n"));
+        assert!(w.ends_with("Content-Length: 2\r\n\r\n{}"), "{w}");
+    }
+}

@@ -1,0 +1,137 @@
+//! The traffic corpus and its replay end to end on a tiny synthetic
+//! edition: a 200-call corpus, through a file and back, replayed for 0.5 s
+//! and for one pass against a server on a free loopback port. Checks that
+//! calls are made and reported and none is a 5xx; never how fast.
+
+use std::time::Duration;
+
+use txmap_bench::corpus::{self, Shape};
+use txmap_bench::http::Target;
+use txmap_bench::load::{self, LoadOptions};
+use txmap_load::LoadMode;
+use txmap_store::Edition;
+
+#[test]
+fn corpus_replayed_against_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let rf2 = dir.path().join("rf2");
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, 1), &rf2).unwrap();
+    let file = dir.path().join("tiny.txmap");
+    txmap_import::import(
+        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
+        &txmap_import::Quiet,
+    )
+    .unwrap();
+
+    let edition = Edition::open(txmap_load::load(&file, LoadMode::Mmap).unwrap().bytes).unwrap();
+    let requests = corpus::generate(&[&edition], 200, 1, None).unwrap();
+    assert_eq!(requests.len(), 200);
+    // Repeatable, and through a file and back as the CLI writes it.
+    assert_eq!(
+        corpus::generate(&[&edition], 200, 1, None).unwrap(),
+        requests
+    );
+    let path = dir.path().join("corpus.jsonl");
+    std::fs::write(&path, corpus::to_jsonl(&requests)).unwrap();
+    let requests = corpus::from_jsonl(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(requests.len(), 200);
+    assert!(requests.iter().any(|r| r.op == "VCCS"));
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.method == "POST" && r.body.is_some())
+            || {
+                // EX08 is 1% of the mix: ask for it alone.
+                let ex08 = corpus::generate(&[&edition], 5, 1, Some(Shape::Ex08)).unwrap();
+                ex08.iter().all(|r| r.method == "POST")
+            }
+    );
+
+    let state = txmap_bench::handlers::serve_state(&file).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(async { txmap_server::bind("127.0.0.1:0", false) })
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = txmap_server::app::router(state);
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    let target = Target::parse(&format!("http://{addr}")).unwrap();
+
+    let timed = load::run(
+        &target,
+        &requests,
+        &LoadOptions {
+            connections: 2,
+            warmup: Duration::from_millis(100),
+            duration: Some(Duration::from_millis(500)),
+        },
+    )
+    .unwrap();
+    let once = load::run(
+        &target,
+        &requests,
+        &LoadOptions {
+            connections: 3,
+            duration: None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(once.overall.calls, 200);
+    for report in [&timed, &once] {
+        let json: serde_json::Value = serde_json::from_str(&report.to_json().to_string()).unwrap();
+        assert!(json["overall"]["calls"].as_u64().unwrap() > 0, "{json}");
+        assert!(!json["ops"].as_array().unwrap().is_empty());
+        assert_eq!(report.overall.server_errors(), 0, "{json}");
+        assert!(
+            !report.overall.errors_by_status.contains_key("io"),
+            "{json}"
+        );
+        // Only the unknown-code lookups may be refused.
+        for row in &report.ops {
+            if row.op != "LK05" {
+                assert_eq!(row.errors, 0, "{json}");
+            }
+        }
+    }
+    assert!(load::markdown(&[timed, once]).contains("**all**"));
+
+    // Every shape on its own answers without a server error.
+    for shape in Shape::ALL {
+        let requests = corpus::generate(&[&edition], 20, 2, Some(shape)).unwrap();
+        assert!(requests.iter().all(|r| r.op == shape.name()));
+        if shape == Shape::Lk05 {
+            // Unknown, but well formed.
+            for r in &requests {
+                let code = r.path.rsplit("code=").next().unwrap();
+                assert!(
+                    txmap_sctid::validate(code.parse().unwrap()).is_ok(),
+                    "{code}"
+                );
+            }
+        }
+        let r = load::run(
+            &target,
+            &requests,
+            &LoadOptions {
+                connections: 1,
+                duration: None,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.overall.calls, 20);
+        let expected = if shape == Shape::Lk05 { 20 } else { 0 };
+        assert_eq!(
+            r.overall.errors,
+            expected,
+            "{}: {:?}",
+            shape.name(),
+            r.overall
+        );
+    }
+}
