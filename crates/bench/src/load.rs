@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::BenchError;
 use crate::corpus::Request;
 use crate::http::{Conn, Target};
-use crate::report::percentile;
+use crate::report::{Latencies, round};
 
 /// How long, and how many connections.
 #[derive(Clone, Debug)]
@@ -46,63 +46,29 @@ impl Default for LoadOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub op: String,
-    pub calls: u64,
-    pub errors: u64,
-    /// Non-200 answers by status, `io` when there was no answer.
-    pub errors_by_status: BTreeMap<String, u64>,
-    pub calls_per_s: f64,
-    pub mean_us: f64,
-    pub p50_us: f64,
-    pub p90_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-    pub max_us: f64,
+    pub latencies: Latencies,
 }
 
 impl Row {
-    fn new(op: String, mut ns: Vec<u64>, errors_by_status: BTreeMap<String, u64>, s: f64) -> Row {
-        ns.sort_unstable();
-        let us = |x: u64| x as f64 / 1e3;
-        let at = |p: f64| us(percentile(&ns, p));
+    fn new(op: String, ns: Vec<u64>, errors_by_status: BTreeMap<String, u64>, s: f64) -> Row {
         Row {
             op,
-            calls: ns.len() as u64,
-            errors: errors_by_status.values().sum(),
-            errors_by_status,
-            calls_per_s: if s > 0.0 { ns.len() as f64 / s } else { 0.0 },
-            mean_us: if ns.is_empty() {
-                0.0
-            } else {
-                ns.iter().sum::<u64>() as f64 / ns.len() as f64 / 1e3
-            },
-            p50_us: at(0.5),
-            p90_us: at(0.9),
-            p99_us: at(0.99),
-            p999_us: at(0.999),
-            max_us: us(ns.last().copied().unwrap_or(0)),
+            latencies: Latencies::new(ns, errors_by_status, s),
         }
     }
 
     pub fn to_json(&self) -> Value {
-        let r = |x: f64| (x * 100.0).round() / 100.0;
-        json!({
-            "op": self.op,
-            "calls": self.calls,
-            "errors": self.errors,
-            "errors_by_status": self.errors_by_status,
-            "calls_per_s": r(self.calls_per_s),
-            "mean_us": r(self.mean_us),
-            "p50_us": r(self.p50_us),
-            "p90_us": r(self.p90_us),
-            "p99_us": r(self.p99_us),
-            "p999_us": r(self.p999_us),
-            "max_us": r(self.max_us),
-        })
+        let mut obj = Map::new();
+        obj.insert("op".into(), json!(self.op));
+        obj.insert("mean_us".into(), json!(round(self.latencies.mean_us)));
+        self.latencies.insert_json(&mut obj);
+        Value::Object(obj)
     }
 
     /// Answers 500 and up.
     pub fn server_errors(&self) -> u64 {
-        self.errors_by_status
+        self.latencies
+            .errors_by_status
             .iter()
             .filter(|(k, _)| k.starts_with('5'))
             .map(|(_, v)| v)
@@ -145,10 +111,11 @@ pub fn markdown(reports: &[LoadReport]) -> String {
     );
     for r in reports {
         for row in r.ops.iter().chain(std::iter::once(&r.overall)) {
-            let errors = if row.errors == 0 {
+            let errors = if row.latencies.errors == 0 {
                 "0".to_owned()
             } else {
                 let by: Vec<String> = row
+                    .latencies
                     .errors_by_status
                     .iter()
                     .map(|(k, v)| format!("{v}×{k}"))
@@ -167,13 +134,13 @@ pub fn markdown(reports: &[LoadReport]) -> String {
                 out,
                 "| {op} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {errors} |",
                 r.connections,
-                row.calls,
-                row.calls_per_s,
-                row.p50_us,
-                row.p90_us,
-                row.p99_us,
-                row.p999_us,
-                row.max_us,
+                row.latencies.calls,
+                row.latencies.calls_per_s,
+                row.latencies.p50_us,
+                row.latencies.p90_us,
+                row.latencies.p99_us,
+                row.latencies.p999_us,
+                row.latencies.max_us,
             );
         }
     }
@@ -382,12 +349,18 @@ mod tests {
         let calls = vec![(0, 1000, 200), (0, 3000, 404), (1, 2000, 200), (1, 4000, 0)];
         let r = summarise(&corpus, &calls, 2, &LoadOptions::default(), 2.0);
         assert_eq!(r.ops.len(), 2);
-        assert_eq!((r.ops[0].op.as_str(), r.ops[0].calls), ("LK01", 2));
-        assert_eq!(r.ops[0].errors_by_status["404"], 1);
-        assert_eq!(r.ops[1].errors_by_status["io"], 1);
-        assert_eq!((r.overall.calls, r.overall.errors), (4, 2));
-        assert_eq!(r.overall.calls_per_s, 2.0);
-        assert_eq!(r.overall.mean_us, 2.5);
+        assert_eq!(
+            (r.ops[0].op.as_str(), r.ops[0].latencies.calls),
+            ("LK01", 2)
+        );
+        assert_eq!(r.ops[0].latencies.errors_by_status["404"], 1);
+        assert_eq!(r.ops[1].latencies.errors_by_status["io"], 1);
+        assert_eq!(
+            (r.overall.latencies.calls, r.overall.latencies.errors),
+            (4, 2)
+        );
+        assert_eq!(r.overall.latencies.calls_per_s, 2.0);
+        assert_eq!(r.overall.latencies.mean_us, 2.5);
         assert_eq!(r.overall.server_errors(), 0);
         let md = markdown(std::slice::from_ref(&r));
         assert!(md.contains("| LK01 $lookup | 2 | 2 |"), "{md}");

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::pools::Op;
 
@@ -32,11 +32,10 @@ impl Mode {
     }
 }
 
-/// One operation's result in one mode.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Summary {
-    pub op: Op,
-    pub mode: Mode,
+/// Counts, rate and exact latency percentiles of a set of calls: what
+/// every report of this crate carries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Latencies {
     /// Calls completed in the timed window, errors included.
     pub calls: u64,
     /// Calls whose answer was not 200.
@@ -46,6 +45,7 @@ pub struct Summary {
     /// The timed window's length.
     pub seconds: f64,
     pub calls_per_s: f64,
+    pub mean_us: f64,
     pub p50_us: f64,
     pub p90_us: f64,
     pub p99_us: f64,
@@ -53,23 +53,19 @@ pub struct Summary {
     pub max_us: f64,
 }
 
-impl Summary {
+impl Latencies {
     /// Summarises latencies in nanoseconds (every call, errors included)
     /// measured over `seconds`.
     pub fn new(
-        op: Op,
-        mode: Mode,
         mut latencies_ns: Vec<u64>,
         errors_by_status: BTreeMap<String, u64>,
         seconds: f64,
-    ) -> Summary {
+    ) -> Latencies {
         latencies_ns.sort_unstable();
         let us = |ns: u64| ns as f64 / 1e3;
         let at = |p: f64| us(percentile(&latencies_ns, p));
         let calls = latencies_ns.len() as u64;
-        Summary {
-            op,
-            mode,
+        Latencies {
             calls,
             errors: errors_by_status.values().sum(),
             errors_by_status,
@@ -79,6 +75,11 @@ impl Summary {
             } else {
                 0.0
             },
+            mean_us: if calls == 0 {
+                0.0
+            } else {
+                latencies_ns.iter().sum::<u64>() as f64 / calls as f64 / 1e3
+            },
             p50_us: at(0.50),
             p90_us: at(0.90),
             p99_us: at(0.99),
@@ -87,22 +88,63 @@ impl Summary {
         }
     }
 
+    /// Adds the counts, the rate and the percentiles (not `seconds` or
+    /// `mean_us`, which reports add as they need) to a JSON object,
+    /// rounded to hundredths.
+    pub fn insert_json(&self, obj: &mut Map<String, Value>) {
+        obj.insert("calls".into(), json!(self.calls));
+        obj.insert("errors".into(), json!(self.errors));
+        obj.insert("errors_by_status".into(), json!(self.errors_by_status));
+        for (k, v) in [
+            ("calls_per_s", self.calls_per_s),
+            ("p50_us", self.p50_us),
+            ("p90_us", self.p90_us),
+            ("p99_us", self.p99_us),
+            ("p999_us", self.p999_us),
+            ("max_us", self.max_us),
+        ] {
+            obj.insert(k.into(), json!(round(v)));
+        }
+    }
+}
+
+/// Rounded to hundredths, as reports print figures.
+pub fn round(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// One operation's result in one mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub op: Op,
+    pub mode: Mode,
+    pub latencies: Latencies,
+}
+
+impl Summary {
+    /// Summarises latencies in nanoseconds (every call, errors included)
+    /// measured over `seconds`.
+    pub fn new(
+        op: Op,
+        mode: Mode,
+        latencies_ns: Vec<u64>,
+        errors_by_status: BTreeMap<String, u64>,
+        seconds: f64,
+    ) -> Summary {
+        Summary {
+            op,
+            mode,
+            latencies: Latencies::new(latencies_ns, errors_by_status, seconds),
+        }
+    }
+
     pub fn to_json(&self) -> Value {
-        let round = |x: f64| (x * 100.0).round() / 100.0;
-        json!({
-            "op": self.op.name(),
-            "mode": self.mode.label(),
-            "calls": self.calls,
-            "errors": self.errors,
-            "errors_by_status": self.errors_by_status,
-            "seconds": round(self.seconds),
-            "calls_per_s": round(self.calls_per_s),
-            "p50_us": round(self.p50_us),
-            "p90_us": round(self.p90_us),
-            "p99_us": round(self.p99_us),
-            "p999_us": round(self.p999_us),
-            "max_us": round(self.max_us),
-        })
+        let mut obj = Map::new();
+        obj.insert("op".into(), json!(self.op.name()));
+        obj.insert("mode".into(), json!(self.mode.label()));
+        obj.insert("seconds".into(), json!(round(self.latencies.seconds)));
+        self.latencies.insert_json(&mut obj);
+        Value::Object(obj)
     }
 }
 
@@ -127,28 +169,29 @@ pub fn markdown(summaries: &[Summary]) -> String {
          |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for s in summaries {
+        let l = &s.latencies;
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
             s.op.name(),
             s.mode.label(),
-            s.calls,
-            if s.errors == 0 {
+            l.calls,
+            if l.errors == 0 {
                 "0".to_owned()
             } else {
-                let by: Vec<String> = s
+                let by: Vec<String> = l
                     .errors_by_status
                     .iter()
                     .map(|(k, v)| format!("{v}×{k}"))
                     .collect();
                 by.join(" ")
             },
-            s.calls_per_s,
-            s.p50_us,
-            s.p90_us,
-            s.p99_us,
-            s.p999_us,
-            s.max_us,
+            l.calls_per_s,
+            l.p50_us,
+            l.p90_us,
+            l.p99_us,
+            l.p999_us,
+            l.max_us,
         );
     }
     out
@@ -180,8 +223,9 @@ mod tests {
             errors,
             2.0,
         );
-        assert_eq!((s.calls, s.errors, s.calls_per_s), (4, 2, 2.0));
-        assert_eq!((s.p50_us, s.max_us), (2.0, 4.0));
+        let l = &s.latencies;
+        assert_eq!((l.calls, l.errors, l.calls_per_s), (4, 2, 2.0));
+        assert_eq!((l.p50_us, l.max_us, l.mean_us), (2.0, 4.0, 2.5));
         let j = s.to_json();
         assert_eq!(j["mode"], "http-16");
         assert_eq!(j["op"], "lookup");

@@ -48,7 +48,7 @@ use txmap_server::{ServeOptions, prepare};
 
 use crate::BenchError;
 use crate::pools::{Rng, encode};
-use crate::report::percentile;
+use crate::report::{Latencies, round};
 
 /// The value set measured unless another is named: the whole of the
 /// package's largest code system of a plain compose (1,302 codes in
@@ -156,45 +156,29 @@ pub struct ThoSummary {
     pub cold_us: f64,
     pub cold_all_us: Vec<f64>,
     pub cold_status: u16,
-    /// Timed calls, errors included.
-    pub calls: u64,
-    /// Timed calls not answered 200.
-    pub errors: u64,
-    pub errors_by_status: BTreeMap<String, u64>,
     /// Warm-up `$validate-code` answers whose `result` was not the
     /// expected one (or missing).
     pub unexpected: u64,
-    pub seconds: f64,
-    pub calls_per_s: f64,
-    pub p50_us: f64,
-    pub p90_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-    pub max_us: f64,
+    /// The timed calls.
+    pub latencies: Latencies,
 }
 
 impl ThoSummary {
     pub fn to_json(&self) -> Value {
-        let round = |x: f64| (x * 100.0).round() / 100.0;
-        json!({
+        let mut v = json!({
             "op": self.op.name(),
             "pool": self.pool,
             "example": self.example,
             "cold_us": round(self.cold_us),
             "cold_all_us": self.cold_all_us.iter().map(|&x| round(x)).collect::<Vec<_>>(),
             "cold_status": self.cold_status,
-            "calls": self.calls,
-            "errors": self.errors,
-            "errors_by_status": self.errors_by_status,
             "unexpected": self.unexpected,
-            "seconds": round(self.seconds),
-            "calls_per_s": round(self.calls_per_s),
-            "p50_us": round(self.p50_us),
-            "p90_us": round(self.p90_us),
-            "p99_us": round(self.p99_us),
-            "p999_us": round(self.p999_us),
-            "max_us": round(self.max_us),
-        })
+            "seconds": round(self.latencies.seconds),
+        });
+        if let Value::Object(obj) = &mut v {
+            self.latencies.insert_json(obj);
+        }
+        v
     }
 }
 
@@ -229,7 +213,7 @@ impl ThoReport {
             "abstract_codes": self.abstract_codes,
             "packages": self.packages,
             "edition": self.edition,
-            "startup_ms": (self.startup_ms * 100.0).round() / 100.0,
+            "startup_ms": round(self.startup_ms),
             "expand_system_param": self.expand_system_param,
             "expand_plain_status": self.expand_plain_status,
             "seed": self.seed,
@@ -258,10 +242,11 @@ impl ThoReport {
             }
         );
         for s in &self.ops {
-            let errors = if s.errors == 0 && s.unexpected == 0 {
+            let errors = if s.latencies.errors == 0 && s.unexpected == 0 {
                 "0".to_owned()
             } else {
                 let mut by: Vec<String> = s
+                    .latencies
                     .errors_by_status
                     .iter()
                     .map(|(k, v)| format!("{v}×{k}"))
@@ -276,7 +261,7 @@ impl ThoReport {
                 "| {} | {} | {} | {} | {:.0}{} | {:.1} | {:.1} | {:.1} | {:.1} |",
                 s.op.name(),
                 s.pool,
-                s.calls,
+                s.latencies.calls,
                 errors,
                 s.cold_us,
                 if s.cold_status == 200 {
@@ -284,10 +269,10 @@ impl ThoReport {
                 } else {
                     format!(" ({})", s.cold_status)
                 },
-                s.p50_us,
-                s.p90_us,
-                s.p99_us,
-                s.max_us,
+                s.latencies.p50_us,
+                s.latencies.p90_us,
+                s.latencies.p99_us,
+                s.latencies.max_us,
             );
         }
         out
@@ -657,10 +642,6 @@ async fn time_op(app: &axum::Router, op: ThoOp, uris: &[Uri], options: &ThoOptio
         }
     }
     let seconds = started.elapsed().as_secs_f64();
-    latencies.sort_unstable();
-    let us = |ns: u64| ns as f64 / 1e3;
-    let at = |p: f64| us(percentile(&latencies, p));
-    let calls = latencies.len() as u64;
     ThoSummary {
         op,
         pool: uris.len(),
@@ -668,21 +649,8 @@ async fn time_op(app: &axum::Router, op: ThoOp, uris: &[Uri], options: &ThoOptio
         cold_us: 0.0,
         cold_all_us: Vec::new(),
         cold_status: 0,
-        calls,
-        errors: errors.values().sum(),
-        errors_by_status: errors,
         unexpected,
-        seconds,
-        calls_per_s: if seconds > 0.0 {
-            calls as f64 / seconds
-        } else {
-            0.0
-        },
-        p50_us: at(0.50),
-        p90_us: at(0.90),
-        p99_us: at(0.99),
-        p999_us: at(0.999),
-        max_us: us(latencies.last().copied().unwrap_or(0)),
+        latencies: Latencies::new(latencies, errors, seconds),
     }
 }
 

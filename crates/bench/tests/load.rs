@@ -81,20 +81,20 @@ fn corpus_replayed_against_a_server() {
         },
     )
     .unwrap();
-    assert_eq!(once.overall.calls, 200);
+    assert_eq!(once.overall.latencies.calls, 200);
     for report in [&timed, &once] {
         let json: serde_json::Value = serde_json::from_str(&report.to_json().to_string()).unwrap();
         assert!(json["overall"]["calls"].as_u64().unwrap() > 0, "{json}");
         assert!(!json["ops"].as_array().unwrap().is_empty());
         assert_eq!(report.overall.server_errors(), 0, "{json}");
         assert!(
-            !report.overall.errors_by_status.contains_key("io"),
+            !report.overall.latencies.errors_by_status.contains_key("io"),
             "{json}"
         );
         // Only the unknown-code lookups may be refused.
         for row in &report.ops {
             if row.op != "LK05" {
-                assert_eq!(row.errors, 0, "{json}");
+                assert_eq!(row.latencies.errors, 0, "{json}");
             }
         }
     }
@@ -124,10 +124,10 @@ fn corpus_replayed_against_a_server() {
             },
         )
         .unwrap();
-        assert_eq!(r.overall.calls, 20);
+        assert_eq!(r.overall.latencies.calls, 20);
         let expected = if shape == Shape::Lk05 { 20 } else { 0 };
         assert_eq!(
-            r.overall.errors,
+            r.overall.latencies.errors,
             expected,
             "{}: {:?}",
             shape.name(),
