@@ -88,40 +88,32 @@ const P: [[u8; 10]; 8] = [
 ];
 const INV: [u8; 10] = [0, 4, 3, 2, 1, 5, 6, 7, 8, 9];
 
-/// The Verhoeff check digit to append to `payload` (the digits without it).
-pub fn check_digit(payload: u64) -> u8 {
-    // Digits are processed right to left, with the position offset by one
-    // because the check digit will take position zero.
+/// Verhoeff's running checksum over the digits of `n`, right to left, the
+/// rightmost at position `first` (at least one digit: 0 is the digit 0).
+fn checksum(n: u64, first: usize) -> u8 {
     let mut c = 0u8;
-    let mut n = payload;
-    let mut i = 1usize;
+    let mut n = n;
+    let mut i = first;
     loop {
         let digit = (n % 10) as usize;
         c = D[c as usize][P[i % 8][digit] as usize];
         n /= 10;
         i += 1;
         if n == 0 {
-            break;
+            return c;
         }
     }
-    INV[c as usize]
+}
+
+/// The Verhoeff check digit to append to `payload` (the digits without it).
+pub fn check_digit(payload: u64) -> u8 {
+    // The check digit will take position zero, so the payload starts at one.
+    INV[checksum(payload, 1) as usize]
 }
 
 /// True when the last digit of `id` is the Verhoeff check digit of the rest.
 pub fn verhoeff_ok(id: u64) -> bool {
-    let mut c = 0u8;
-    let mut n = id;
-    let mut i = 0usize;
-    loop {
-        let digit = (n % 10) as usize;
-        c = D[c as usize][P[i % 8][digit] as usize];
-        n /= 10;
-        i += 1;
-        if n == 0 {
-            break;
-        }
-    }
-    c == 0
+    checksum(id, 0) == 0
 }
 
 /// The component kind named by a partition identifier, and whether the id is
