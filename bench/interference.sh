@@ -17,28 +17,10 @@ if [ -z "${TXMAP:-}" ]; then
     TXMAP=target/release/txmap
 fi
 [ -f "$EDITION" ] || { echo "$EDITION missing: run bench/import.sh first" >&2; exit 1; }
-SERVER_PID=
-trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true' EXIT
+. bench/serve.sh
 for run in $(seq 1 "$RUNS"); do
-    PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    cat >"$OUT/interference.toml" <<TOML
-listen = "127.0.0.1:$PORT"
-editions = ["intl.txmap"]
-[snomed]
-load = "mmap"
-prewarm = ["intl"]
-TOML
-    TXMAP_LOG=warn "$TXMAP" serve --config "$OUT/interference.toml" &
-    SERVER_PID=$!
-    for _ in $(seq 1 600); do
-        python3 - "$PORT" <<'PY' 2>/dev/null && break
-import json, sys, urllib.request
-s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status"))
-sys.exit(0 if (s["editions"][0].get("prewarm") or {}).get("done") else 1)
-PY
-        sleep 0.1
-    done
-    S=http://127.0.0.1:$PORT
+    start_server interference
+    S=$SERVER
     echo "run $run: alone" >&2
     "$TXMAP" bench http --server "$S" --edition "$EDITION" --connections 4 \
         --seconds "$SECONDS_PER_PASS" --op lookup --out "$OUT/interference-$run-quiet.json" | grep '^| lookup'
@@ -56,5 +38,5 @@ import json, sys
 d = json.load(open(sys.argv[1]))[0]
 print(f"| expand-filter | http-2 | {d['calls_per_s']:.1f}/s | p50 {d['p50_us']:.0f} µs |")
 PY
-    kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
+    stop_server
 done

@@ -31,44 +31,10 @@ fi
 echo "== corpus: $CALLS requests, seed $SEED" >&2
 "$TXMAP" bench corpus --edition "$EDITION" --calls "$CALLS" --seed "$SEED" --out "$CORPUS"
 
-SERVER_PID=
-stop_server() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-        SERVER_PID=
-    fi
-}
-trap stop_server EXIT
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-CONFIG=$OUT/load-serve.toml
-cat >"$CONFIG" <<TOML
-listen = "127.0.0.1:$PORT"
-editions = ["intl.txmap"]
-[snomed]
-load = "mmap"
-prewarm = ["intl"]
-TOML
-TXMAP_LOG=warn "$TXMAP" serve --config "$CONFIG" &
-SERVER_PID=$!
-for _ in $(seq 1 200); do
-    curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
-    sleep 0.05
-done
-curl -sf "http://127.0.0.1:$PORT/health" >/dev/null
-# Wait until the prewarm read has put the whole file in the page cache.
-for _ in $(seq 1 600); do
-    python3 - "$PORT" <<'PY' && break
-import json, sys, urllib.request
-s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status"))
-e = s["editions"][0]
-sys.exit(0 if (e.get("prewarm") or {}).get("done") else 1)
-PY
-    sleep 0.1
-done
+. bench/serve.sh
+start_server load
 
 echo "== replay: $CONNECTIONS connection(s), ${DURATION}s each" >&2
-"$TXMAP" bench load --server "http://127.0.0.1:$PORT" --corpus "$CORPUS" \
+"$TXMAP" bench load --server "$SERVER" --corpus "$CORPUS" \
     --connections "$CONNECTIONS" --seconds "$DURATION" --out bench/results/load.json
 stop_server

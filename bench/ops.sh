@@ -34,51 +34,14 @@ if [ ! -f "$EDITION" ]; then
     "$TXMAP" import --rf2 "$RF2" --out "$EDITION" --quiet
 fi
 
-SERVER_PID=
-stop_server() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-        SERVER_PID=
-    fi
-}
-trap stop_server EXIT
+. bench/serve.sh
 
 for run in $(seq 1 "$RUNS"); do
     echo "== run $run/$RUNS: in process" >&2
     "$TXMAP" bench handlers --edition "$EDITION" --calls "$CALLS" --seed "$SEED" \
         --out "$OUT/ops-$run-handlers.json"
 
-    PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    CONFIG=$OUT/ops-serve.toml
-    cat >"$CONFIG" <<TOML
-listen = "127.0.0.1:$PORT"
-editions = ["intl.txmap"]
-[snomed]
-load = "mmap"
-prewarm = ["intl"]
-TOML
-    TXMAP_LOG=warn "$TXMAP" serve --config "$CONFIG" &
-    SERVER_PID=$!
-    for _ in $(seq 1 200); do
-        curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
-        sleep 0.05
-    done
-    curl -sf "http://127.0.0.1:$PORT/health" >/dev/null
-    # The prewarm read runs in the background; wait until the whole file
-    # is in the page cache (/status reports it per edition).
-    for _ in $(seq 1 600); do
-        python3 - "$PORT" <<'PY' && break
-import json, sys, urllib.request
-s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/status"))
-e = s["editions"][0]
-done = (e.get("prewarm") or {}).get("done")
-sys.exit(0 if done else 1)
-PY
-        sleep 0.1
-    done
-
-    SERVER=http://127.0.0.1:$PORT
+    start_server ops
     echo "== run $run/$RUNS: HTTP, 1 connection" >&2
     "$TXMAP" bench http --server "$SERVER" --edition "$EDITION" --seed "$SEED" \
         --connections 1 --seconds "$SECONDS_PER_OP" --op lookup,validate-code,subsumes \
