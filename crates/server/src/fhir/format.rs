@@ -75,11 +75,7 @@ fn accept_allows_json(accept: &str) -> bool {
             if range.is_empty() {
                 return None;
             }
-            let q = parts
-                .filter_map(|p| p.trim().split_once('='))
-                .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
-                .map_or(1000, |(_, v)| quality(v.trim()));
-            Some((range, q))
+            Some((range, weight(parts)))
         })
         .collect();
     if ranges.is_empty() {
@@ -104,6 +100,15 @@ fn accept_allows_json(accept: &str) -> bool {
             .max()
             .is_some_and(|(_, q)| q > 0)
     })
+}
+
+/// The quality (`q=`) among the parameters after a media range or a
+/// language tag, in thousandths; none means 1.
+pub(super) fn weight<'a>(params: impl Iterator<Item = &'a str>) -> u16 {
+    params
+        .filter_map(|p| p.trim().split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+        .map_or(1000, |(_, v)| quality(v.trim()))
 }
 
 /// A quality value in thousandths; an unreadable one counts as 1.

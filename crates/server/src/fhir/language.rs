@@ -49,13 +49,7 @@ impl DisplayLanguage {
             .filter_map(|(i, t)| {
                 let mut parts = t.split(';');
                 let tag = parts.next()?.trim();
-                let q = parts
-                    .filter_map(|p| p.trim().split_once('='))
-                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
-                    .map_or(1000, |(_, v)| match v.trim().parse::<f32>() {
-                        Ok(q) if (0.0..=1.0).contains(&q) => (q * 1000.0).round() as u16,
-                        _ => 1000,
-                    });
+                let q = super::format::weight(parts);
                 (!tag.is_empty() && q > 0).then(|| (q, i, want(tag)))
             })
             .collect();
