@@ -43,26 +43,8 @@ const ECHOED: [&str; 8] = [
 
 /// `$expand`: returns the expanded ValueSet.
 pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value, Error> {
-    let inline;
-    let vs: &ValueSet = match req.resource("valueSet") {
-        Some(r) => {
-            inline = ValueSet::from_json(r)
-                .ok_or_else(|| Error::Invalid("The valueSet parameter is not a ValueSet".into()))?;
-            &inline
-        }
-        None => {
-            let url = req.text("url").ok_or(Error::Required("url"))?;
-            let version = req.text("valueSetVersion");
-            req.resolver
-                .value_set(&url, version.as_deref())
-                .ok_or_else(|| Error::ValueSetNotFound {
-                    url: match &version {
-                        Some(v) => format!("{url}|{v}"),
-                        None => url.clone(),
-                    },
-                })?
-        }
-    };
+    let mut inline = None;
+    let vs: &ValueSet = req.value_set(&mut inline)?;
     crate::language::check_request(req)?;
     let sups = crate::supplement::requested(req, Some(vs))?;
     let supplemented = crate::supplement::resolver_with(&req.resolver, &sups);

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::resolver::Resolver;
+use crate::valueset::ValueSet;
 
 /// A coding named by a request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -134,6 +135,30 @@ impl<'a> Request<'a> {
                     .and_then(Value::as_array)
                     .map(|a| a.iter().map(Coding::from_json).collect())
                     .unwrap_or_default()
+            })
+    }
+
+    /// The value set a ValueSet operation is about: the inline `valueSet`
+    /// (parsed into `inline`), else the one `url` and `valueSetVersion`
+    /// name.
+    pub fn value_set<'s>(
+        &'s self,
+        inline: &'s mut Option<ValueSet>,
+    ) -> Result<&'s ValueSet, Error> {
+        if let Some(r) = self.resource("valueSet") {
+            let vs = ValueSet::from_json(r)
+                .ok_or_else(|| Error::Invalid("The valueSet parameter is not a ValueSet".into()))?;
+            return Ok(inline.insert(vs));
+        }
+        let url = self.text("url").ok_or(Error::Required("url"))?;
+        let version = self.text("valueSetVersion");
+        self.resolver
+            .value_set(&url, version.as_deref())
+            .ok_or_else(|| Error::ValueSetNotFound {
+                url: match &version {
+                    Some(v) => format!("{url}|{v}"),
+                    None => url.clone(),
+                },
             })
     }
 

@@ -216,28 +216,9 @@ fn about_membership(i: &Issue) -> bool {
 pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
     let engine = Engine::new(&req.resolver, usize::MAX, false)
         .with_versions(crate::version::VersionRules::from_request(req));
-    let inline;
+    let mut inline = None;
     let vs = if value_set {
-        Some(match req.resource("valueSet") {
-            Some(r) => {
-                inline = ValueSet::from_json(r).ok_or_else(|| {
-                    Error::Invalid("The valueSet parameter is not a ValueSet".into())
-                })?;
-                &inline
-            }
-            None => {
-                let url = req.text("url").ok_or(Error::Required("url"))?;
-                let version = req.text("valueSetVersion");
-                req.resolver
-                    .value_set(&url, version.as_deref())
-                    .ok_or_else(|| Error::ValueSetNotFound {
-                        url: match &version {
-                            Some(v) => format!("{url}|{v}"),
-                            None => url.clone(),
-                        },
-                    })?
-            }
-        })
+        Some(req.value_set(&mut inline)?)
     } else {
         None
     };
