@@ -15,8 +15,8 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 use crate::StoreError;
 use crate::sctid;
 use crate::types::{
-    Association, AssociationSource, Concept, ConcreteValue, Description, Identity, Link, Member,
-    Ordinals, RefsetInfo, Relationship, SectionInfo, Status,
+    Association, AssociationSource, Concept, ConceptFacts, ConcreteValue, Description, Identity,
+    Link, Member, Ordinals, RefsetInfo, Relationship, SectionInfo, Status,
 };
 
 use SectionKind::*;
@@ -604,6 +604,54 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))
     }
 
+    /// [`concept_at`](Self::concept_at) without the SCTIDs: one record read.
+    pub fn concept_facts(&self, ordinal: u32) -> Result<ConceptFacts, StoreError> {
+        self.check_concept(ordinal)?;
+        let records: &[ConceptRecord] = self.recs(Concepts)?;
+        let r = records
+            .get(ordinal as usize)
+            .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))?;
+        Ok(ConceptFacts {
+            active: r.flags & concept_flags::ACTIVE != 0,
+            defined: r.flags & concept_flags::DEFINED != 0,
+            module_ord: r.module.get(),
+            effective_time: r.effective_time.get(),
+        })
+    }
+
+    /// The concepts a refset's active members reference, as sorted, unique
+    /// ordinals (members referencing descriptions or relationships, or
+    /// concepts the edition lacks, add nothing). Members are stored by
+    /// component, so this is one forward walk over both sorted lists.
+    pub fn member_concepts(&self, refset: u64) -> Result<Vec<u32>, StoreError> {
+        let Some(e) = self.refset_entry(refset) else {
+            return Ok(Vec::new());
+        };
+        let (_, records) = self.member_records(e)?;
+        let ids: &[U64] = self.recs(ConceptIds)?;
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        for m in records {
+            let c = m.component.get();
+            // Gallop from the last one: members are usually close together.
+            let i = at + gallop(ids.get(at..).unwrap_or_default(), |id| id.get() < c);
+            if ids.get(i).is_some_and(|id| id.get() == c) {
+                let o = u32::try_from(i)
+                    .map_err(|_| StoreError::corrupt(ConceptIds, "too many concepts"))?;
+                if out.last() != Some(&o) {
+                    out.push(o);
+                }
+            }
+            at = i;
+        }
+        if !out.is_sorted() {
+            // Members out of order: only a damaged file; stay correct.
+            out.sort_unstable();
+            out.dedup();
+        }
+        Ok(out)
+    }
+
     pub fn concept_at(&self, ordinal: u32) -> Result<Concept, StoreError> {
         self.check_concept(ordinal)?;
         let records: &[ConceptRecord] = self.recs(Concepts)?;
@@ -921,6 +969,26 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.relationships(StatedIndex, Stated, ordinal)
     }
 
+    /// The type ordinal, group and value text of each concrete value of the
+    /// concept, read in place: [`concrete_values`](Self::concrete_values)
+    /// for callers that test many concepts (ECL refinements).
+    pub fn concrete_links(
+        &self,
+        ordinal: u32,
+    ) -> Result<impl ExactSizeIterator<Item = Result<(u32, u16, &str), StoreError>> + '_, StoreError>
+    {
+        self.check_concept(ordinal)?;
+        let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
+        Ok(rows.iter().map(|r| {
+            let value = self.heap_str(
+                ConcreteHeap,
+                r.value_offset.get(),
+                r.value_len.get() as usize,
+            )?;
+            Ok((r.type_ord.get(), r.group.get(), value))
+        }))
+    }
+
     pub fn concrete_values(&self, ordinal: u32) -> Result<Vec<ConcreteValue<'_>>, StoreError> {
         self.check_concept(ordinal)?;
         let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
@@ -977,6 +1045,18 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.refset_entry(id).map(|e| self.info(e))
     }
 
+    fn member_from(&self, refset: u64, m: &MemberRecord) -> Result<Member<'_>, StoreError> {
+        Ok(Member {
+            refset,
+            component: m.component.get(),
+            fields: self.heap_str(
+                MemberFieldHeap,
+                m.fields_offset.get(),
+                m.fields_len.get() as usize,
+            )?,
+        })
+    }
+
     fn member_at(&self, index: usize) -> Result<Member<'_>, StoreError> {
         let records: &[MemberRecord] = self.recs(Members)?;
         let m = records.get(index).ok_or_else(|| {
@@ -991,15 +1071,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 StoreError::corrupt(Members, format!("member {index} belongs to no refset"))
             })?
             .id;
-        Ok(Member {
-            refset,
-            component: m.component.get(),
-            fields: self.heap_str(
-                MemberFieldHeap,
-                m.fields_offset.get(),
-                m.fields_len.get() as usize,
-            )?,
-        })
+        self.member_from(refset, m)
     }
 
     /// The member records of a refset.
@@ -1029,10 +1101,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let Some(e) = self.refset_entry(refset) else {
             return Ok(Vec::new());
         };
-        let (start, records) = self.member_records(e)?;
-        let count = records.len().saturating_sub(skip).min(limit);
-        (0..count)
-            .map(|i| self.member_at(start + skip + i))
+        let (_, records) = self.member_records(e)?;
+        let records = records.get(skip..).unwrap_or_default();
+        records
+            .iter()
+            .take(limit)
+            .map(|m| self.member_from(e.id, m))
             .collect()
     }
 

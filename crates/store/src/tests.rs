@@ -84,7 +84,12 @@ fn concepts() {
         assert_eq!(c.effective_time, 20240101);
         assert_eq!(c.active, id != OLD_MI);
         assert_eq!(c.defined, id == MI);
+        let f = e.concept_facts(o).unwrap();
+        assert_eq!((f.active, f.defined), (c.active, c.defined));
+        assert_eq!(f.effective_time, c.effective_time);
+        assert_eq!(e.sctid(f.module_ord).unwrap(), c.module);
     }
+    assert!(e.concept_facts(n).is_err());
     assert_eq!(e.concept(MI).unwrap().unwrap().id, MI);
     assert_eq!(e.concept(12345).unwrap(), None);
     assert_eq!(e.ordinal(0), None);
@@ -372,6 +377,28 @@ fn refsets_and_members() {
     assert_eq!(e.members_page(LATERALIZABLE, 0, 1).unwrap(), members[..1]);
     assert!(e.members_page(LATERALIZABLE, 5, 10).unwrap().is_empty());
     assert!(e.members(12345).unwrap().is_empty());
+    // The concepts members reference, as ordinals: the same answer as
+    // looking each member up.
+    for r in e.refsets() {
+        let mut expected: Vec<u32> = e
+            .members(r.id)
+            .unwrap()
+            .iter()
+            .filter_map(|m| e.ordinal(m.component))
+            .collect();
+        expected.sort_unstable();
+        expected.dedup();
+        assert_eq!(
+            e.member_concepts(r.id).unwrap(),
+            expected,
+            "refset {}",
+            r.id
+        );
+    }
+    let mut lateralizable = vec![ord(&e, HEART), ord(&e, BODY)];
+    lateralizable.sort_unstable();
+    assert_eq!(e.member_concepts(LATERALIZABLE).unwrap(), lateralizable);
+    assert!(e.member_concepts(12345).unwrap().is_empty());
 
     let icd = e.members(ICD10).unwrap();
     assert_eq!(icd.len(), 1);
@@ -942,6 +969,19 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
         let _ = e.inbound(o);
         let _ = e.stated(o);
         let _ = e.concrete_values(o);
+        let _ = e.concept_facts(o);
+        if let Ok(rows) = e.concrete_links(o) {
+            rows.for_each(drop);
+        }
+        if let Ok(links) = e.attribute_links(o) {
+            links.for_each(drop);
+        }
+        if let Ok(links) = e.inbound_links(o) {
+            links.for_each(drop);
+        }
+        if let Ok(types) = e.concrete_types(o) {
+            types.for_each(drop);
+        }
         if let Ok(id) = e.sctid(o) {
             let _ = e.concept(id);
             let _ = e.component_refsets(id);
@@ -978,6 +1018,7 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
             }
         }
         let _ = e.members_page(r, 1, 1);
+        let _ = e.member_concepts(r);
         let _ = e.is_member(r, HEART);
     }
     for id in [OLD_MI, HEART, MI] {

@@ -70,6 +70,19 @@ pub struct Concept {
     pub effective_time: u32,
 }
 
+/// A concept's own facts by ordinal, read from its record alone:
+/// [`Concept`] without the two SCTID lookups, for callers that test many
+/// concepts (ECL concept filters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConceptFacts {
+    pub active: bool,
+    pub defined: bool,
+    /// Ordinal of the module concept.
+    pub module_ord: u32,
+    /// YYYYMMDD.
+    pub effective_time: u32,
+}
+
 /// A description or text definition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Description<'a> {
