@@ -2,6 +2,7 @@
 //! counter and the sets already computed for sub-expressions.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -12,7 +13,7 @@ use txmap_ecl::{
 use txmap_store::{Edition, Member, RefsetKind};
 
 use crate::filter::dialect_id;
-use crate::set::{Bits, contains, difference, intersect, normalize, union};
+use crate::set::{BITMAP_FROM, Bits, contains, difference, intersect, normalize, union, with};
 use crate::{Budget, EvalError, ExpressionSubject};
 
 pub(crate) type R<T> = Result<T, EvalError>;
@@ -24,8 +25,40 @@ const REPLACED_BY: u64 = 900000000000526001;
 const WAS_A: u64 = 900000000000528000;
 const PARTIALLY_EQUIVALENT_TO: u64 = 1186921001;
 
+/// A refinement's candidates are tested against a hierarchy focus one by
+/// one (instead of building the focus) when the focus is this many times
+/// bigger: a test is a search in the candidate's ancestors, several cache
+/// misses, against a pass over the focus's closure slice.
+const LAZY_FOCUS_RATIO: usize = 32;
+
 /// How often (in work units) the deadline is checked.
 const CHECK_EVERY: u64 = 4096;
+
+/// Hashes the memo keys, node addresses: unique already, so one multiply
+/// per word spreads them (SipHash showed up in per-member filter loops).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.write_u64(u64::from(b)));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A map keyed by node address (or [`Key`]).
+pub(crate) type AddrMap<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
 
 /// What a memoised set was computed from (the node's address and kind).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,7 +74,17 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
     work: u64,
     next_check: u64,
     hierarchy: Option<Rc<Vec<u32>>>,
-    memo: HashMap<Key, Rc<Vec<u32>>>,
+    memo: AddrMap<Key, Rc<Vec<u32>>>,
+    /// Bitmaps of the big memoised sub-expression sets, by node address.
+    bits: AddrMap<usize, Bits>,
+    /// Search terms folded once, by node address.
+    pub(crate) terms: AddrMap<usize, crate::filter::Folded>,
+    /// SCTIDs already looked up (a few: modules, statuses, types).
+    ordinals: Vec<(u64, Option<u32>)>,
+    /// Scratch space for folding texts.
+    pub(crate) fold_buf: String,
+    /// The relationships of the candidate being tested, reused.
+    pub(crate) rels: Vec<crate::refine::Rel<'a>>,
 }
 
 /// Whether a sub-expression's concept filters ask for inactive concepts,
@@ -77,7 +120,12 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             work: 0,
             next_check: 0,
             hierarchy: None,
-            memo: HashMap::new(),
+            memo: AddrMap::default(),
+            bits: AddrMap::default(),
+            terms: AddrMap::default(),
+            ordinals: Vec::new(),
+            fold_buf: String::new(),
+            rels: Vec::new(),
         }
     }
 
@@ -107,6 +155,20 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         })
     }
 
+    /// [`Edition::ordinal`], remembering the last few SCTIDs asked for:
+    /// filters ask for the same handful (modules, types) concept after
+    /// concept.
+    pub(crate) fn ordinal_of(&mut self, id: u64) -> Option<u32> {
+        if let Some(&(_, o)) = self.ordinals.iter().find(|(x, _)| *x == id) {
+            return o;
+        }
+        let o = self.ed.ordinal(id);
+        if self.ordinals.len() < 32 {
+            self.ordinals.push((id, o));
+        }
+        o
+    }
+
     fn memo(&mut self, key: Key, f: impl FnOnce(&mut Self) -> R<Vec<u32>>) -> R<Rc<Vec<u32>>> {
         if let Some(v) = self.memo.get(&key) {
             return Ok(Rc::clone(v));
@@ -118,6 +180,21 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
 
     pub(crate) fn memo_sub(&mut self, s: &SubExpr) -> R<Rc<Vec<u32>>> {
         self.memo(Key::Sub(std::ptr::from_ref(s) as usize), |cx| cx.sub(s))
+    }
+
+    /// Whether `o` is in `memo_sub(s)`: a binary search, or for a big set a
+    /// bit test in a bitmap made once.
+    pub(crate) fn in_memo_sub(&mut self, s: &SubExpr, o: u32) -> R<bool> {
+        let v = self.memo_sub(s)?;
+        if v.len() < BITMAP_FROM {
+            return Ok(contains(&v, o));
+        }
+        let concepts = self.ed.concept_count();
+        let bits = self
+            .bits
+            .entry(std::ptr::from_ref(s) as usize)
+            .or_insert_with(|| Bits::of(concepts, &v));
+        Ok(bits.contains(o))
     }
 
     fn memo_expr(&mut self, e: &Expr) -> R<Rc<Vec<u32>>> {
@@ -363,11 +440,17 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         use Operator::*;
         Ok(match op {
             DescendantOf => self.closure(set, true)?,
-            DescendantOrSelfOf => union(&self.closure(set, true)?, set),
+            DescendantOrSelfOf => match set {
+                [o] => with(self.closure(set, true)?, *o),
+                _ => union(&self.closure(set, true)?, set),
+            },
             ChildOf => self.adjacent(set, true)?,
             ChildOrSelfOf => union(&self.adjacent(set, true)?, set),
             AncestorOf => self.closure(set, false)?,
-            AncestorOrSelfOf => union(&self.closure(set, false)?, set),
+            AncestorOrSelfOf => match set {
+                [o] => with(self.closure(set, false)?, *o),
+                _ => union(&self.closure(set, false)?, set),
+            },
             ParentOf => self.adjacent(set, false)?,
             ParentOrSelfOf => union(&self.adjacent(set, false)?, set),
             Top => {
@@ -452,6 +535,16 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             let Some(info) = ed.refset(id) else {
                 continue;
             };
+            if matches!(m, MemberOf::Components) && filters.is_empty() {
+                self.tick(info.member_count as usize + 1)?;
+                let concepts = ed.member_concepts(id)?;
+                out = if out.is_empty() {
+                    concepts
+                } else {
+                    union(&out, &concepts)
+                };
+                continue;
+            }
             let names = info.field_names();
             let members = ed.members(id)?;
             self.tick(members.len() + 1)?;
@@ -463,8 +556,12 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     MemberOf::Components => out.extend(ed.ordinal(member.component)),
                     MemberOf::Fields(fields) => {
                         for f in fields {
-                            if let Some(v) = field_value(member, names, f, span)? {
-                                push_concept(ed, &mut out, f, &v, span)?;
+                            match field_value(member, names, f, span)? {
+                                Some(FieldValue::Id(id)) => out.extend(ed.ordinal(id)),
+                                Some(FieldValue::Text(v)) => {
+                                    push_concept(ed, &mut out, f, v, span)?;
+                                }
+                                None => {}
                             }
                         }
                     }
@@ -476,7 +573,13 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 }
             }
         }
-        Ok(normalize(out))
+        // One refset's components come out sorted; several, or fields, not.
+        if out.is_sorted() {
+            out.dedup();
+            Ok(out)
+        } else {
+            Ok(normalize(out))
+        }
     }
 
     fn member_passes(
@@ -491,7 +594,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 let ok = match f {
                     MemberFilter::Field { name, comparison } => {
                         match field_value(member, names, name, span)? {
-                            Some(v) => self.field_holds(comparison, &v)?,
+                            Some(v) => self.field_holds(comparison, v)?,
                             None => false,
                         }
                     }
@@ -509,21 +612,31 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(true)
     }
 
-    fn field_holds(&mut self, c: &FieldComparison, v: &str) -> R<bool> {
-        Ok(match c {
-            FieldComparison::Concept { equal, value } => {
-                let inside = match v.parse::<u64>().ok().and_then(|id| self.ed.ordinal(id)) {
-                    Some(o) => contains(&self.memo_sub(value)?, o),
+    fn field_holds(&mut self, c: &FieldComparison, v: FieldValue<'_>) -> R<bool> {
+        let v = match (c, v) {
+            (FieldComparison::Concept { equal, value }, v) => {
+                let id = match v {
+                    FieldValue::Id(id) => Some(id),
+                    FieldValue::Text(t) => t.parse::<u64>().ok(),
+                };
+                let inside = match id.and_then(|id| self.ed.ordinal(id)) {
+                    Some(o) => self.in_memo_sub(value, o)?,
                     None => false,
                 };
-                inside == *equal
+                return Ok(inside == *equal);
             }
+            (_, FieldValue::Text(t)) => std::borrow::Cow::Borrowed(t),
+            (_, FieldValue::Id(id)) => std::borrow::Cow::Owned(id.to_string()),
+        };
+        let v = v.as_ref();
+        Ok(match c {
+            FieldComparison::Concept { .. } => false,
             FieldComparison::Number { op, value } => v
                 .trim_start_matches('#')
                 .parse::<f64>()
                 .is_ok_and(|x| op.holds(x, value.value)),
             FieldComparison::String { equal, terms } => {
-                terms.iter().any(|t| crate::filter::term_matches(t, v)) == *equal
+                terms.iter().any(|t| self.term_holds(t, v)) == *equal
             }
             FieldComparison::Boolean { equal, value } => {
                 parse_bool(v).is_some_and(|b| (b == *value) == *equal)
@@ -537,22 +650,79 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     // ----- refinements, dotted, history -------------------------------------
 
     fn refined(&mut self, s: &SubExpr, r: &Refinement) -> R<Vec<u32>> {
+        // A plain hierarchy focus (`*`, `< X`, `<< X`) has its size in the
+        // closure index: when the cost rule picks a few candidates from
+        // the values, each is tested against the focus (one search in its
+        // ancestors) instead of the whole focus being built.
+        let mut driven = None;
+        if let Some(size) = self.hierarchy_size(s)? {
+            if size == 0 {
+                return Ok(Vec::new());
+            }
+            let c = self.compile(r, false)?;
+            driven = self.drive(&c, size)?;
+            if let Some((candidates, exact)) = &driven
+                && candidates.len().saturating_mul(LAZY_FOCUS_RATIO) < size
+            {
+                let values = c.has_values_test();
+                let mut out = Vec::new();
+                for &o in candidates {
+                    if self.matches_sub(s, o)? && (*exact || self.concept_holds(&c, o, values)?) {
+                        out.push(o);
+                    }
+                }
+                return Ok(out);
+            }
+        }
         let focus = self.sub(s)?;
         if focus.is_empty() {
             return Ok(focus);
         }
         let c = self.compile(r, false)?;
-        let candidates = match self.drive(&c, focus.len())? {
-            Some(from_values) => intersect(&from_values, &focus),
+        let driven = match driven {
+            Some(d) => Some(d),
+            None => self.drive(&c, focus.len())?,
+        };
+        let candidates = match driven {
+            Some((from_values, exact)) => {
+                let candidates = intersect(&from_values, &focus);
+                if exact {
+                    return Ok(candidates);
+                }
+                candidates
+            }
             None => focus,
         };
+        let values = c.has_values_test();
         let mut out = Vec::new();
         for o in candidates {
-            if self.concept_holds(&c, o)? {
+            if self.concept_holds(&c, o, values)? {
                 out.push(o);
             }
         }
         Ok(out)
+    }
+
+    /// The size of a sub-expression that is `*`, `< X` or `<< X` alone,
+    /// read off the closure index; `None` for anything else.
+    fn hierarchy_size(&mut self, s: &SubExpr) -> R<Option<usize>> {
+        if s.member_of.is_some() || !s.filters.is_empty() || s.history.is_some() {
+            return Ok(None);
+        }
+        let ed = self.ed;
+        Ok(match (&s.focus, s.operator) {
+            (Focus::Any(_), None) => match ed.ordinal(ROOT) {
+                Some(root) => Some(ed.descendants(root)?.len() + 1),
+                None => Some(0),
+            },
+            (Focus::Concept(r), Some(Operator::DescendantOf)) => {
+                Some(ed.descendants(self.concept(r)?)?.len())
+            }
+            (Focus::Concept(r), Some(Operator::DescendantOrSelfOf)) => {
+                Some(ed.descendants(self.concept(r)?)?.len() + 1)
+            }
+            _ => None,
+        })
     }
 
     fn dotted(&mut self, s: &SubExpr, attrs: &[SubExpr]) -> R<Vec<u32>> {
@@ -676,7 +846,8 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     return Ok(false);
                 }
                 let c = self.compile(r, true)?;
-                self.concept_holds(&c, o)
+                let values = c.has_values_test();
+                self.concept_holds(&c, o, values)
             }
             Expr::Dotted(..) => Ok(contains(&self.memo_expr(e)?, o)),
             Expr::Sub(s) => self.matches_sub(s, o),
@@ -885,12 +1056,24 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     }
 }
 
+/// A member's column: the two id columns as numbers, the others as stored.
+#[derive(Clone, Copy)]
+enum FieldValue<'m> {
+    Id(u64),
+    Text(&'m str),
+}
+
 /// A member's value of the column `name`; `None` if the refset has no such
 /// column.
-fn field_value(member: &Member<'_>, names: &[String], name: &str, span: Span) -> R<Option<String>> {
+fn field_value<'m>(
+    member: &Member<'m>,
+    names: &[String],
+    name: &str,
+    span: Span,
+) -> R<Option<FieldValue<'m>>> {
     Ok(match name {
-        "referencedComponentId" => Some(member.component.to_string()),
-        "refsetId" => Some(member.refset.to_string()),
+        "referencedComponentId" => Some(FieldValue::Id(member.component)),
+        "refsetId" => Some(FieldValue::Id(member.refset)),
         "id" | "effectiveTime" | "active" | "moduleId" => {
             return Err(not_supported(
                 format!("refset column {name} (not kept in the edition)"),
@@ -901,7 +1084,7 @@ fn field_value(member: &Member<'_>, names: &[String], name: &str, span: Span) ->
             .iter()
             .position(|n| n == name)
             .and_then(|i| member.field(i))
-            .map(str::to_owned),
+            .map(FieldValue::Text),
     })
 }
 

@@ -5,13 +5,13 @@ use txmap_ecl::{
     ModuleFilter, NumericOp, SearchTerm, Span, TimeFilter,
 };
 use txmap_store::{
-    Concept, Description, MatchMode, SEARCH_MAX_CANDIDATES, SearchOptions, StoreError, sctid,
+    ConceptFacts, Description, MatchMode, SEARCH_MAX_CANDIDATES, SearchOptions, StoreError, sctid,
 };
-use txmap_text::{fold, words};
+use txmap_text::{fold, fold_into, words};
 
 use crate::EvalError;
 use crate::eval::{Ctx, R};
-use crate::set::{contains, intersect, normalize};
+use crate::set::{intersect, normalize};
 
 const PRIMITIVE: u64 = 900000000000074008;
 const GB_ENGLISH: u64 = 900000000000508004;
@@ -54,27 +54,59 @@ pub(crate) fn time_holds(t: &TimeFilter, value: u32) -> bool {
     }
 }
 
-/// Whether `text` matches a search term (see the crate docs).
-pub(crate) fn term_matches(term: &SearchTerm, text: &str) -> bool {
-    match term {
-        SearchTerm::Match { text: query, .. } => {
-            let folded = fold(text);
-            let term_words: Vec<&str> = words(&folded).collect();
-            words(&fold(query)).all(|q| term_words.iter().any(|w| w.starts_with(q)))
+/// A search term folded once, to be matched against many texts.
+pub(crate) enum Folded {
+    /// The words of the search text.
+    Match(Vec<String>),
+    /// The folded pattern.
+    Wild(String),
+}
+
+impl Folded {
+    pub(crate) fn new(term: &SearchTerm) -> Folded {
+        match term {
+            SearchTerm::Match { text, .. } => {
+                Folded::Match(words(&fold(text)).map(str::to_owned).collect())
+            }
+            SearchTerm::Wild(pattern) => Folded::Wild(fold(pattern)),
         }
-        SearchTerm::Wild(pattern) => wild(&fold(pattern), &fold(text)),
     }
+
+    /// Whether `text` matches (see the crate docs); `buf` is scratch space.
+    pub(crate) fn matches(&self, text: &str, buf: &mut String) -> bool {
+        buf.clear();
+        fold_into(text, buf);
+        match self {
+            Folded::Match(query) => query
+                .iter()
+                .all(|q| words(buf).any(|w| w.starts_with(q.as_str()))),
+            Folded::Wild(pattern) => wild(pattern, buf),
+        }
+    }
+}
+
+/// Whether `text` matches a search term (see the crate docs).
+#[cfg(test)]
+pub(crate) fn term_matches(term: &SearchTerm, text: &str) -> bool {
+    Folded::new(term).matches(text, &mut String::new())
 }
 
 /// Glob match of the whole text, `*` any run of characters.
 fn wild(pattern: &str, text: &str) -> bool {
+    if pattern.is_ascii() && text.is_ascii() {
+        return glob(pattern.as_bytes(), text.as_bytes(), b'*');
+    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
+    glob(&p, &t, '*')
+}
+
+fn glob<T: Copy + PartialEq>(p: &[T], t: &[T], any: T) -> bool {
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while let Some(&tc) = t.get(ti) {
         match p.get(pi) {
-            Some('*') => {
+            Some(&c) if c == any => {
                 star = Some((pi + 1, ti));
                 pi += 1;
             }
@@ -92,11 +124,22 @@ fn wild(pattern: &str, text: &str) -> bool {
             },
         }
     }
-    p.get(pi..).unwrap_or_default().iter().all(|&c| c == '*')
+    p.get(pi..).unwrap_or_default().iter().all(|&c| c == any)
 }
 
 impl<B: AsRef<[u8]>> Ctx<'_, B> {
     pub(crate) fn filter(&mut self, f: &Filter, set: Vec<u32>) -> R<Vec<u32>> {
+        if let Filter::Concept(cs, _) = f {
+            // One record read per concept: counted once for the set.
+            self.tick(set.len())?;
+            let mut out = Vec::with_capacity(set.len());
+            for o in set {
+                if self.concept_passes_all(cs, o)? {
+                    out.push(o);
+                }
+            }
+            return Ok(out);
+        }
         let set = match self.term_candidates(f, set.len())? {
             Some(candidates) => intersect(&set, &candidates),
             None => set,
@@ -162,15 +205,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
     pub(crate) fn passes(&mut self, f: &Filter, o: u32) -> R<bool> {
         self.tick(1)?;
         match f {
-            Filter::Concept(cs, _) => {
-                let c = self.ed.concept_at(o)?;
-                for x in cs {
-                    if !self.concept_passes(x, &c)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
+            Filter::Concept(cs, _) => self.concept_passes_all(cs, o),
             Filter::Description(ds, span) => {
                 let explicit_active = ds
                     .iter()
@@ -187,20 +222,35 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         }
     }
 
+    /// Whether `text` matches the search term, folding the term once per
+    /// evaluation.
+    pub(crate) fn term_holds(&mut self, t: &SearchTerm, text: &str) -> bool {
+        self.terms
+            .entry(std::ptr::from_ref(t) as usize)
+            .or_insert_with(|| Folded::new(t))
+            .matches(text, &mut self.fold_buf)
+    }
+
+    /// Whether the concept `id` is in the set. (Every concept of a
+    /// `ConceptSet::Set` exists: they are checked before evaluation.)
     fn in_concept_set(&mut self, set: &ConceptSet, id: u64) -> R<bool> {
-        let Some(o) = self.ed.ordinal(id) else {
-            return Ok(false);
-        };
+        match set {
+            ConceptSet::Set(refs) => Ok(refs.iter().any(|r| r.id == id)),
+            ConceptSet::Sub(s) => match self.ordinal_of(id) {
+                Some(o) => self.in_memo_sub(s, o),
+                None => Ok(false),
+            },
+        }
+    }
+
+    /// [`in_concept_set`](Self::in_concept_set) by ordinal.
+    fn in_concept_set_at(&mut self, set: &ConceptSet, o: u32) -> R<bool> {
         match set {
             ConceptSet::Set(refs) => {
-                for r in refs {
-                    if self.concept(r)? == o {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
+                let id = self.ed.sctid(o)?;
+                Ok(refs.iter().any(|r| r.id == id))
             }
-            ConceptSet::Sub(s) => Ok(contains(&self.memo_sub(s)?, o)),
+            ConceptSet::Sub(s) => self.in_memo_sub(s, o),
         }
     }
 
@@ -208,14 +258,26 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         Ok(self.in_concept_set(&m.modules, module)? == m.equal)
     }
 
-    fn concept_passes(&mut self, f: &ConceptFilter, c: &Concept) -> R<bool> {
+    fn concept_passes_all(&mut self, cs: &[ConceptFilter], o: u32) -> R<bool> {
+        let c = self.ed.concept_facts(o)?;
+        for x in cs {
+            if !self.concept_passes(x, &c)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn concept_passes(&mut self, f: &ConceptFilter, c: &ConceptFacts) -> R<bool> {
         Ok(match f {
             ConceptFilter::DefinitionStatusId { equal, ids } => {
                 let status = if c.defined { sctid::DEFINED } else { PRIMITIVE };
                 self.in_concept_set(ids, status)? == *equal
             }
             ConceptFilter::DefinitionStatus { equal, defined } => (c.defined == *defined) == *equal,
-            ConceptFilter::Module(m) => self.module_holds(m, c.module)?,
+            ConceptFilter::Module(m) => {
+                self.in_concept_set_at(&m.modules, c.module_ord)? == m.equal
+            }
             ConceptFilter::EffectiveTime(t) => time_holds(t, c.effective_time),
             ConceptFilter::Active(active, _) => c.active == *active,
         })
@@ -230,7 +292,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         for f in filters {
             let ok = match f {
                 DescriptionFilter::Term { equal, terms } => {
-                    terms.iter().any(|t| term_matches(t, d.term)) == *equal
+                    terms.iter().any(|t| self.term_holds(t, d.term)) == *equal
                 }
                 DescriptionFilter::Language { equal, codes } => {
                     codes.iter().any(|c| c.eq_ignore_ascii_case(d.language)) == *equal

@@ -59,7 +59,12 @@
 //!   |focus|`, the candidates are instead the sources of the inbound
 //!   relationships of V with a matching type (for a reverse attribute, the
 //!   targets of V's own relationships of a matching type), intersected
-//!   with the focus.
+//!   with the focus. When the refinement is that one attribute (`[1..*]`,
+//!   bare or alone in a `[1..*]` group), the candidates are the answer and
+//!   no candidate is tested again. When the focus is a bare `*`, `< X` or
+//!   `<< X` at least 32 times bigger than the candidates, the focus is not
+//!   built: each candidate is tested against it (a search in its
+//!   ancestors).
 //!   Likewise a `match` term filter over a set of 2,000 concepts or more
 //!   first narrows the set through the word index (`Edition::search_with`,
 //!   inactive descriptions and definitions included), then tests the

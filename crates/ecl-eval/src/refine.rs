@@ -6,11 +6,8 @@ use std::rc::Rc;
 use txmap_ecl::{Cardinality, Comparison, NumericOp, Refinement, SubExpr};
 
 use crate::eval::{Ctx, R, is_wildcard, parse_bool};
-use crate::set::{Bits, contains, normalize};
+use crate::set::{BITMAP_FROM, Bits, contains, normalize};
 
-/// Sets at least this big are also kept as bitmaps (concept count / 8
-/// bytes each).
-const BITMAP_FROM: usize = 1024;
 use crate::{ExpressionSubject, SubjectValue};
 
 /// The concepts an attribute name or value stands for.
@@ -52,7 +49,7 @@ enum Test<'x> {
 
 impl Compiled<'_> {
     /// Whether any attribute compares concrete values.
-    fn has_values_test(&self) -> bool {
+    pub(crate) fn has_values_test(&self) -> bool {
         match self {
             Compiled::And(xs) | Compiled::Or(xs) => xs.iter().any(Compiled::has_values_test),
             Compiled::Group { inner, .. } => inner.has_values_test(),
@@ -61,30 +58,31 @@ impl Compiled<'_> {
     }
 }
 
-/// One attribute of a candidate: relationship or concrete value.
-pub(crate) struct Rel {
+/// One attribute of a candidate: relationship or concrete value. Strings
+/// borrow from the edition (or the expression being tested).
+pub(crate) struct Rel<'v> {
     group: u32,
     /// Ordinal of the type; `None` if it is no concept of the edition.
     type_ord: Option<u32>,
-    value: Value,
+    value: Value<'v>,
 }
 
-enum Value {
+enum Value<'v> {
     Concept(Option<u32>),
     Number(f64),
-    Str(String),
+    Str(&'v str),
     Bool(bool),
     Other,
 }
 
-impl Value {
+impl<'v> Value<'v> {
     /// An RF2 concrete value: `#12.5`, `"text"`, `true`.
-    fn concrete(v: &str) -> Value {
+    fn concrete(v: &'v str) -> Value<'v> {
         if let Some(n) = v.strip_prefix('#') {
             return n.parse().map_or(Value::Other, Value::Number);
         }
         if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-            return Value::Str(s.to_owned());
+            return Value::Str(s);
         }
         parse_bool(v).map_or(Value::Other, Value::Bool)
     }
@@ -99,12 +97,31 @@ fn within(n: u32, min: u32, max: Option<u32>) -> bool {
 }
 
 /// A candidate's reverse relationships, loaded on first use.
-struct Inbound {
+struct Inbound<'v> {
     ordinal: Option<u32>,
-    rels: Option<Vec<Rel>>,
+    rels: Option<Vec<Rel<'v>>>,
 }
 
-impl<B: AsRef<[u8]>> Ctx<'_, B> {
+impl Compiled<'_> {
+    /// Whether the refinement is one attribute that must occur at least
+    /// once, with no upper bound — bare, or alone in a group that must
+    /// occur at least once, with no upper bound: then a concept satisfies
+    /// it exactly when it has one matching relationship, and the cost
+    /// rule's candidates (which are the concepts with one) are the answer.
+    fn is_existential(&self) -> bool {
+        match self {
+            Compiled::Attr(a) => a.min == 1 && a.max.is_none(),
+            Compiled::Group {
+                min: 1,
+                max: None,
+                inner,
+            } => matches!(&**inner, Compiled::Attr(_)) && inner.is_existential(),
+            _ => false,
+        }
+    }
+}
+
+impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     pub(crate) fn set<'x>(&mut self, s: &'x SubExpr, lazy: bool) -> R<Set<'x>> {
         Ok(if is_wildcard(s) {
             Set::Any
@@ -112,11 +129,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             Set::Lazy(s)
         } else {
             let v = self.memo_sub(s)?;
-            let bits = (v.len() >= BITMAP_FROM).then(|| {
-                let mut b = Bits::new(self.ed.concept_count());
-                v.iter().for_each(|&o| b.insert(o));
-                b
-            });
+            let bits = (v.len() >= BITMAP_FROM).then(|| Bits::of(self.ed.concept_count(), &v));
             Set::Of(v, bits)
         })
     }
@@ -185,7 +198,9 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
     /// focus, the candidates are the sources of the values' inbound
     /// relationships of a matching type (a superset of the answer) — for a
     /// reverse attribute, the targets of the values' own relationships.
-    pub(crate) fn drive(&mut self, c: &Compiled<'_>, focus: usize) -> R<Option<Vec<u32>>> {
+    /// Returns the candidates, and whether they are the answer (see
+    /// [`Compiled::is_existential`]) rather than a superset of it.
+    pub(crate) fn drive(&mut self, c: &Compiled<'_>, focus: usize) -> R<Option<(Vec<u32>, bool)>> {
         fn drivers<'c, 'x>(c: &'c Compiled<'x>, out: &mut Vec<&'c Attr<'x>>) {
             match c {
                 Compiled::And(xs) => xs.iter().for_each(|x| drivers(x, out)),
@@ -238,27 +253,30 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 }
             }
         }
-        Ok(Some(normalize(out)))
+        Ok(Some((normalize(out), c.is_existential())))
     }
 
     /// A concept's attributes, sorted by group. Concrete values are read
     /// only when `values` (a refinement with a concrete test); otherwise
     /// they still count as attributes of their group, valued `Other`.
-    fn concept_rels(&mut self, o: u32, values: bool) -> R<Vec<Rel>> {
+    fn concept_rels(&mut self, o: u32, values: bool, rels: &mut Vec<Rel<'a>>) -> R<()> {
         let ed = self.ed;
         let links = ed.attribute_links(o)?;
-        let mut rels: Vec<Rel> = Vec::with_capacity(links.len());
         rels.extend(links.map(|l| Rel {
             group: u32::from(l.group),
             type_ord: Some(l.type_ord),
             value: Value::Concept(Some(l.target_ord)),
         }));
+        let attributes = rels.len();
         if values {
-            rels.extend(ed.concrete_values(o)?.iter().map(|c| Rel {
-                group: u32::from(c.group),
-                type_ord: Some(c.type_ord),
-                value: Value::concrete(c.value),
-            }));
+            for c in ed.concrete_links(o)? {
+                let (type_ord, group, value) = c?;
+                rels.push(Rel {
+                    group: u32::from(group),
+                    type_ord: Some(type_ord),
+                    value: Value::concrete(value),
+                });
+            }
         } else {
             rels.extend(ed.concrete_types(o)?.map(|(t, g)| Rel {
                 group: u32::from(g),
@@ -268,24 +286,103 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         }
         self.tick(rels.len() + 1)?;
         // Stored sorted by group already; concrete values come after.
-        rels.sort_by_key(|r| r.group);
-        Ok(rels)
+        if rels.len() > attributes && !rels.is_sorted_by_key(|r| r.group) {
+            rels.sort_by_key(|r| r.group);
+        }
+        Ok(())
     }
 
-    pub(crate) fn concept_holds(&mut self, c: &Compiled<'_>, o: u32) -> R<bool> {
-        let rels = self.concept_rels(o, c.has_values_test())?;
-        let mut inbound = Inbound {
-            ordinal: Some(o),
-            rels: None,
-        };
-        self.holds(c, &rels, &mut inbound)
+    /// Whether concept `o` satisfies the refinement; `values` is
+    /// `c.has_values_test()`, which callers testing many concepts compute
+    /// once.
+    pub(crate) fn concept_holds(&mut self, c: &Compiled<'_>, o: u32, values: bool) -> R<bool> {
+        match c {
+            Compiled::Attr(a) => return self.attr_holds(a, o),
+            // One attribute that must occur, in a group that must occur:
+            // the same as the attribute alone. (Not for a reverse one: a
+            // group needs a relationship of the candidate's own.)
+            Compiled::Group { inner, .. } if c.is_existential() => {
+                if let Compiled::Attr(a) = &**inner
+                    && !a.reverse
+                {
+                    return self.attr_holds(a, o);
+                }
+            }
+            _ => {}
+        }
+        // One buffer serves every candidate (a nested refinement, tested
+        // from inside this one, finds it taken and allocates its own).
+        let mut rels = std::mem::take(&mut self.rels);
+        rels.clear();
+        let result = self.concept_rels(o, values, &mut rels).and_then(|()| {
+            let mut inbound = Inbound {
+                ordinal: Some(o),
+                rels: None,
+            };
+            self.holds(c, &rels, &mut inbound)
+        });
+        rels.clear();
+        self.rels = rels;
+        result
+    }
+
+    /// A refinement of one attribute outside a group, counted straight
+    /// from the one list it can match in: a concept test counts
+    /// relationships (concrete values never satisfy it), a value test
+    /// concrete values.
+    fn attr_holds(&mut self, a: &Attr<'_>, o: u32) -> R<bool> {
+        let ed = self.ed;
+        let mut n = 0;
+        match &a.test {
+            Test::Concept { equal, values } if a.reverse => {
+                n = self.count_links(ed.inbound_links(o)?, &a.types, *equal, values)?;
+            }
+            Test::Concept { equal, values } => {
+                n = self.count_links(ed.attribute_links(o)?, &a.types, *equal, values)?;
+            }
+            test => {
+                // (Reverse attributes with values are refused up front.)
+                let rows = ed.concrete_links(o)?;
+                self.tick(rows.len() + 1)?;
+                for row in rows {
+                    let (type_ord, _, value) = row?;
+                    if self.in_set(&a.types, Some(type_ord))?
+                        && self.test(test, &Value::concrete(value))?
+                    {
+                        n += 1;
+                    }
+                }
+            }
+        }
+        Ok(within(n, a.min, a.max))
+    }
+
+    /// The links whose type is in `types` and whose other end is in
+    /// (`equal`) or not in `values`.
+    fn count_links(
+        &mut self,
+        links: impl ExactSizeIterator<Item = txmap_store::Link>,
+        types: &Set<'_>,
+        equal: bool,
+        values: &Set<'_>,
+    ) -> R<u32> {
+        self.tick(links.len() + 1)?;
+        let mut n = 0;
+        for l in links {
+            if self.in_set(values, Some(l.target_ord))? == equal
+                && self.in_set(types, Some(l.type_ord))?
+            {
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     /// Tests an expression's own attributes plus its focus concepts'
     /// (groups renumbered after the expression's own).
     pub(crate) fn expression_holds(&mut self, c: &Compiled<'_>, x: &ExpressionSubject) -> R<bool> {
         let ed = self.ed;
-        let mut rels: Vec<Rel> = x
+        let mut rels: Vec<Rel<'_>> = x
             .attributes
             .iter()
             .map(|a| Rel {
@@ -294,13 +391,14 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 value: match &a.value {
                     SubjectValue::Concept(o) => Value::Concept(Some(*o)),
                     SubjectValue::Number(n) => Value::Number(*n),
-                    SubjectValue::String(s) => Value::Str(s.clone()),
+                    SubjectValue::String(s) => Value::Str(s),
                 },
             })
             .collect();
         let mut offset = rels.iter().map(|r| r.group).max().unwrap_or(0);
         for &f in &x.focus {
-            let mut own = self.concept_rels(f, c.has_values_test())?;
+            let mut own: Vec<Rel<'a>> = Vec::new();
+            self.concept_rels(f, c.has_values_test(), &mut own)?;
             let top = own.iter().map(|r| r.group).max().unwrap_or(0);
             for r in &mut own {
                 if r.group != 0 {
@@ -308,7 +406,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 }
             }
             offset = offset.saturating_add(top);
-            rels.append(&mut own);
+            rels.extend(own);
         }
         rels.sort_by_key(|r| r.group);
         let mut inbound = Inbound {
@@ -318,7 +416,12 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         self.holds(c, &rels, &mut inbound)
     }
 
-    fn holds(&mut self, c: &Compiled<'_>, rels: &[Rel], inbound: &mut Inbound) -> R<bool> {
+    fn holds<'v>(
+        &mut self,
+        c: &Compiled<'_>,
+        rels: &[Rel<'v>],
+        inbound: &mut Inbound<'v>,
+    ) -> R<bool> {
         match c {
             Compiled::And(xs) => {
                 for x in xs {
@@ -358,10 +461,10 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         }
     }
 
-    fn inbound<'i>(&mut self, inbound: &'i mut Inbound) -> R<&'i [Rel]> {
+    fn inbound<'i, 'v>(&mut self, inbound: &'i mut Inbound<'v>) -> R<&'i [Rel<'v>]> {
         if inbound.rels.is_none() {
             let ed = self.ed;
-            let rels: Vec<Rel> = match inbound.ordinal {
+            let rels: Vec<Rel<'v>> = match inbound.ordinal {
                 Some(o) => ed
                     .inbound_links(o)?
                     .map(|l| Rel {
@@ -378,7 +481,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         Ok(inbound.rels.as_deref().unwrap_or_default())
     }
 
-    fn count(&mut self, a: &Attr<'_>, rels: &[Rel]) -> R<u32> {
+    fn count(&mut self, a: &Attr<'_>, rels: &[Rel<'_>]) -> R<u32> {
         self.tick(rels.len())?;
         let mut n = 0;
         for r in rels {
@@ -389,7 +492,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         Ok(n)
     }
 
-    fn test(&mut self, t: &Test<'_>, v: &Value) -> R<bool> {
+    fn test(&mut self, t: &Test<'_>, v: &Value<'_>) -> R<bool> {
         Ok(match (t, v) {
             (Test::Concept { equal, values }, Value::Concept(o)) => {
                 self.in_set(values, *o)? == *equal

@@ -64,7 +64,29 @@ pub(crate) fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 }
 
 pub(crate) fn difference(a: &[u32], b: &[u32]) -> Vec<u32> {
-    a.iter().copied().filter(|&o| !contains(b, o)).collect()
+    if b.len() > a.len().saturating_mul(16) || a.len() > b.len().saturating_mul(16) {
+        // Lopsided: a binary search per element of `a` costs less than a
+        // walk through both (and when `b` is tiny, each search is short).
+        return a.iter().copied().filter(|&o| !contains(b, o)).collect();
+    }
+    let (mut j, mut out) = (0, Vec::with_capacity(a.len()));
+    for &x in a {
+        while b.get(j).is_some_and(|&y| y < x) {
+            j += 1;
+        }
+        if b.get(j) != Some(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// `set` with `o` added, kept sorted.
+pub(crate) fn with(mut set: Vec<u32>, o: u32) -> Vec<u32> {
+    if let Err(i) = set.binary_search(&o) {
+        set.insert(i, o);
+    }
+    set
 }
 
 /// Sorts and deduplicates.
@@ -74,6 +96,10 @@ pub(crate) fn normalize(mut v: Vec<u32>) -> Vec<u32> {
     v
 }
 
+/// Sets at least this big are also kept as bitmaps (concept count / 8
+/// bytes each) when many membership tests will follow.
+pub(crate) const BITMAP_FROM: usize = 1024;
+
 /// One bit per concept ordinal; ordinals past the end are ignored (the
 /// store reports them as errors where they come from).
 #[derive(Debug)]
@@ -82,6 +108,13 @@ pub(crate) struct Bits(Vec<u64>);
 impl Bits {
     pub(crate) fn new(concepts: u32) -> Bits {
         Bits(vec![0; (concepts as usize).div_ceil(64)])
+    }
+
+    /// The bitmap of a set.
+    pub(crate) fn of(concepts: u32, set: &[u32]) -> Bits {
+        let mut b = Bits::new(concepts);
+        set.iter().for_each(|&o| b.insert(o));
+        b
     }
 
     pub(crate) fn insert(&mut self, o: u32) {
@@ -106,5 +139,31 @@ impl Bits {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn difference_by_merge_and_by_search_agree() {
+        let a: Vec<u32> = (0..2000).filter(|x| x % 3 != 0).collect();
+        for b in [
+            (0..2000).filter(|x| x % 5 == 0).collect::<Vec<u32>>(),
+            vec![4, 5, 1999],
+            (0..100_000).collect(),
+            Vec::new(),
+        ] {
+            let naive: Vec<u32> = a.iter().copied().filter(|x| !b.contains(x)).collect();
+            assert_eq!(difference(&a, &b), naive);
+        }
+    }
+
+    #[test]
+    fn with_keeps_the_set_sorted() {
+        assert_eq!(with(vec![1, 5, 9], 6), vec![1, 5, 6, 9]);
+        assert_eq!(with(vec![1, 5, 9], 5), vec![1, 5, 9]);
+        assert_eq!(with(Vec::new(), 3), vec![3]);
     }
 }
