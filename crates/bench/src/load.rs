@@ -8,6 +8,12 @@
 //! call's latency and status is kept; the report gives calls/s, exact
 //! percentiles and errors by status per operation (the corpus's `op`) and
 //! overall.
+//!
+//! Several clients can share one pass exactly: [`part`] gives client K of
+//! N every Nth request from the K-th, and [`raw_tsv`] writes a replay's
+//! every call (operation, status, latency), so a driver running N clients
+//! side by side merges their raw latencies into exact percentiles of the
+//! whole pass rather than averaging theirs (bench/matrix.py does).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -88,6 +94,10 @@ pub struct LoadReport {
     pub ops: Vec<Row>,
     /// All calls.
     pub overall: Row,
+    /// Every counted call: the request's index in the corpus, its latency
+    /// in nanoseconds and its status (0: no answer), in completion order
+    /// per connection.
+    pub calls: Vec<(u32, u64, u16)>,
 }
 
 impl LoadReport {
@@ -150,6 +160,34 @@ pub fn markdown(reports: &[LoadReport]) -> String {
 /// A call: the request's index in the corpus, its latency, its status
 /// (0: no answer).
 type Call = (u32, u64, u16);
+
+/// Client `k` of `n`'s share of a corpus: the requests at `k`, `k + n`,
+/// `k + 2n`, … (so every share has the corpus's mix, and the shares of
+/// `0..n` are the corpus, each request once).
+pub fn part(corpus: &[Request], k: usize, n: usize) -> Result<Vec<Request>, BenchError> {
+    if n == 0 || k >= n {
+        return Err(BenchError::new(format!(
+            "part {k}/{n}: K must be below N (and N above 0)"
+        )));
+    }
+    Ok(corpus.iter().skip(k).step_by(n).cloned().collect())
+}
+
+/// Every call of `reports` as tab-separated lines with a header:
+/// `connections`, `op`, `status` (0: no answer), `ns` (latency).
+pub fn raw_tsv(corpus: &[Request], reports: &[LoadReport]) -> String {
+    let mut out = String::from("connections\top\tstatus\tns\n");
+    for r in reports {
+        for &(i, ns, status) in &r.calls {
+            let _ = writeln!(
+                out,
+                "{}\t{}\t{status}\t{ns}",
+                r.connections, corpus[i as usize].op
+            );
+        }
+    }
+    out
+}
 
 /// Replays `corpus` against `target`.
 pub fn run(
@@ -234,6 +272,7 @@ fn summarise(
             .map(|(op, (ns, e))| Row::new(op.to_owned(), ns, e, seconds))
             .collect(),
         overall: Row::new("all".to_owned(), all.0, all.1, seconds),
+        calls: calls.to_vec(),
     }
 }
 
@@ -376,5 +415,34 @@ mod tests {
         let w = String::from_utf8(wire(&r, "h:1")).unwrap();
         assert!(w.starts_with("POST /x HTTP/1.1\r\nHost: h:1\r\n"));
         assert!(w.ends_with("Content-Length: 2\r\n\r\n{}"), "{w}");
+    }
+
+    #[test]
+    fn parts_cover_the_corpus_once() {
+        let corpus: Vec<Request> = (0..10).map(|i| req(&format!("op{i}"))).collect();
+        let mut seen: Vec<String> = Vec::new();
+        for k in 0..4 {
+            let p = part(&corpus, k, 4).unwrap();
+            assert_eq!(p.len(), if k < 2 { 3 } else { 2 });
+            assert_eq!(p[0].op, format!("op{k}"));
+            seen.extend(p.into_iter().map(|r| r.op));
+        }
+        seen.sort();
+        let mut all: Vec<String> = corpus.into_iter().map(|r| r.op).collect();
+        all.sort();
+        assert_eq!(seen, all);
+        assert!(part(&[req("x")], 4, 4).is_err());
+        assert!(part(&[req("x")], 0, 0).is_err());
+    }
+
+    #[test]
+    fn raw_calls_as_tsv() {
+        let corpus = vec![req("LK01"), req("SS01")];
+        let calls = vec![(1, 2000, 200), (0, 1000, 0)];
+        let r = summarise(&corpus, &calls, 2, &LoadOptions::default(), 1.0);
+        assert_eq!(
+            raw_tsv(&corpus, &[r]),
+            "connections\top\tstatus\tns\n2\tSS01\t200\t2000\n2\tLK01\t0\t1000\n"
+        );
     }
 }

@@ -82,6 +82,49 @@ fn corpus_replayed_against_a_server() {
     )
     .unwrap();
     assert_eq!(once.overall.latencies.calls, 200);
+    assert_eq!(once.calls.len(), 200);
+
+    // Four clients, each a quarter, side by side: together one pass, and
+    // their raw calls merge (bench/matrix.py merges them for exact
+    // percentiles over the pass).
+    let quarters: Vec<_> = (0..4)
+        .map(|k| load::part(&requests, k, 4).unwrap())
+        .collect();
+    let reports: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = quarters
+            .iter()
+            .map(|q| {
+                let target = &target;
+                s.spawn(move || {
+                    load::run(
+                        target,
+                        q,
+                        &LoadOptions {
+                            connections: 1,
+                            duration: None,
+                            ..Default::default()
+                        },
+                    )
+                    .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut lines = 0;
+    for (q, r) in quarters.iter().zip(&reports) {
+        assert_eq!(r.overall.latencies.calls as usize, q.len());
+        let tsv = load::raw_tsv(q, std::slice::from_ref(r));
+        let mut rows = tsv.lines();
+        assert_eq!(rows.next(), Some("connections\top\tstatus\tns"));
+        for row in rows {
+            let fields: Vec<&str> = row.split('\t').collect();
+            assert_eq!(fields.len(), 4, "{row}");
+            assert!(fields[3].parse::<u64>().unwrap() > 0, "{row}");
+            lines += 1;
+        }
+    }
+    assert_eq!(lines, 200);
     for report in [&timed, &once] {
         let json: serde_json::Value = serde_json::from_str(&report.to_json().to_string()).unwrap();
         assert!(json["overall"]["calls"].as_u64().unwrap() > 0, "{json}");

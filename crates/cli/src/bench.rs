@@ -226,9 +226,31 @@ pub struct LoadArgs {
     /// One pass over the corpus instead (every call counted, no warm-up).
     #[arg(long)]
     once: bool,
+    /// Replay only client K's share of N (0-based): the requests at K,
+    /// K+N, K+2N, …, so N clients run side by side cover the corpus once.
+    #[arg(long, value_name = "K/N", value_parser = parse_part)]
+    part: Option<(usize, usize)>,
+    /// Also write every counted call (connections, op, status, latency in
+    /// ns) here, tab-separated, to merge several clients' percentiles
+    /// exactly.
+    #[arg(long, value_name = "FILE.tsv")]
+    latencies: Option<PathBuf>,
     /// Write the JSON results here.
     #[arg(long, value_name = "FILE.json")]
     out: PathBuf,
+}
+
+fn parse_part(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("{s:?}: expected K/N with 0 <= K < N, e.g. 0/4");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || k >= n {
+        return Err(bad());
+    }
+    Ok((k, n))
 }
 
 fn run_corpus(a: CorpusArgs) -> Result<()> {
@@ -264,8 +286,14 @@ fn run_load(a: LoadArgs) -> Result<()> {
     let target = Target::parse(&a.server)?;
     let text = std::fs::read_to_string(&a.corpus)
         .with_context(|| format!("{}: reading", a.corpus.display()))?;
-    let corpus =
+    let mut corpus =
         txmap_bench::corpus::from_jsonl(&text).with_context(|| a.corpus.display().to_string())?;
+    if let Some((k, n)) = a.part {
+        corpus = load::part(&corpus, k, n)?;
+        if corpus.is_empty() {
+            bail!("part {k}/{n} of {}: no requests", a.corpus.display());
+        }
+    }
     let duration = if a.once {
         None
     } else {
@@ -295,6 +323,10 @@ fn run_load(a: LoadArgs) -> Result<()> {
     let json = serde_json::Value::Array(reports.iter().map(|r| r.to_json()).collect());
     std::fs::write(&a.out, serde_json::to_string_pretty(&json)? + "\n")
         .with_context(|| format!("{}: writing", a.out.display()))?;
+    if let Some(path) = &a.latencies {
+        std::fs::write(path, load::raw_tsv(&corpus, &reports))
+            .with_context(|| format!("{}: writing", path.display()))?;
+    }
     print!("{}", load::markdown(&reports));
     Ok(())
 }
