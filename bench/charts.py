@@ -37,17 +37,19 @@ MIB = 2**20
 
 
 def nice_ticks(lo, hi, count=5):
-    """Round tick values covering lo..hi on a linear axis."""
+    """Round tick values covering lo..hi on a linear axis (the last one at
+    or above hi)."""
     if hi <= lo:
         hi = lo + 1
     raw = (hi - lo) / count
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    ticks, v = [], start
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 10))
+    # The last tick is the first at or above hi, so the axis covers it.
+    ticks, v = [round(start, 10)], start
+    while v < hi - step * 1e-9:
         v += step
+        ticks.append(round(v, 10))
     return ticks
 
 
