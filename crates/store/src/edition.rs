@@ -596,21 +596,20 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// Whether the concept is active: [`concept_at`](Self::concept_at)`.active`
     /// reading only its record, for callers that test many concepts.
     pub fn is_active(&self, ordinal: u32) -> Result<bool, StoreError> {
+        Ok(self.concept_record(ordinal)?.flags & concept_flags::ACTIVE != 0)
+    }
+
+    fn concept_record(&self, ordinal: u32) -> Result<&ConceptRecord, StoreError> {
         self.check_concept(ordinal)?;
         let records: &[ConceptRecord] = self.recs(Concepts)?;
         records
             .get(ordinal as usize)
-            .map(|r| r.flags & concept_flags::ACTIVE != 0)
             .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))
     }
 
     /// [`concept_at`](Self::concept_at) without the SCTIDs: one record read.
     pub fn concept_facts(&self, ordinal: u32) -> Result<ConceptFacts, StoreError> {
-        self.check_concept(ordinal)?;
-        let records: &[ConceptRecord] = self.recs(Concepts)?;
-        let r = records
-            .get(ordinal as usize)
-            .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))?;
+        let r = self.concept_record(ordinal)?;
         Ok(ConceptFacts {
             active: r.flags & concept_flags::ACTIVE != 0,
             defined: r.flags & concept_flags::DEFINED != 0,
@@ -630,9 +629,13 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let (_, records) = self.member_records(e)?;
         let ids: &[U64] = self.recs(ConceptIds)?;
         let mut out = Vec::new();
-        let mut at = 0usize;
+        let (mut at, mut previous) = (0usize, 0u64);
         for m in records {
             let c = m.component.get();
+            if c < previous {
+                at = 0; // out of order: only in a damaged file; search it all
+            }
+            previous = c;
             // Gallop from the last one: members are usually close together.
             let i = at + gallop(ids.get(at..).unwrap_or_default(), |id| id.get() < c);
             if ids.get(i).is_some_and(|id| id.get() == c) {
@@ -645,7 +648,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
             at = i;
         }
         if !out.is_sorted() {
-            // Members out of order: only a damaged file; stay correct.
             out.sort_unstable();
             out.dedup();
         }
@@ -653,11 +655,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     pub fn concept_at(&self, ordinal: u32) -> Result<Concept, StoreError> {
-        self.check_concept(ordinal)?;
-        let records: &[ConceptRecord] = self.recs(Concepts)?;
-        let r = records
-            .get(ordinal as usize)
-            .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))?;
+        let r = self.concept_record(ordinal)?;
         Ok(Concept {
             id: self.id_at(ordinal, ConceptIds)?,
             ordinal,
