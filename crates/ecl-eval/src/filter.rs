@@ -187,13 +187,10 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             let SearchTerm::Match { text, .. } = t else {
                 return Ok(None);
             };
-            match self.ed.search_with(text, usize::MAX, &options) {
-                Ok(hits) => {
-                    self.tick(hits.len() + 1)?;
-                    out.extend(
-                        hits.iter()
-                            .filter_map(|h| self.ed.ordinal(h.description.concept)),
-                    );
+            match self.ed.search_concepts(text, &options) {
+                Ok(concepts) => {
+                    self.tick(concepts.len() + 1)?;
+                    out.extend(concepts);
                 }
                 Err(StoreError::TooCostly | StoreError::EmptyQuery) => return Ok(None),
                 Err(e) => return Err(e.into()),

@@ -455,7 +455,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         }
     }
 
-    fn heap_str(&self, kind: SectionKind, offset: u32, len: usize) -> Result<&str, StoreError> {
+    pub(crate) fn heap_str(
+        &self,
+        kind: SectionKind,
+        offset: u32,
+        len: usize,
+    ) -> Result<&str, StoreError> {
         let heap = self.raw(kind)?;
         let start = offset as usize;
         let bytes = start
@@ -483,7 +488,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     /// The SCTID a code byte stands for; 0 for "none".
-    fn code(&self, code: u8, origin: SectionKind) -> Result<u64, StoreError> {
+    pub(crate) fn code(&self, code: u8, origin: SectionKind) -> Result<u64, StoreError> {
         if code == NO_CODE {
             return Ok(0);
         }
@@ -834,9 +839,20 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     pub(crate) fn is_preferred_description(&self, d: &Description<'_>) -> Result<bool, StoreError> {
+        self.is_preferred_synonym(d.ordinal, d.active, d.type_id)
+    }
+
+    /// Whether a description (by ordinal, with its active flag and type) is
+    /// an active synonym preferred in the default language refset.
+    pub(crate) fn is_preferred_synonym(
+        &self,
+        desc_ordinal: u32,
+        active: bool,
+        type_id: u64,
+    ) -> Result<bool, StoreError> {
         match self.default_language {
-            Some(refset) if d.active && d.type_id == sctid::SYNONYM => {
-                self.preferred_in(d.ordinal, refset)
+            Some(refset) if active && type_id == sctid::SYNONYM => {
+                self.preferred_in(desc_ordinal, refset)
             }
             _ => Ok(false),
         }

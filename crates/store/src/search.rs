@@ -9,11 +9,11 @@
 //! first, then by concept and description SCTID so that results are
 //! deterministic.
 
-use std::collections::HashSet;
-
-use txmap_format::SectionKind::{Concepts, Descriptions, WordFst, WordPostings, WordPostingsIndex};
+use txmap_format::SectionKind::{
+    Concepts, Descriptions, TermHeap, WordFst, WordPostings, WordPostingsIndex,
+};
 use txmap_format::schema::{ConceptRecord, DescriptionRecord, concept_flags, description_flags};
-use txmap_text::{MatchMode, RankQuery, TextIndex, fold};
+use txmap_text::{MatchMode, RankKey, RankQuery, TextIndex, fold};
 
 use crate::{Edition, SearchHit, StoreError, sctid};
 
@@ -86,56 +86,95 @@ impl<B: AsRef<[u8]>> Edition<B> {
         limit: usize,
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit<'_>>, StoreError> {
+        let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
+        let mut ranked = self.ranked(query, options)?;
+        ranked.truncate(limit);
+        ranked
+            .into_iter()
+            .map(|h| {
+                let r = description_record(descriptions, h.ordinal)?;
+                Ok(SearchHit {
+                    description: self.make_description(h.ordinal, r)?,
+                    concept_ordinal: h.concept,
+                    rank: h.rank,
+                    preferred: !h.not_preferred,
+                })
+            })
+            .collect()
+    }
+
+    /// [`search_with`](Self::search_with) for callers that want concepts,
+    /// not descriptions (a text-filtered `$expand`): the ordinals of the
+    /// concepts with a matching description, best match first, each once
+    /// (`best_per_concept` is implied). No description is decoded beyond
+    /// what ranking reads, so this is the cheaper call for long results.
+    pub fn search_concepts(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<Vec<u32>, StoreError> {
+        let options = SearchOptions {
+            best_per_concept: true,
+            ..*options
+        };
+        Ok(self
+            .ranked(query, &options)?
+            .into_iter()
+            .map(|h| h.concept)
+            .collect())
+    }
+
+    /// The candidates of a search, filtered and sorted, read from their
+    /// records: the shared part of both searches.
+    fn ranked(&self, query: &str, options: &SearchOptions) -> Result<Vec<Ranked>, StoreError> {
         let index = self.text_index()?;
         let candidates = index.search(query, options.mode, options.max_candidates)?;
         let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
         let concepts: &[ConceptRecord] = self.recs(Concepts)?;
-        let folded = fold(query);
-        let mut ranker = RankQuery::new(&folded);
-        let mut hits = Vec::new();
+        let mut ranker = RankQuery::new(&fold(query));
+        let mut hits = Vec::with_capacity(candidates.len());
         for ordinal in candidates {
-            let Some(r) = descriptions.get(ordinal as usize) else {
+            let r = description_record(descriptions, ordinal)?;
+            let concept = r.concept.get();
+            let Some(c) = concepts.get(concept as usize) else {
                 return Err(StoreError::corrupt(
-                    WordPostings,
-                    format!(
-                        "description ordinal {ordinal} out of range ({})",
-                        descriptions.len()
-                    ),
+                    Descriptions,
+                    format!("description {ordinal}: concept ordinal {concept} out of range"),
                 ));
             };
-            if !options.include_inactive {
-                let concept_active = concepts
-                    .get(r.concept.get() as usize)
-                    .is_some_and(|c| c.flags & concept_flags::ACTIVE != 0);
-                if r.flags & description_flags::ACTIVE == 0 || !concept_active {
-                    continue;
-                }
-            }
-            let d = self.make_description(ordinal, r)?;
-            if !options.include_definitions && d.type_id == sctid::DEFINITION {
+            let active = r.flags & description_flags::ACTIVE != 0;
+            if !options.include_inactive && (!active || c.flags & concept_flags::ACTIVE == 0) {
                 continue;
             }
-            let preferred = self.is_preferred_description(&d)?;
-            hits.push(SearchHit {
-                concept_ordinal: r.concept.get(),
-                rank: ranker.rank(d.term),
-                preferred,
-                description: d,
+            let type_id = self.code(r.type_code, Descriptions)?;
+            if !options.include_definitions && type_id == sctid::DEFINITION {
+                continue;
+            }
+            let term =
+                self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
+            let preferred = self.is_preferred_synonym(ordinal, active, type_id)?;
+            hits.push(Ranked {
+                rank: ranker.rank(term),
+                not_preferred: !preferred,
+                concept,
+                id: r.id.get(),
+                ordinal,
             });
         }
-        hits.sort_unstable_by_key(|h| {
-            (
-                h.rank,
-                !h.preferred,
-                h.description.concept,
-                h.description.id,
-            )
-        });
+        // Concept ordinals follow concept SCTIDs, so this is the documented
+        // order: match, preferred first, concept SCTID, description SCTID.
+        hits.sort_unstable_by_key(|h| (h.rank, h.not_preferred, h.concept, h.id));
         if options.best_per_concept {
-            let mut seen = HashSet::new();
-            hits.retain(|h| seen.insert(h.description.concept));
+            let mut seen = vec![0u64; concepts.len().div_ceil(64)];
+            hits.retain(|h| {
+                let (word, bit) = ((h.concept / 64) as usize, 1u64 << (h.concept % 64));
+                seen.get_mut(word).is_some_and(|w| {
+                    let first = *w & bit == 0;
+                    *w |= bit;
+                    first
+                })
+            });
         }
-        hits.truncate(limit);
         Ok(hits)
     }
 
@@ -143,4 +182,31 @@ impl<B: AsRef<[u8]>> Edition<B> {
     pub(crate) fn verify_word_index(&self) -> Result<(), StoreError> {
         Ok(self.text_index()?.verify()?)
     }
+}
+
+/// A search candidate, ranked from its record alone.
+struct Ranked {
+    rank: RankKey,
+    not_preferred: bool,
+    /// Concept ordinal.
+    concept: u32,
+    /// Description SCTID.
+    id: u64,
+    /// Description ordinal.
+    ordinal: u32,
+}
+
+fn description_record(
+    descriptions: &[DescriptionRecord],
+    ordinal: u32,
+) -> Result<&DescriptionRecord, StoreError> {
+    descriptions.get(ordinal as usize).ok_or_else(|| {
+        StoreError::corrupt(
+            WordPostings,
+            format!(
+                "description ordinal {ordinal} out of range ({})",
+                descriptions.len()
+            ),
+        )
+    })
 }

@@ -699,6 +699,51 @@ fn search_ranks_hits() {
     };
     let hits = e.search_with("heart", 20, &per_concept).unwrap();
     assert_eq!(terms(&hits), vec!["Heart attack", "Heart structure"]);
+    // Each hit's rank and preferred flag are what the description says,
+    // hits come in the documented order, and the concepts-only search gives
+    // the same concepts in the same order, for every query and option set.
+    for q in ["heart", "myo", "h", "infarct heart", "attack"] {
+        for options in [all, per_concept, SearchOptions::default()] {
+            let hits = e.search_with(q, usize::MAX, &options).unwrap();
+            for h in &hits {
+                assert_eq!(
+                    h.rank,
+                    txmap_text::rank(&txmap_text::fold(q), h.description.term)
+                );
+                assert_eq!(
+                    h.preferred,
+                    e.is_preferred_term(h.description.ordinal).unwrap()
+                );
+                assert_eq!(e.sctid(h.concept_ordinal).unwrap(), h.description.concept);
+            }
+            let keys: Vec<_> = hits
+                .iter()
+                .map(|h| {
+                    (
+                        h.rank,
+                        !h.preferred,
+                        h.description.concept,
+                        h.description.id,
+                    )
+                })
+                .collect();
+            assert!(keys.is_sorted(), "{q:?}");
+            let by_hits: Vec<u32> = e
+                .search_with(
+                    q,
+                    usize::MAX,
+                    &SearchOptions {
+                        best_per_concept: true,
+                        ..options
+                    },
+                )
+                .unwrap()
+                .iter()
+                .map(|h| h.concept_ordinal)
+                .collect();
+            assert_eq!(e.search_concepts(q, &options).unwrap(), by_hits, "{q:?}");
+        }
+    }
 
     let words = SearchOptions {
         mode: MatchMode::Words,

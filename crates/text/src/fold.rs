@@ -50,7 +50,11 @@ use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 pub fn fold_into(text: &str, out: &mut String) {
     out.reserve(text.len());
     if text.is_ascii() {
-        out.extend(text.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        let start = out.len();
+        out.push_str(text);
+        if let Some(new) = out.get_mut(start..) {
+            new.make_ascii_lowercase();
+        }
         return;
     }
     for c in text.nfkd() {
@@ -138,13 +142,19 @@ fn is_ideograph(c: char) -> bool {
 /// borrowed slices of `folded`. Works on any text, but only folded text
 /// gives words that can be looked up in the index.
 pub fn words(folded: &str) -> Words<'_> {
-    Words { rest: folded }
+    Words {
+        rest: folded,
+        ascii: folded.is_ascii(),
+    }
 }
 
 /// Iterator over the words of a string; created by [`words`].
 #[derive(Debug, Clone)]
 pub struct Words<'a> {
     rest: &'a str,
+    /// All ASCII (most English terms): words are runs of ASCII letters and
+    /// digits, found byte by byte.
+    ascii: bool,
 }
 
 impl<'a> Iterator for Words<'a> {
@@ -152,6 +162,19 @@ impl<'a> Iterator for Words<'a> {
 
     fn next(&mut self) -> Option<&'a str> {
         let rest = self.rest;
+        if self.ascii {
+            let bytes = rest.as_bytes();
+            let Some(start) = bytes.iter().position(u8::is_ascii_alphanumeric) else {
+                self.rest = "";
+                return None;
+            };
+            let end = bytes
+                .get(start..)
+                .and_then(|b| b.iter().position(|c| !c.is_ascii_alphanumeric()))
+                .map_or(bytes.len(), |n| start + n);
+            self.rest = rest.get(end..).unwrap_or_default();
+            return rest.get(start..end);
+        }
         let mut chars = rest.char_indices();
         // Find the start of the next word.
         let (start, first) = loop {
@@ -187,6 +210,33 @@ impl FusedIterator for Words<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_words_match_the_general_rule() {
+        let general = |t: &'static str| {
+            Words {
+                rest: t,
+                ascii: false,
+            }
+            .collect::<Vec<_>>()
+        };
+        for t in [
+            "",
+            "   ",
+            "heart attack",
+            "  meniere's disease (disorder)  ",
+            "a-b/c_d.e,f;g",
+            "x",
+            "O2 sat 98% - 1.5mg/kg",
+            "!!!",
+            "trailing punctuation.",
+        ] {
+            assert_eq!(words(t).collect::<Vec<_>>(), general(t), "{t:?}");
+        }
+        let mut out = String::from("Prefix ");
+        fold_into("MiXeD Case 123", &mut out);
+        assert_eq!(out, "Prefix mixed case 123");
+    }
 
     fn w(s: &str) -> Vec<String> {
         let f = fold(s);

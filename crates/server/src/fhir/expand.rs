@@ -431,24 +431,20 @@ fn text_filtered(
 ) -> Result<Vec<Item>, OpError> {
     let search = SearchOptions {
         include_inactive: !options.active_only,
-        best_per_concept: true,
         ..SearchOptions::default()
     };
-    let hits = ed
-        .search_with(text, usize::MAX, &search)
-        .map_err(|e| match e {
-            txmap_store::StoreError::EmptyQuery => {
-                OpError::invalid(format!("the filter {text:?} has no words"))
-            }
-            txmap_store::StoreError::TooCostly => {
-                OpError::too_costly(format!("the filter {text:?} matches too many descriptions"))
-            }
-            other => other.into(),
-        })?;
+    let hits = ed.search_concepts(text, &search).map_err(|e| match e {
+        txmap_store::StoreError::EmptyQuery => {
+            OpError::invalid(format!("the filter {text:?} has no words"))
+        }
+        txmap_store::StoreError::TooCostly => {
+            OpError::too_costly(format!("the filter {text:?} matches too many descriptions"))
+        }
+        other => other.into(),
+    })?;
     let mut out = Vec::with_capacity(hits.len());
-    for h in hits {
+    for ord in hits {
         check()?;
-        let ord = h.concept_ordinal;
         if members.is_none_or(|m| m.binary_search(&ord).is_ok()) {
             out.push(Item::Concept(ord));
         }
