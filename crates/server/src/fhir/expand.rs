@@ -406,18 +406,71 @@ fn members(
     if let Some(text) = &options.filter {
         return text_filtered(ed, text, options, Some(&concepts), check);
     }
-    let mut out: Vec<(String, Item)> = Vec::with_capacity(concepts.len() + expressions.len());
+    // In code order, as strings compare — without making a string per
+    // concept: a whole `?fhir_vs` is 535,000 of them, for a page of 20.
+    let mut out: Vec<(CodeKey, Item)> = Vec::with_capacity(concepts.len() + expressions.len());
     for ord in concepts {
-        check()?;
-        out.push((ed.sctid(ord)?.to_string(), Item::Concept(ord)));
+        out.push((CodeKey::id(ed.sctid(ord)?), Item::Concept(ord)));
     }
+    check()?;
+    expressions.sort_unstable();
+    expressions.dedup_by(|a, b| a.0 == b.0);
     for (code, display) in expressions {
-        if !out.iter().any(|(c, _)| *c == code) {
-            out.push((code.clone(), Item::Expression(code, display)));
-        }
+        out.push((CodeKey::Text(code.clone()), Item::Expression(code, display)));
     }
     out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(out.into_iter().map(|(_, i)| i).collect())
+}
+
+/// A code's place in string order. A concept's SCTID is kept as a number
+/// whose order is that of its decimal string: the digits left-aligned in a
+/// fixed width, then the shorter string first ("1" < "10" < "19" < "2").
+/// An expression (rare) keeps its text.
+#[derive(PartialEq, Eq)]
+enum CodeKey {
+    Id { aligned: u128, digits: u8 },
+    Text(String),
+}
+
+impl CodeKey {
+    fn id(id: u64) -> CodeKey {
+        let digits = id.checked_ilog10().map_or(1, |d| d + 1);
+        CodeKey::Id {
+            aligned: u128::from(id) * 10u128.pow(20 - digits),
+            digits: digits as u8,
+        }
+    }
+
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            CodeKey::Id { aligned, digits } => {
+                let id = aligned / 10u128.pow(20 - u32::from(*digits));
+                id.to_string().into()
+            }
+            CodeKey::Text(t) => t.as_str().into(),
+        }
+    }
+}
+
+impl Ord for CodeKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (
+                CodeKey::Id { aligned, digits },
+                CodeKey::Id {
+                    aligned: a,
+                    digits: d,
+                },
+            ) => (aligned, digits).cmp(&(a, d)),
+            _ => self.text().cmp(&other.text()),
+        }
+    }
+}
+
+impl PartialOrd for CodeKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// The concepts whose descriptions match `text`, best first, among
@@ -665,5 +718,41 @@ mod tests {
                 json!({"name": "system-version", "valueUri": "http://snomed.info/sct|x"}),
             ]
         );
+    }
+
+    #[test]
+    fn code_keys_sort_as_their_strings() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut ids: Vec<u64> = vec![
+            0,
+            1,
+            2,
+            9,
+            10,
+            19,
+            100,
+            101,
+            1010,
+            138875005,
+            999_999_999_999_999_999,
+        ];
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Lengths from 1 to 18 digits, many sharing prefixes.
+            ids.push(x % 10u64.pow((x % 18) as u32 + 1));
+        }
+        let mut keys: Vec<(CodeKey, String)> = ids
+            .iter()
+            .map(|&id| (CodeKey::id(id), id.to_string()))
+            .chain(["123:456=789", "9 : 1 = 2"].map(|t| (CodeKey::Text(t.into()), t.into())))
+            .collect();
+        keys.sort_by(|a, b| a.0.cmp(&b.0));
+        let strings: Vec<&String> = keys.iter().map(|(_, s)| s).collect();
+        assert!(strings.is_sorted(), "{strings:?}");
+        for (k, s) in &keys {
+            assert_eq!(k.text(), s.as_str());
+        }
     }
 }
