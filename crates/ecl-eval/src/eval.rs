@@ -613,35 +613,28 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     }
 
     fn field_holds(&mut self, c: &FieldComparison, v: FieldValue<'_>) -> R<bool> {
-        let v = match (c, v) {
-            (FieldComparison::Concept { equal, value }, v) => {
-                let id = match v {
-                    FieldValue::Id(id) => Some(id),
-                    FieldValue::Text(t) => t.parse::<u64>().ok(),
-                };
-                let inside = match id.and_then(|id| self.ed.ordinal(id)) {
+        Ok(match c {
+            FieldComparison::Concept { equal, value } => {
+                let inside = match v.id().and_then(|id| self.ed.ordinal(id)) {
                     Some(o) => self.in_memo_sub(value, o)?,
                     None => false,
                 };
-                return Ok(inside == *equal);
+                inside == *equal
             }
-            (_, FieldValue::Text(t)) => std::borrow::Cow::Borrowed(t),
-            (_, FieldValue::Id(id)) => std::borrow::Cow::Owned(id.to_string()),
-        };
-        let v = v.as_ref();
-        Ok(match c {
-            FieldComparison::Concept { .. } => false,
             FieldComparison::Number { op, value } => v
+                .text()
                 .trim_start_matches('#')
                 .parse::<f64>()
                 .is_ok_and(|x| op.holds(x, value.value)),
             FieldComparison::String { equal, terms } => {
-                terms.iter().any(|t| self.term_holds(t, v)) == *equal
+                let text = v.text();
+                terms.iter().any(|t| self.term_holds(t, &text)) == *equal
             }
             FieldComparison::Boolean { equal, value } => {
-                parse_bool(v).is_some_and(|b| (b == *value) == *equal)
+                parse_bool(&v.text()).is_some_and(|b| (b == *value) == *equal)
             }
             FieldComparison::Time(t) => v
+                .text()
                 .parse::<u32>()
                 .is_ok_and(|x| crate::filter::time_holds(t, x)),
         })
@@ -1061,6 +1054,22 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
 enum FieldValue<'m> {
     Id(u64),
     Text(&'m str),
+}
+
+impl<'m> FieldValue<'m> {
+    fn id(self) -> Option<u64> {
+        match self {
+            FieldValue::Id(id) => Some(id),
+            FieldValue::Text(t) => t.parse().ok(),
+        }
+    }
+
+    fn text(self) -> std::borrow::Cow<'m, str> {
+        match self {
+            FieldValue::Id(id) => id.to_string().into(),
+            FieldValue::Text(t) => t.into(),
+        }
+    }
 }
 
 /// A member's value of the column `name`; `None` if the refset has no such
