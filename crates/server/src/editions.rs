@@ -32,6 +32,8 @@ pub struct ServedEdition {
     pub uses: AtomicU64,
     /// The edition's human name, worked out on first use.
     pub name: OnceLock<String>,
+    /// The edition's concept model rules, read on first use.
+    pub mrcm: OnceLock<crate::fhir::mrcm::Rules>,
 }
 
 impl ServedEdition {
@@ -184,6 +186,7 @@ pub fn load_editions(
             prewarm,
             uses: AtomicU64::new(0),
             name: OnceLock::new(),
+            mrcm: OnceLock::new(),
         });
     }
     let default = match &config.default_edition {

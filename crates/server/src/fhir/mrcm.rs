@@ -12,6 +12,8 @@
 //! say what a concept could not. Cardinality and grouping rules and
 //! concrete ranges are not checked.
 
+use std::collections::HashMap;
+
 use txmap_ecl_eval::{Budget, Subject};
 use txmap_store::{Member, RefsetKind};
 
@@ -26,9 +28,74 @@ const POSTCOORDINATED: [&str; 2] = ["723594008", "723595009"];
 /// |All precoordinated SNOMED CT content|.
 const PRECOORDINATED: &str = "723596005";
 
+/// An edition's applicable mandatory rules, by attribute SCTID: read from
+/// its MRCM refsets once (the server keeps them with the edition), with
+/// the range constraints parsed.
+#[derive(Debug, Default)]
+pub struct Rules {
+    domains: HashMap<u64, Vec<String>>,
+    ranges: HashMap<u64, Ranges>,
+}
+
+#[derive(Debug)]
+struct Ranges {
+    text: Vec<String>,
+    /// The ranges that are ECL (concrete ranges are not checked).
+    parsed: Vec<txmap_ecl::Expr>,
+}
+
+impl Rules {
+    pub fn load(ed: &Ed) -> Result<Rules, OpError> {
+        let mut rules = Rules::default();
+        for (kind, field) in [
+            (RefsetKind::MrcmAttributeDomain, "domainId"),
+            (RefsetKind::MrcmAttributeRange, "rangeConstraint"),
+        ] {
+            // Rules for postcoordinated content win over precoordinated
+            // ones for the same attribute.
+            let mut post: HashMap<u64, Vec<String>> = HashMap::new();
+            let mut pre: HashMap<u64, Vec<String>> = HashMap::new();
+            for info in ed.refsets().filter(|r| r.kind == kind) {
+                let names = info.field_names();
+                for m in ed.members(info.id)? {
+                    match applicable(names, &m, field) {
+                        Some((true, value)) => post.entry(m.component).or_default().push(value),
+                        Some((false, value)) => pre.entry(m.component).or_default().push(value),
+                        None => {}
+                    }
+                }
+            }
+            for (attribute, post) in post {
+                pre.insert(attribute, post);
+            }
+            match kind {
+                RefsetKind::MrcmAttributeDomain => rules.domains = pre,
+                _ => {
+                    rules.ranges = pre
+                        .into_iter()
+                        .map(|(attribute, text)| {
+                            let parsed = text
+                                .iter()
+                                .filter_map(|r| txmap_ecl::parse(r).ok())
+                                .collect();
+                            (attribute, Ranges { text, parsed })
+                        })
+                        .collect();
+                }
+            }
+        }
+        Ok(rules)
+    }
+}
+
 /// The first attribute of `expr` that breaks a domain or range rule, and
 /// why; `None` when every attribute passes (or the edition has no MRCM).
-pub fn violation(ed: &Ed, expr: &Expression, budget: &Budget) -> Result<Option<String>, OpError> {
+pub fn violation(
+    ed: &Ed,
+    rules: &Rules,
+    expr: &Expression,
+    budget: &Budget,
+) -> Result<Option<String>, OpError> {
     let focus: Vec<u32> = expr.focus.iter().filter_map(|&c| ed.ordinal(c)).collect();
     let named = |id: u64| -> Result<String, OpError> {
         Ok(match term_of(ed, id)? {
@@ -37,10 +104,9 @@ pub fn violation(ed: &Ed, expr: &Expression, budget: &Budget) -> Result<Option<S
         })
     };
     for a in expr.attributes() {
-        let domains = rules(ed, a.type_id, RefsetKind::MrcmAttributeDomain, "domainId")?;
-        if !domains.is_empty() {
+        if let Some(domains) = rules.domains.get(&a.type_id) {
             let mut allowed = false;
-            'domains: for d in &domains {
+            'domains: for d in domains {
                 let Some(d) = d.parse::<u64>().ok().and_then(|d| ed.ordinal(d)) else {
                     continue;
                 };
@@ -68,22 +134,15 @@ pub fn violation(ed: &Ed, expr: &Expression, budget: &Budget) -> Result<Option<S
             continue;
         };
         let Some(v) = ed.ordinal(value) else { continue };
-        let ranges = rules(
-            ed,
-            a.type_id,
-            RefsetKind::MrcmAttributeRange,
-            "rangeConstraint",
-        )?;
-        // Ranges that are not ECL (concrete ranges) are not checked.
-        let parsed: Vec<txmap_ecl::Expr> = ranges
-            .iter()
-            .filter_map(|r| txmap_ecl::parse(r).ok())
-            .collect();
-        if parsed.is_empty() {
+        let Some(ranges) = rules
+            .ranges
+            .get(&a.type_id)
+            .filter(|r| !r.parsed.is_empty())
+        else {
             continue;
-        }
+        };
         let mut inside = false;
-        for r in &parsed {
+        for r in &ranges.parsed {
             match txmap_ecl_eval::matches(ed, r, &Subject::Concept(v), budget) {
                 Ok(true) => {
                     inside = true;
@@ -104,41 +163,30 @@ pub fn violation(ed: &Ed, expr: &Expression, budget: &Budget) -> Result<Option<S
                 "the value {} is not in the range of the attribute {} ({})",
                 named(value)?,
                 named(a.type_id)?,
-                ranges.join(" or ")
+                ranges.text.join(" or ")
             )));
         }
     }
     Ok(None)
 }
 
-/// The `field` of the applicable mandatory rules for `attribute` in the
-/// refsets of `kind`.
-fn rules(ed: &Ed, attribute: u64, kind: RefsetKind, field: &str) -> Result<Vec<String>, OpError> {
-    let mut post = Vec::new();
-    let mut pre = Vec::new();
-    for m in ed.component_refsets(attribute)? {
-        let Some(info) = ed.refset(m.refset).filter(|r| r.kind == kind) else {
-            continue;
-        };
-        let names = info.field_names();
-        fn get<'m>(names: &[String], m: &Member<'m>, name: &str) -> Option<&'m str> {
-            names
-                .iter()
-                .position(|n| n == name)
-                .and_then(|i| m.field(i))
-                .map(str::trim)
-        }
-        if get(names, &m, "ruleStrengthId") != Some(MANDATORY) {
-            continue;
-        }
-        let Some(value) = get(names, &m, field).filter(|v| !v.is_empty()) else {
-            continue;
-        };
-        match get(names, &m, "contentTypeId") {
-            Some(c) if POSTCOORDINATED.contains(&c) => post.push(value.to_owned()),
-            Some(PRECOORDINATED) => pre.push(value.to_owned()),
-            _ => {}
-        }
+/// A member's `field` if it is a mandatory rule for pre- or postcoordinated
+/// content, with whether it is for postcoordinated content.
+fn applicable(names: &[String], m: &Member<'_>, field: &str) -> Option<(bool, String)> {
+    let get = |name: &str| {
+        names
+            .iter()
+            .position(|n| n == name)
+            .and_then(|i| m.field(i))
+            .map(str::trim)
+    };
+    if get("ruleStrengthId") != Some(MANDATORY) {
+        return None;
     }
-    Ok(if post.is_empty() { pre } else { post })
+    let value = get(field).filter(|v| !v.is_empty())?.to_owned();
+    match get("contentTypeId") {
+        Some(c) if POSTCOORDINATED.contains(&c) => Some((true, value)),
+        Some(PRECOORDINATED) => Some((false, value)),
+        _ => None,
+    }
 }

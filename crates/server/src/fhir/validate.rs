@@ -249,7 +249,14 @@ pub fn validate_code(
         // valid (so do its reference servers): a violation is a warning,
         // and like the note it replaces, a process note for CodeSystem
         // validation only.
-        out.issues.push(match mrcm::violation(ed, &expr, budget)? {
+        let rules = match e.mrcm.get() {
+            Some(rules) => rules,
+            None => {
+                let rules = mrcm::Rules::load(ed)?;
+                e.mrcm.get_or_init(|| rules)
+            }
+        };
+        out.issues.push(match mrcm::violation(ed, rules, &expr, budget)? {
             Some(why) => Issue {
                 severity: "warning",
                 code: "business-rule",
