@@ -4,7 +4,9 @@
 //! attribute's *range* constraint, an ECL expression.
 //!
 //! The rules come from the edition's MRCM attribute domain and attribute
-//! range refsets; an edition without them is not checked. Only mandatory
+//! range refsets, read (and the range constraints parsed) once per edition,
+//! on the first expression validated; an edition without them is not
+//! checked. Only mandatory
 //! rules (|Mandatory concept model rule|) count. Rules for postcoordinated
 //! content (|All postcoordinated SNOMED CT content|, |All SNOMED CT
 //! content|) are used when an attribute has them, else the precoordinated
