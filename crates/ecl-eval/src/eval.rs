@@ -77,6 +77,9 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
     memo: AddrMap<Key, Rc<Vec<u32>>>,
     /// Bitmaps of the big memoised sub-expression sets, by node address.
     bits: AddrMap<usize, Bits>,
+    /// The SCTIDs of the small memoised sub-expression sets, by node
+    /// address.
+    ids: AddrMap<usize, Vec<u64>>,
     /// Search terms folded once, by node address.
     pub(crate) terms: AddrMap<usize, crate::filter::Folded>,
     /// SCTIDs already looked up (a few: modules, statuses, types).
@@ -122,6 +125,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             hierarchy: None,
             memo: AddrMap::default(),
             bits: AddrMap::default(),
+            ids: AddrMap::default(),
             terms: AddrMap::default(),
             ordinals: Vec::new(),
             fold_buf: String::new(),
@@ -195,6 +199,32 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             .entry(std::ptr::from_ref(s) as usize)
             .or_insert_with(|| Bits::of(concepts, &v));
         Ok(bits.contains(o))
+    }
+
+    /// [`in_memo_sub`](Self::in_memo_sub) for a concept given by SCTID: a
+    /// small set is searched by SCTID (ordinals follow SCTIDs, so its
+    /// SCTIDs are sorted too), sparing a search among every concept of the
+    /// edition for each value tested.
+    pub(crate) fn in_memo_sub_by_id(&mut self, s: &SubExpr, id: u64) -> R<bool> {
+        let v = self.memo_sub(s)?;
+        if v.len() >= BITMAP_FROM {
+            return match self.ed.ordinal(id) {
+                Some(o) => self.in_memo_sub(s, o),
+                None => Ok(false),
+            };
+        }
+        let key = std::ptr::from_ref(s) as usize;
+        if !self.ids.contains_key(&key) {
+            let ids = v
+                .iter()
+                .map(|&o| self.ed.sctid(o))
+                .collect::<Result<Vec<u64>, _>>()?;
+            self.ids.insert(key, ids);
+        }
+        Ok(self
+            .ids
+            .get(&key)
+            .is_some_and(|ids| ids.binary_search(&id).is_ok()))
     }
 
     fn memo_expr(&mut self, e: &Expr) -> R<Rc<Vec<u32>>> {
@@ -546,17 +576,29 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 continue;
             }
             let names = info.field_names();
-            let members = ed.members(id)?;
+            let checks = member_checks(names, filters, span)?;
+            let fields = match m {
+                MemberOf::Fields(fields) => fields
+                    .iter()
+                    .map(|f| Ok((f, Column::find(names, f, span)?)))
+                    .collect::<R<Vec<_>>>()?,
+                _ => Vec::new(),
+            };
+            let members = ed.members_iter(id)?;
             self.tick(members.len() + 1)?;
-            for member in &members {
-                if !self.member_passes(member, names, filters, span)? {
+            // Members come by component, ascending: the passing ones'
+            // ordinals are found in one walk (`ordinals_of_sorted`).
+            let mut components = Vec::new();
+            for member in members {
+                let member = &member?;
+                if !self.member_passes(member, &checks)? {
                     continue;
                 }
                 match m {
-                    MemberOf::Components => out.extend(ed.ordinal(member.component)),
-                    MemberOf::Fields(fields) => {
-                        for f in fields {
-                            match field_value(member, names, f, span)? {
+                    MemberOf::Components => components.push(member.component),
+                    MemberOf::Fields(_) => {
+                        for &(f, column) in &fields {
+                            match column.value(member) {
                                 Some(FieldValue::Id(id)) => out.extend(ed.ordinal(id)),
                                 Some(FieldValue::Text(v)) => {
                                     push_concept(ed, &mut out, f, v, span)?;
@@ -572,6 +614,14 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     }
                 }
             }
+            if !components.is_empty() {
+                let concepts = ed.ordinals_of_sorted(components)?;
+                out = if out.is_empty() {
+                    concepts
+                } else {
+                    union(&out, &concepts)
+                };
+            }
         }
         // One refset's components come out sorted; several, or fields, not.
         if out.is_sorted() {
@@ -582,31 +632,17 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
     }
 
-    fn member_passes(
-        &mut self,
-        member: &Member<'_>,
-        names: &[String],
-        filters: &[MemberFilterSet],
-        span: Span,
-    ) -> R<bool> {
-        for set in filters {
-            for f in &set.filters {
-                let ok = match f {
-                    MemberFilter::Field { name, comparison } => {
-                        match field_value(member, names, name, span)? {
-                            Some(v) => self.field_holds(comparison, v)?,
-                            None => false,
-                        }
-                    }
-                    // Only active members are stored.
-                    MemberFilter::Active(active, _) => *active,
-                    MemberFilter::Module(_) | MemberFilter::EffectiveTime(_) => {
-                        return Err(not_supported("module or time member filter", set.span));
-                    }
-                };
-                if !ok {
-                    return Ok(false);
-                }
+    fn member_passes(&mut self, member: &Member<'_>, checks: &[MemberCheck<'_>]) -> R<bool> {
+        for check in checks {
+            let ok = match *check {
+                MemberCheck::Field(column, comparison) => match column.value(member) {
+                    Some(v) => self.field_holds(comparison, v)?,
+                    None => false,
+                },
+                MemberCheck::Active(active) => active,
+            };
+            if !ok {
+                return Ok(false);
             }
         }
         Ok(true)
@@ -615,8 +651,8 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     fn field_holds(&mut self, c: &FieldComparison, v: FieldValue<'_>) -> R<bool> {
         Ok(match c {
             FieldComparison::Concept { equal, value } => {
-                let inside = match v.id().and_then(|id| self.ed.ordinal(id)) {
-                    Some(o) => self.in_memo_sub(value, o)?,
+                let inside = match v.id() {
+                    Some(id) => self.in_memo_sub_by_id(value, id)?,
                     None => false,
                 };
                 inside == *equal
@@ -1072,29 +1108,75 @@ impl<'m> FieldValue<'m> {
     }
 }
 
-/// A member's value of the column `name`; `None` if the refset has no such
-/// column.
-fn field_value<'m>(
-    member: &Member<'m>,
-    names: &[String],
-    name: &str,
-    span: Span,
-) -> R<Option<FieldValue<'m>>> {
-    Ok(match name {
-        "referencedComponentId" => Some(FieldValue::Id(member.component)),
-        "refsetId" => Some(FieldValue::Id(member.refset)),
-        "id" | "effectiveTime" | "active" | "moduleId" => {
-            return Err(not_supported(
-                format!("refset column {name} (not kept in the edition)"),
-                span,
-            ));
+/// A member column, found once per refset.
+#[derive(Clone, Copy)]
+enum Column {
+    Component,
+    Refset,
+    /// The `i`th column after `referencedComponentId`.
+    Field(usize),
+    /// The refset has no such column.
+    Missing,
+}
+
+impl Column {
+    fn find(names: &[String], name: &str, span: Span) -> R<Column> {
+        Ok(match name {
+            "referencedComponentId" => Column::Component,
+            "refsetId" => Column::Refset,
+            "id" | "effectiveTime" | "active" | "moduleId" => {
+                return Err(not_supported(
+                    format!("refset column {name} (not kept in the edition)"),
+                    span,
+                ));
+            }
+            _ => names
+                .iter()
+                .position(|n| n == name)
+                .map_or(Column::Missing, Column::Field),
+        })
+    }
+
+    /// A member's value in this column; `None` if the refset has no such
+    /// column.
+    fn value<'m>(self, member: &Member<'m>) -> Option<FieldValue<'m>> {
+        match self {
+            Column::Component => Some(FieldValue::Id(member.component)),
+            Column::Refset => Some(FieldValue::Id(member.refset)),
+            Column::Field(i) => member.field(i).map(FieldValue::Text),
+            Column::Missing => None,
         }
-        _ => names
-            .iter()
-            .position(|n| n == name)
-            .and_then(|i| member.field(i))
-            .map(FieldValue::Text),
-    })
+    }
+}
+
+/// One test of a member filter, its column found.
+enum MemberCheck<'f> {
+    Field(Column, &'f FieldComparison),
+    Active(bool),
+}
+
+/// The member filters as tests on this refset's columns.
+fn member_checks<'f>(
+    names: &[String],
+    filters: &'f [MemberFilterSet],
+    span: Span,
+) -> R<Vec<MemberCheck<'f>>> {
+    let mut checks = Vec::new();
+    for set in filters {
+        for f in &set.filters {
+            checks.push(match f {
+                MemberFilter::Field { name, comparison } => {
+                    MemberCheck::Field(Column::find(names, name, span)?, comparison)
+                }
+                // Only active members are stored.
+                MemberFilter::Active(active, _) => MemberCheck::Active(*active),
+                MemberFilter::Module(_) | MemberFilter::EffectiveTime(_) => {
+                    return Err(not_supported("module or time member filter", set.span));
+                }
+            });
+        }
+    }
+    Ok(checks)
 }
 
 /// Adds the concept a field value names; empty values and SCTIDs of other

@@ -399,6 +399,11 @@ fn refsets_and_members() {
     lateralizable.sort_unstable();
     assert_eq!(e.member_concepts(LATERALIZABLE).unwrap(), lateralizable);
     assert!(e.member_concepts(12345).unwrap().is_empty());
+    for r in e.refsets() {
+        let each: Vec<_> = e.members_iter(r.id).unwrap().map(Result::unwrap).collect();
+        assert_eq!(each, e.members(r.id).unwrap());
+    }
+    assert_eq!(e.members_iter(12345).unwrap().len(), 0);
 
     let icd = e.members(ICD10).unwrap();
     assert_eq!(icd.len(), 1);
@@ -1064,6 +1069,9 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
         }
         let _ = e.members_page(r, 1, 1);
         let _ = e.member_concepts(r);
+        if let Ok(members) = e.members_iter(r) {
+            members.for_each(drop);
+        }
         let _ = e.is_member(r, HEART);
     }
     for id in [OLD_MI, HEART, MI] {
@@ -1135,4 +1143,27 @@ fn errors_display_clearly() {
     let e: StoreError = FormatError::BadMagic.into();
     assert_eq!(e.to_string(), FormatError::BadMagic.to_string());
     assert!(std::error::Error::source(&e).is_none());
+}
+
+#[test]
+fn member_fields_split_on_tabs() {
+    for fields in ["a\tb\t\tc", "x", "a\t", "\t", "\tlead", "ä\tß\t€"] {
+        let m = crate::Member {
+            refset: 1,
+            component: 2,
+            fields,
+        };
+        let expected: Vec<&str> = fields.split('\t').collect();
+        for i in 0..expected.len() + 2 {
+            assert_eq!(m.field(i), expected.get(i).copied(), "{fields:?} {i}");
+        }
+        assert_eq!(m.field_values().collect::<Vec<_>>(), expected);
+    }
+    let empty = crate::Member {
+        refset: 1,
+        component: 2,
+        fields: "",
+    };
+    assert_eq!(empty.field(0), None);
+    assert_eq!(empty.field_values().count(), 0);
 }
