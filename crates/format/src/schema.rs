@@ -127,6 +127,19 @@ section_kinds! {
     /// the target back to the source. Optional (format 1.1): without it,
     /// readers scan the association refsets.
     AssociationTargets = 55,
+    /// `[TypeSourcesEntry]` sorted by type ordinal, closed by one entry of
+    /// type `u32::MAX`: entry `i` says that `AttributeTypeSources[start_i ..
+    /// start_{i+1}]` are the concepts with an attribute relationship (as in
+    /// `Attributes`) of that type. Optional (format 1.2): without it,
+    /// readers test concepts one by one.
+    AttributeTypesIndex = 56,
+    /// `u32` concept ordinals, ascending and unique within each type.
+    AttributeTypeSources = 57,
+    /// The same as `AttributeTypesIndex` for the types of concrete values
+    /// (as in `Concrete`). Optional (format 1.2).
+    ConcreteTypesIndex = 58,
+    /// `u32` concept ordinals, ascending and unique within each type.
+    ConcreteTypeSources = 59,
 
     /// `[U64]`: the concepts that one-byte codes in records stand for
     /// (description types, case significance, acceptability, characteristic
@@ -302,6 +315,17 @@ pub struct ComponentMemberEntry {
     Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
 )]
 #[repr(C)]
+pub struct TypeSourcesEntry {
+    /// Ordinal of the attribute type; `u32::MAX` in the closing entry.
+    pub type_ord: U32,
+    /// Where the type's concepts start in the matching `…TypeSources`.
+    pub start: U32,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
 pub struct AssociationTargetEntry {
     /// Ordinal of the association's target concept.
     pub target: U32,
@@ -410,6 +434,7 @@ mod tests {
         assert_eq!(size_of::<MemberRecord>(), 16);
         assert_eq!(size_of::<ComponentMemberEntry>(), 12);
         assert_eq!(size_of::<AssociationTargetEntry>(), 12);
+        assert_eq!(size_of::<TypeSourcesEntry>(), 8);
     }
 
     #[test]

@@ -47,7 +47,8 @@ use std::time::Instant;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
-    RefsetKind, RefsetRecord, RelationshipRecord, concept_flags, description_flags,
+    RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
+    description_flags,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
 use txmap_rf2::kind::FileKind;
@@ -100,6 +101,10 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::MemberFieldHeap,
     SectionKind::ComponentMembers,
     SectionKind::AssociationTargets,
+    SectionKind::AttributeTypesIndex,
+    SectionKind::AttributeTypeSources,
+    SectionKind::ConcreteTypesIndex,
+    SectionKind::ConcreteTypeSources,
     SectionKind::StatedIndex,
     SectionKind::Stated,
     SectionKind::WordFst,
@@ -119,8 +124,9 @@ pub struct ImportOptions {
     /// The edition file to write.
     pub output: PathBuf,
     /// The memory the importer plans for, in bytes. Sorters get a quarter
-    /// each (at most two are filling at once) unless `sort_buffer` is set;
-    /// the rest is for what is kept per concept and per description.
+    /// each (at most two are filling at once, beside a type index's
+    /// sorter at an eighth of that) unless `sort_buffer` is set; the rest
+    /// is for what is kept per concept and per description.
     pub max_memory: u64,
     /// Memory per sorter before it spills a run to disk.
     pub sort_buffer: Option<u64>,
@@ -522,6 +528,13 @@ impl<'a> Importer<'a> {
 
     fn sorter<R: Record>(&self) -> Sorter<'a, R> {
         Sorter::new(self.options.sort_cap(), self.temp)
+    }
+
+    /// A sorter for the type indexes, which fill beside two others: an
+    /// eighth of the usual cap (their records are 8 bytes; an
+    /// International release's fit in it without spilling).
+    fn small_sorter<R: Record>(&self) -> Sorter<'a, R> {
+        Sorter::new(self.options.sort_cap() / 8, self.temp)
     }
 
     fn finish<R: Record>(&mut self, s: Sorter<'a, R>) -> Result<Sorted<R>, ImportError> {

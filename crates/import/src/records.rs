@@ -77,6 +77,16 @@ impl Versioned for RelationshipIn {
     }
 }
 
+/// A concept having an attribute (or concrete value) of a type, for the
+/// type indexes.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct TypeSource {
+    pub type_ord: u32,
+    pub source: u32,
+}
+ordered_by!(TypeSource, |r| (r.type_ord, r.source));
+
 /// A relationship by ordinals, for the CSR sections.
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]

@@ -41,6 +41,7 @@ impl Importer<'_> {
         let mut isa: Vec<(u32, u32)> = Vec::new();
         let mut out = self.sorter::<Edge>();
         let mut inbound = self.sorter::<Edge>();
+        let mut by_type = self.small_sorter::<TypeSource>();
         let mut active = 0u64;
         for r in Latest::new(sorted) {
             let r = r?;
@@ -53,6 +54,12 @@ impl Importer<'_> {
                 continue;
             }
             out.push(e).ctx("spilling relationships")?;
+            by_type
+                .push(TypeSource {
+                    type_ord: e.type_ord,
+                    source: e.key,
+                })
+                .ctx("spilling relationships")?;
             inbound
                 .push(Edge {
                     key: e.other,
@@ -99,6 +106,12 @@ impl Importer<'_> {
         self.stage_edges(out, SectionKind::AttributesIndex, SectionKind::Attributes)?;
         let inbound = self.finish(inbound)?;
         self.stage_edges(inbound, SectionKind::InboundIndex, SectionKind::Inbound)?;
+        let by_type = self.finish(by_type)?;
+        self.stage_type_index(
+            by_type,
+            SectionKind::AttributeTypesIndex,
+            SectionKind::AttributeTypeSources,
+        )?;
         self.done("relationships", t, rows);
         Ok(())
     }
@@ -155,6 +168,47 @@ impl Importer<'_> {
         self.stages
             .put(items, le.as_bytes(), csr.items.len() as u64)
             .ctx("staging the hierarchy")
+    }
+
+    /// Writes a type index (`AttributeTypesIndex` or `ConcreteTypesIndex`
+    /// and its sources) from (type, source) pairs in order: each type's
+    /// distinct sources, and one entry per type plus the closing one.
+    pub(super) fn stage_type_index(
+        &mut self,
+        sorted: Sorted<TypeSource>,
+        index: SectionKind,
+        items: SectionKind,
+    ) -> Result<(), ImportError> {
+        let mut entries: Vec<TypeSourcesEntry> = Vec::new();
+        let mut last: Option<TypeSource> = None;
+        let mut count: u32 = 0;
+        let staged = self.stages.get(items).ctx("staging the type index")?;
+        for r in sorted {
+            let r = r.ctx("reading sorted attribute types")?;
+            if last.is_some_and(|l| l == r) {
+                continue;
+            }
+            if last.is_none_or(|l| l.type_ord != r.type_ord) {
+                entries.push(TypeSourcesEntry {
+                    type_ord: U32::new(r.type_ord),
+                    start: U32::new(count),
+                });
+            }
+            staged
+                .record(&U32::new(r.source))
+                .ctx("staging the type index")?;
+            count = count
+                .checked_add(1)
+                .ok_or_else(|| ImportError::Inconsistent("type index over 2^32 entries".into()))?;
+            last = Some(r);
+        }
+        entries.push(TypeSourcesEntry {
+            type_ord: U32::new(u32::MAX),
+            start: U32::new(count),
+        });
+        self.stages
+            .put(index, entries.as_bytes(), entries.len() as u64)
+            .ctx("staging the type index")
     }
 
     pub(super) fn stage_edges(
@@ -244,6 +298,7 @@ impl Importer<'_> {
         )?;
         let sorted = self.finish(sorter)?;
         let mut out = self.sorter::<ConcreteOut>();
+        let mut by_type = self.small_sorter::<TypeSource>();
         for r in Latest::new(sorted) {
             let r = r?;
             if r.active == 0 {
@@ -257,6 +312,12 @@ impl Importer<'_> {
             };
             let group = self.group(r.group, r.id)?;
             let characteristic = self.codes.code(r.characteristic)?;
+            by_type
+                .push(TypeSource {
+                    type_ord: ty,
+                    source: from,
+                })
+                .ctx("spilling concrete values")?;
             out.push(ConcreteOut {
                 from,
                 group,
@@ -304,6 +365,12 @@ impl Importer<'_> {
         self.stages
             .put_index(SectionKind::ConcreteIndex, &csr.finish(n))
             .ctx("staging concrete values")?;
+        let by_type = self.finish(by_type)?;
+        self.stage_type_index(
+            by_type,
+            SectionKind::ConcreteTypesIndex,
+            SectionKind::ConcreteTypeSources,
+        )?;
         self.count("concrete_values", count);
         self.done("concrete values", t, rows);
         Ok(())

@@ -6,7 +6,8 @@ use std::ops::Range;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
-    RefsetKind, RefsetRecord, RelationshipRecord, concept_flags, description_flags,
+    RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
+    description_flags,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, records};
 use zerocopy::little_endian::{U32, U64};
@@ -228,6 +229,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
             ));
         }
         let _: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
+        let _: &[TypeSourcesEntry] = self.recs(AttributeTypesIndex)?;
+        let _: &[U32] = self.recs(AttributeTypeSources)?;
+        let _: &[TypeSourcesEntry] = self.recs(ConcreteTypesIndex)?;
+        let _: &[U32] = self.recs(ConcreteTypeSources)?;
         let _: &[U32] = self.recs(WordPostingsIndex)?;
         let _: &[U32] = self.recs(WordPostings)?;
         self.concept_count = n;
@@ -974,6 +979,56 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.check_concept(ordinal)?;
         let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
         Ok(rows.iter().map(|r| (r.type_ord.get(), r.group.get())))
+    }
+
+    /// The concepts with an attribute relationship of type `type_ord` (as
+    /// [`attributes`](Self::attributes) lists them), ascending, from the
+    /// edition's type index; `None` when the file has no type index (before
+    /// format 1.2): then the concepts must be tested one by one.
+    pub fn attribute_type_sources(
+        &self,
+        type_ord: u32,
+    ) -> Result<Option<Ordinals<'_>>, StoreError> {
+        self.type_sources(AttributeTypesIndex, AttributeTypeSources, type_ord)
+    }
+
+    /// [`attribute_type_sources`](Self::attribute_type_sources) for the
+    /// types of concrete values.
+    pub fn concrete_type_sources(&self, type_ord: u32) -> Result<Option<Ordinals<'_>>, StoreError> {
+        self.type_sources(ConcreteTypesIndex, ConcreteTypeSources, type_ord)
+    }
+
+    fn type_sources(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+        type_ord: u32,
+    ) -> Result<Option<Ordinals<'_>>, StoreError> {
+        if !self.present(index) {
+            return Ok(None);
+        }
+        let entries: &[TypeSourcesEntry] = self.recs(index)?;
+        let i = entries.partition_point(|e| e.type_ord.get() < type_ord);
+        let sources: &[U32] = self.recs(items)?;
+        match (entries.get(i), entries.get(i + 1)) {
+            (Some(e), Some(next)) if e.type_ord.get() == type_ord => {
+                let (start, end) = (e.start.get() as usize, next.start.get() as usize);
+                sources
+                    .get(start..end)
+                    .map(|list| Some(Ordinals::new(list)))
+                    .ok_or_else(|| {
+                        StoreError::corrupt(
+                            index,
+                            format!(
+                                "type {type_ord} spans {start}..{end} of {} sources",
+                                sources.len()
+                            ),
+                        )
+                    })
+            }
+            (Some(_), _) => Ok(Some(Ordinals::new(&[]))),
+            (None, _) => Err(StoreError::corrupt(index, "no closing entry")),
+        }
     }
 
     /// Active inferred (and additional) attribute relationships, is-a

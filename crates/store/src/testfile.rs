@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
-    RefsetKind, RefsetRecord, RelationshipRecord, concept_flags, description_flags,
+    RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
+    description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind};
 use txmap_text::TermIndexBuilder;
@@ -101,6 +102,8 @@ pub struct TestEdition {
     pub with_concrete: bool,
     /// Write `AssociationTargets` (files before format 1.1 lack it).
     pub with_association_targets: bool,
+    /// Write the type indexes (files before format 1.2 lack them).
+    pub with_type_indexes: bool,
 }
 
 fn concept(id: u64, parents: &[u64]) -> TestConcept {
@@ -382,6 +385,7 @@ impl TestEdition {
             with_inbound: true,
             with_concrete: true,
             with_association_targets: true,
+            with_type_indexes: true,
         }
     }
 
@@ -608,6 +612,43 @@ impl TestEdition {
             let (idx, flat) = csr(lists.into_iter());
             add(index, idx.as_bytes().to_vec(), n + 1);
             add(items, flat.as_bytes().to_vec(), flat.len());
+        }
+        if self.with_type_indexes {
+            let attribute_pairs = self.attributes.iter().map(|r| (r.type_id, r.source));
+            let concrete_pairs = self.concrete.iter().map(|c| (c.type_id, c.source));
+            for (index, items, pairs) in [
+                (
+                    AttributeTypesIndex,
+                    AttributeTypeSources,
+                    attribute_pairs.collect::<Vec<_>>(),
+                ),
+                (
+                    ConcreteTypesIndex,
+                    ConcreteTypeSources,
+                    concrete_pairs.collect(),
+                ),
+            ] {
+                let mut pairs: Vec<(u32, u32)> =
+                    pairs.into_iter().map(|(t, s)| (o(t), o(s))).collect();
+                pairs.sort_unstable();
+                pairs.dedup();
+                let mut entries: Vec<TypeSourcesEntry> = Vec::new();
+                for (i, &(t, _)) in pairs.iter().enumerate() {
+                    if i == 0 || pairs[i - 1].0 != t {
+                        entries.push(TypeSourcesEntry {
+                            type_ord: U32::new(t),
+                            start: U32::new(i as u32),
+                        });
+                    }
+                }
+                entries.push(TypeSourcesEntry {
+                    type_ord: U32::new(u32::MAX),
+                    start: U32::new(pairs.len() as u32),
+                });
+                let sources: Vec<U32> = pairs.iter().map(|&(_, s)| U32::new(s)).collect();
+                add(index, entries.as_bytes().to_vec(), entries.len());
+                add(items, sources.as_bytes().to_vec(), sources.len());
+            }
         }
         if self.with_concrete {
             let mut heap = Vec::new();

@@ -637,6 +637,67 @@ fn corrupt_association_targets_are_errors() {
 }
 
 #[test]
+fn type_indexes_list_the_concepts_having_each_type() {
+    let e = tiny();
+    let n = e.concept_count();
+    let mut attribute: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
+    let mut concrete: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
+    for o in 0..n {
+        for r in e.attributes(o).unwrap() {
+            attribute[r.type_ord as usize].push(o);
+        }
+        for c in e.concrete_values(o).unwrap() {
+            concrete[c.type_ord as usize].push(o);
+        }
+    }
+    let mut seen = 0;
+    for t in 0..n {
+        for (expected, got) in [
+            (&mut attribute[t as usize], e.attribute_type_sources(t)),
+            (&mut concrete[t as usize], e.concrete_type_sources(t)),
+        ] {
+            expected.dedup();
+            seen += expected.len();
+            assert_eq!(got.unwrap().unwrap().to_vec(), *expected, "type {t}");
+        }
+    }
+    assert!(seen > 0);
+    assert!(
+        e.attribute_type_sources(u32::MAX - 1)
+            .unwrap()
+            .unwrap()
+            .is_empty()
+    );
+
+    // Files before format 1.2 have none: the reader says so.
+    let mut t = TestEdition::tiny();
+    t.with_type_indexes = false;
+    let old = Edition::open(t.write()).unwrap();
+    assert!(old.attribute_type_sources(0).unwrap().is_none());
+    assert!(old.concrete_type_sources(0).unwrap().is_none());
+}
+
+#[test]
+fn corrupt_type_indexes_are_errors() {
+    use SectionKind::*;
+    // A range past the sources.
+    let bytes = with_section(AttributeTypesIndex, |b| {
+        let last = b.len() - 4;
+        b[last..].copy_from_slice(&1000u32.to_le_bytes());
+    });
+    let e = Edition::open(bytes).unwrap();
+    let any_err = (0..e.concept_count()).any(|t| e.attribute_type_sources(t).is_err());
+    assert!(any_err);
+    // No closing entry at all.
+    let bytes = with_section(ConcreteTypesIndex, Vec::clear);
+    let e = Edition::open(bytes).unwrap();
+    assert!(e.concrete_type_sources(0).is_err());
+    // A torn record is caught on open.
+    let bytes = with_section(AttributeTypesIndex, |b| b.truncate(b.len() - 1));
+    assert!(Edition::open(bytes).is_err());
+}
+
+#[test]
 fn search_ranks_hits() {
     let e = tiny();
     fn terms<'a>(hits: &[SearchHit<'a>]) -> Vec<&'a str> {
@@ -1032,6 +1093,8 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
         if let Ok(types) = e.concrete_types(o) {
             types.for_each(drop);
         }
+        let _ = e.attribute_type_sources(o);
+        let _ = e.concrete_type_sources(o);
         if let Ok(id) = e.sctid(o) {
             let _ = e.concept(id);
             let _ = e.component_refsets(id);

@@ -225,6 +225,24 @@ pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
         got.sort();
         assert_eq!(got, want, "attributes of {id}");
     }
+    // The type index: for each attribute type, the concepts having it.
+    let mut by_type: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for (source, rels) in &attributes {
+        for (ty, _, _) in rels {
+            by_type.entry(*ty).or_default().insert(*source);
+        }
+    }
+    for &id in &ids {
+        let got = e
+            .attribute_type_sources(e.ordinal(id).unwrap())
+            .unwrap()
+            .expect("a type index");
+        assert_eq!(
+            sctids(got.to_vec()),
+            by_type.remove(&id).unwrap_or_default(),
+            "concepts with an attribute of type {id}"
+        );
+    }
 
     // Ancestors against a naive closure; descendants against its transpose.
     let mut memo: HashMap<u64, BTreeSet<u64>> = HashMap::new();
@@ -287,9 +305,26 @@ pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
             .map(|v| (v.type_id, v.group, v.value.to_owned()))
             .collect();
         got.sort();
-        let mut want = concrete.remove(&id).unwrap_or_default();
+        let mut want = concrete.get(&id).cloned().unwrap_or_default();
         want.sort();
         assert_eq!(got, want, "concrete values of {id}");
+    }
+    let mut by_type: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for (source, values) in &concrete {
+        for (ty, _, _) in values {
+            by_type.entry(*ty).or_default().insert(*source);
+        }
+    }
+    for &id in &ids {
+        let got = e
+            .concrete_type_sources(e.ordinal(id).unwrap())
+            .unwrap()
+            .expect("a type index");
+        assert_eq!(
+            sctids(got.to_vec()),
+            by_type.remove(&id).unwrap_or_default(),
+            "concepts with a concrete value of type {id}"
+        );
     }
 
     // Refset members, both directions, and historical associations.
