@@ -64,7 +64,12 @@
 //!   no candidate is tested again. When the focus is a bare `*`, `< X` or
 //!   `<< X` at least 32 times bigger than the candidates, the focus is not
 //!   built: each candidate is tested against it (a search in its
-//!   ancestors).
+//!   ancestors). Failing a small value set, a required attribute naming
+//!   at most 16 types drives from the edition's type index (format 1.2:
+//!   the concepts having a relationship, or a concrete value, of a type)
+//!   when that is under a quarter of the focus; for `T = *` alone the
+//!   candidates are the answer. Files without type indexes test the focus
+//!   one by one.
 //!   Likewise a `match` term filter over a set of 2,000 concepts or more
 //!   first narrows the set through the word index (`Edition::search_with`,
 //!   inactive descriptions and definitions included), then tests the

@@ -10,6 +10,10 @@ use crate::set::{BITMAP_FROM, Bits, contains, normalize};
 
 use crate::{ExpressionSubject, SubjectValue};
 
+/// A required attribute naming at most this many types can drive a
+/// refinement from the edition's type index.
+const DRIVING_TYPES: usize = 16;
+
 /// The concepts an attribute name or value stands for.
 pub(crate) enum Set<'x> {
     /// A bare `*`.
@@ -201,59 +205,105 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     /// Returns the candidates, and whether they are the answer (see
     /// [`Compiled::is_existential`]) rather than a superset of it.
     pub(crate) fn drive(&mut self, c: &Compiled<'_>, focus: usize) -> R<Option<(Vec<u32>, bool)>> {
-        fn drivers<'c, 'x>(c: &'c Compiled<'x>, out: &mut Vec<&'c Attr<'x>>) {
+        /// The attributes that every answer must have one of: those with
+        /// `min ≥ 1` not under a disjunction (inside groups that must occur).
+        fn required<'c, 'x>(c: &'c Compiled<'x>, out: &mut Vec<&'c Attr<'x>>) {
             match c {
-                Compiled::And(xs) => xs.iter().for_each(|x| drivers(x, out)),
-                Compiled::Group { min, inner, .. } if *min >= 1 => drivers(inner, out),
-                Compiled::Attr(
-                    a @ Attr {
-                        test:
-                            Test::Concept {
-                                equal: true,
-                                values: Set::Of(..),
-                            },
-                        ..
-                    },
-                ) if a.min >= 1 => out.push(a),
+                Compiled::And(xs) => xs.iter().for_each(|x| required(x, out)),
+                Compiled::Group { min, inner, .. } if *min >= 1 => required(inner, out),
+                Compiled::Attr(a) if a.min >= 1 => out.push(a),
                 _ => {}
             }
         }
         let mut found = Vec::new();
-        drivers(c, &mut found);
+        required(c, &mut found);
+        // From the values: the smallest `=` value set.
         let best = found
-            .into_iter()
-            .filter_map(|a| match &a.test {
+            .iter()
+            .filter_map(|&a| match &a.test {
                 Test::Concept {
+                    equal: true,
                     values: Set::Of(v, _),
-                    ..
                 } => Some((a, v)),
                 _ => None,
             })
             .min_by_key(|(_, v)| v.len());
-        let Some((a, values)) = best else {
-            return Ok(None);
-        };
-        if values.len().saturating_mul(8) >= focus {
-            return Ok(None);
-        }
-        let ed = self.ed;
-        let mut out = Vec::new();
-        for &v in values.iter() {
-            // `target` is the other end either way: the source in an
-            // inbound list, the target in the value's own attributes.
-            let links: Vec<txmap_store::Link> = if a.reverse {
-                ed.attribute_links(v)?.collect()
-            } else {
-                ed.inbound_links(v)?.collect()
-            };
-            self.tick(links.len() + 1)?;
-            for l in links {
-                if self.in_set(&a.types, Some(l.type_ord))? {
-                    out.push(l.target_ord);
+        if let Some((a, values)) = best
+            && values.len().saturating_mul(8) < focus
+        {
+            let ed = self.ed;
+            let mut out = Vec::new();
+            for &v in values.iter() {
+                // `target` is the other end either way: the source in an
+                // inbound list, the target in the value's own attributes.
+                let links: Vec<txmap_store::Link> = if a.reverse {
+                    ed.attribute_links(v)?.collect()
+                } else {
+                    ed.inbound_links(v)?.collect()
+                };
+                self.tick(links.len() + 1)?;
+                for l in links {
+                    if self.in_set(&a.types, Some(l.type_ord))? {
+                        out.push(l.target_ord);
+                    }
                 }
             }
+            return Ok(Some((normalize(out), c.is_existential())));
         }
-        Ok(Some((normalize(out), c.is_existential())))
+        // From the types: the concepts having a relationship (or concrete
+        // value) of one of a few named types, read from the edition's type
+        // index, when that is much smaller than the focus.
+        let mut by_type: Option<(usize, Vec<txmap_store::Ordinals<'_>>, &Attr<'_>)> = None;
+        'attrs: for &a in &found {
+            let Set::Of(types, _) = &a.types else {
+                continue;
+            };
+            if a.reverse || types.len() > DRIVING_TYPES {
+                continue;
+            }
+            let concrete = !matches!(a.test, Test::Concept { .. });
+            let (mut lists, mut total) = (Vec::new(), 0);
+            for &t in types.iter() {
+                let sources = if concrete {
+                    self.ed.concrete_type_sources(t)?
+                } else {
+                    self.ed.attribute_type_sources(t)?
+                };
+                // An edition without type indexes (before format 1.2).
+                let Some(sources) = sources else {
+                    break 'attrs;
+                };
+                total += sources.len();
+                lists.push(sources);
+            }
+            if by_type.as_ref().is_none_or(|(n, ..)| total < *n) {
+                by_type = Some((total, lists, a));
+            }
+        }
+        let Some((total, lists, a)) = by_type else {
+            return Ok(None);
+        };
+        if total.saturating_mul(4) >= focus {
+            return Ok(None);
+        }
+        self.tick(total + 1)?;
+        let mut candidates = Vec::with_capacity(total);
+        for l in &lists {
+            candidates.extend(l.iter());
+        }
+        if lists.len() > 1 {
+            candidates = normalize(candidates);
+        }
+        // `T = *` alone: having a relationship of type T is the answer.
+        let exact = c.is_existential()
+            && matches!(
+                a.test,
+                Test::Concept {
+                    equal: true,
+                    values: Set::Any
+                }
+            );
+        Ok(Some((candidates, exact)))
     }
 
     /// A concept's attributes, sorted by group. Concrete values are read

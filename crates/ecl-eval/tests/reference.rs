@@ -864,19 +864,29 @@ fn evaluator_agrees_with_the_reference() {
     for (size, seed) in [(320, 1), (450, 2), (600, 3), (800, 4)] {
         let size = size.max(txmap_synth::min_concepts() + 100);
         let ed = synth(dir.path(), size, seed);
-        // History supplements read the reverse association index; files
-        // without it scan the association refsets. Both must agree.
+        // History supplements read the reverse association index, and
+        // refinements the type indexes; files without them (format 1.0)
+        // scan the association refsets and test concepts one by one. Both
+        // must agree.
         assert!(ed.has_association_targets());
         assert!(
             (0..ed.concept_count()).any(|o| ed.associations_to(o).unwrap().len() > 0),
             "seed {seed}: no associations to test history supplements with"
         );
-        let old = without_section(
+        use txmap_store::SectionKind::*;
+        let old = without_sections(
             &ed,
-            txmap_store::SectionKind::AssociationTargets,
+            &[
+                AssociationTargets,
+                AttributeTypesIndex,
+                AttributeTypeSources,
+                ConcreteTypesIndex,
+                ConcreteTypeSources,
+            ],
             &dir.path().join(format!("old-{seed}.txmap")),
         );
         assert!(!old.has_association_targets());
+        assert!(old.attribute_type_sources(0).unwrap().is_none());
         let reference = Reference::new(&ed);
         let pools = Pools::new(&ed, &reference);
         let mut g = Gen {

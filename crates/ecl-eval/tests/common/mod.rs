@@ -33,12 +33,12 @@ fn import(sources: Vec<PathBuf>, file: &Path) -> Ed {
 
 /// A copy of `ed` without the `kind` section, as an edition file written
 /// before that section existed would be.
-pub fn without_section(ed: &Ed, kind: txmap_store::SectionKind, file: &Path) -> Ed {
+pub fn without_sections(ed: &Ed, kinds: &[txmap_store::SectionKind], file: &Path) -> Ed {
     let c = txmap_format::Container::open(ed.bytes()).unwrap();
     let mut w = txmap_format::FileWriter::create(file).unwrap();
     for e in c.entries() {
         let k = txmap_store::SectionKind::from_code(e.kind.get()).unwrap();
-        if k != kind {
+        if !kinds.contains(&k) {
             w.add_section(k, c.section(k).unwrap(), e.count.get())
                 .unwrap();
         }
