@@ -453,25 +453,6 @@ async fn metadata_goes_through_the_memory_guard() {
     );
 }
 
-/// The HL7 suite's `tests` folder, or `None` with a notice.
-fn suite_tests() -> Option<PathBuf> {
-    let base = std::env::var_os("TX_ECOSYSTEM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tx-ecosystem")
-        });
-    let dir = base.join("tests");
-    if dir.join("capstmt.json").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: {} not found (set TX_ECOSYSTEM_DIR)",
-            dir.display()
-        );
-        None
-    }
-}
-
 /// A simple version of the runner's pattern-mode comparison: every
 /// property of `expected` must be in `actual` (extra ones are fine), every
 /// item of an expected array must match an actual item after the previous
@@ -549,7 +530,9 @@ fn pattern_match(
 
 #[tokio::test]
 async fn the_suites_metadata_expectations_are_met() {
-    let Some(dir) = suite_tests() else { return };
+    let Some(dir) = common::tx_ecosystem("tests", "capstmt.json") else {
+        return;
+    };
     let read = |name: &str| -> Value {
         serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap()
     };

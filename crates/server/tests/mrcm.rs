@@ -7,32 +7,12 @@
 #[macro_use]
 mod common;
 
-use std::path::PathBuf;
-
 use txmap_ecl_eval::Budget;
 use txmap_server::fhir::{expression, mrcm};
 
-fn hl7_release() -> Option<PathBuf> {
-    let base = std::env::var_os("TX_ECOSYSTEM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tx-ecosystem")
-        });
-    let dir = base.join("tx-source/snomed");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: {} not found (set TX_ECOSYSTEM_DIR)",
-            dir.display()
-        );
-        None
-    }
-}
-
 #[test]
 fn domains_and_ranges_of_the_international_mrcm() {
-    let Some(release) = hl7_release() else {
+    let Some(release) = common::tx_ecosystem("tx-source/snomed", "") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -125,3 +125,24 @@ macro_rules! one_server {
         }
     };
 }
+
+/// `folder` of the HL7 tx-ecosystem data (`$TX_ECOSYSTEM_DIR`, else
+/// `../shared/tx-ecosystem` beside the checkout) when it holds `probe`, or
+/// `None` with a notice: tests that need it skip without it.
+pub fn tx_ecosystem(folder: &str, probe: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("TX_ECOSYSTEM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tx-ecosystem")
+        });
+    let dir = base.join(folder);
+    if dir.join(probe).exists() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: {} not found (set TX_ECOSYSTEM_DIR)",
+            dir.join(probe).display()
+        );
+        None
+    }
+}
