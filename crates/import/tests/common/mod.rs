@@ -225,24 +225,31 @@ pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
         got.sort();
         assert_eq!(got, want, "attributes of {id}");
     }
-    // The type index: for each attribute type, the concepts having it.
-    let mut by_type: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
-    for (source, rels) in &attributes {
-        for (ty, _, _) in rels {
-            by_type.entry(*ty).or_default().insert(*source);
+    // A type index against (source, type) pairs: for each type, the
+    // concepts having it.
+    let check_type_index = |pairs: &mut dyn Iterator<Item = (u64, u64)>,
+                            sources: &dyn Fn(u32) -> Option<Vec<u32>>,
+                            what: &str| {
+        let mut by_type: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+        for (source, ty) in pairs {
+            by_type.entry(ty).or_default().insert(source);
         }
-    }
-    for &id in &ids {
-        let got = e
-            .attribute_type_sources(e.ordinal(id).unwrap())
-            .unwrap()
-            .expect("a type index");
-        assert_eq!(
-            sctids(got.to_vec()),
-            by_type.remove(&id).unwrap_or_default(),
-            "concepts with an attribute of type {id}"
-        );
-    }
+        for &id in &ids {
+            let got = sources(e.ordinal(id).unwrap()).expect("a type index");
+            assert_eq!(
+                sctids(got),
+                by_type.remove(&id).unwrap_or_default(),
+                "concepts with {what} of type {id}"
+            );
+        }
+    };
+    check_type_index(
+        &mut attributes
+            .iter()
+            .flat_map(|(s, rels)| rels.iter().map(|r| (*s, r.0))),
+        &|t| e.attribute_type_sources(t).unwrap().map(|l| l.to_vec()),
+        "an attribute",
+    );
 
     // Ancestors against a naive closure; descendants against its transpose.
     let mut memo: HashMap<u64, BTreeSet<u64>> = HashMap::new();
@@ -309,23 +316,13 @@ pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
         want.sort();
         assert_eq!(got, want, "concrete values of {id}");
     }
-    let mut by_type: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
-    for (source, values) in &concrete {
-        for (ty, _, _) in values {
-            by_type.entry(*ty).or_default().insert(*source);
-        }
-    }
-    for &id in &ids {
-        let got = e
-            .concrete_type_sources(e.ordinal(id).unwrap())
-            .unwrap()
-            .expect("a type index");
-        assert_eq!(
-            sctids(got.to_vec()),
-            by_type.remove(&id).unwrap_or_default(),
-            "concepts with a concrete value of type {id}"
-        );
-    }
+    check_type_index(
+        &mut concrete
+            .iter()
+            .flat_map(|(s, values)| values.iter().map(|v| (*s, v.0))),
+        &|t| e.concrete_type_sources(t).unwrap().map(|l| l.to_vec()),
+        "a concrete value",
+    );
 
     // Refset members, both directions, and historical associations.
     let mut by_refset: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
