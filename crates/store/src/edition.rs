@@ -657,7 +657,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 at = 0; // out of order: search from the start
             }
             previous = c;
-            // Gallop from the last one: members are usually close together.
+            // Gallop from the last one: sorted ids are usually close together.
             let i = at + gallop(ids.get(at..).unwrap_or_default(), |id| id.get() < c);
             if ids.get(i).is_some_and(|id| id.get() == c) {
                 let o = u32::try_from(i)
