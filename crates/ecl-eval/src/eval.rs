@@ -10,6 +10,7 @@ use txmap_ecl::{
     ConceptFilter, ConceptRef, ConceptSet, DescriptionFilter, Expr, FieldComparison, Filter, Focus,
     History, MemberFilter, MemberFilterSet, MemberOf, Operator, Refinement, Span, SubExpr,
 };
+use txmap_store::sctid::association::{PARTIALLY_EQUIVALENT_TO, REPLACED_BY, SAME_AS, WAS_A};
 use txmap_store::{Edition, Member, RefsetKind};
 
 use crate::filter::dialect_id;
@@ -20,10 +21,6 @@ pub(crate) type R<T> = Result<T, EvalError>;
 
 /// |SNOMED CT Concept|, the root of the hierarchy `*` stands for.
 pub(crate) const ROOT: u64 = 138875005;
-const SAME_AS: u64 = 900000000000527005;
-const REPLACED_BY: u64 = 900000000000526001;
-const WAS_A: u64 = 900000000000528000;
-const PARTIALLY_EQUIVALENT_TO: u64 = 1186921001;
 
 /// A refinement's candidates are tested against a hierarchy focus one by
 /// one (instead of building the focus) when the focus is this many times

@@ -252,11 +252,12 @@ impl<'a> Reference<'a> {
         if let Some(h) = &s.history {
             let refsets: Vec<u64> = match h {
                 History::Min => vec![900000000000527005],
+                // SAME AS, REPLACED BY, WAS A, PARTIALLY EQUIVALENT TO.
                 History::Mod => vec![
                     900000000000527005,
                     900000000000526001,
                     900000000000528000,
-                    1186921001,
+                    1186924009,
                 ],
                 _ => self
                     .ed

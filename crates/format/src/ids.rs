@@ -26,6 +26,29 @@ pub const MODULE_DEPENDENCY: u64 = 900000000000534007;
 /// |United States of America English language reference set|.
 pub const US_ENGLISH: u64 = 900000000000509007;
 
+/// Historical association refsets (`targetComponentId` the target): what
+/// ECL's history supplements and `$translate` read.
+pub mod association {
+    /// |SAME AS association reference set|.
+    pub const SAME_AS: u64 = 900000000000527005;
+    /// |REPLACED BY association reference set|.
+    pub const REPLACED_BY: u64 = 900000000000526001;
+    /// |WAS A association reference set|.
+    pub const WAS_A: u64 = 900000000000528000;
+    /// |POSSIBLY EQUIVALENT TO association reference set|.
+    pub const POSSIBLY_EQUIVALENT_TO: u64 = 900000000000523009;
+    /// |MOVED TO association reference set|.
+    pub const MOVED_TO: u64 = 900000000000524003;
+    /// |MOVED FROM association reference set|.
+    pub const MOVED_FROM: u64 = 900000000000525002;
+    /// |ALTERNATIVE association reference set|.
+    pub const ALTERNATIVE: u64 = 900000000000530003;
+    /// |PARTIALLY EQUIVALENT TO association reference set|.
+    pub const PARTIALLY_EQUIVALENT_TO: u64 = 1186924009;
+    /// |POSSIBLY REPLACED BY association reference set|.
+    pub const POSSIBLY_REPLACED_BY: u64 = 1186921001;
+}
+
 /// The concepts codes 0 to 7 always stand for, in this order.
 pub const FIXED_CODES: [u64; 8] = [
     FSN, SYNONYM, DEFINITION, PREFERRED, ACCEPTABLE, INFERRED, ADDITIONAL, STATED,

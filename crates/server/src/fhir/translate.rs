@@ -40,6 +40,10 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
 use txmap_store::RefsetKind;
+use txmap_store::sctid::association::{
+    ALTERNATIVE, MOVED_FROM, MOVED_TO, PARTIALLY_EQUIVALENT_TO, POSSIBLY_EQUIVALENT_TO,
+    REPLACED_BY, SAME_AS, WAS_A,
+};
 
 use super::codesystem::{Cost, check_system, resolve_edition, respond, run, term_of};
 use super::metadata::SNOMED_CT;
@@ -50,15 +54,6 @@ use crate::editions::ServedEdition;
 
 /// The prefix of an implicit SNOMED CT concept map's URL.
 pub const FHIR_CM: &str = "http://snomed.info/sct?fhir_cm=";
-
-const SAME_AS: u64 = 900000000000527005;
-const REPLACED_BY: u64 = 900000000000526001;
-const POSSIBLY_EQUIVALENT_TO: u64 = 900000000000523009;
-const WAS_A: u64 = 900000000000528000;
-const MOVED_TO: u64 = 900000000000524003;
-const MOVED_FROM: u64 = 900000000000525002;
-const ALTERNATIVE: u64 = 900000000000530003;
-const PARTIALLY_EQUIVALENT_TO: u64 = 1186924009;
 
 /// The (R4 equivalence, R5 relationship) of an association refset's targets.
 fn association_relationship(refset: u64) -> (&'static str, &'static str) {
