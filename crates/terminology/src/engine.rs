@@ -171,14 +171,7 @@ impl<'r> Engine<'r> {
     /// before any code is tested: membership would not always meet it.
     /// Imports that cannot be found are left to the evaluation.
     pub fn check_cycles(&self, vs: &'r ValueSet, path: &mut Vec<String>) -> Result<(), Error> {
-        let name = vs.versioned_url();
-        if path.contains(&name) {
-            return Err(Error::Circular {
-                url: name,
-                path: path.clone(),
-            });
-        }
-        path.push(name);
+        enter(vs, path)?;
         for rule in vs.compose.include.iter().chain(&vs.compose.exclude) {
             for canonical in &rule.value_sets {
                 if let Ok(imported) = self.import(vs, canonical) {
@@ -198,14 +191,7 @@ impl<'r> Engine<'r> {
         code: &str,
         path: &mut Vec<String>,
     ) -> Result<Membership, Error> {
-        let name = vs.versioned_url();
-        if path.contains(&name) {
-            return Err(Error::Circular {
-                url: name,
-                path: path.clone(),
-            });
-        }
-        path.push(name);
+        enter(vs, path)?;
         self.use_vs(vs);
         let mut found = false;
         let mut inactive = false;
@@ -304,16 +290,8 @@ impl<'r> Engine<'r> {
     }
 
     fn expand_in(&self, vs: &'r ValueSet, path: &mut Vec<String>) -> Result<Vec<Entry<'r>>, Error> {
+        enter(vs, path)?;
         let name = vs.versioned_url();
-        if path.contains(&name) {
-            let mut pathway = path.clone();
-            pathway.truncate(path.len());
-            return Err(Error::Circular {
-                url: name,
-                path: pathway,
-            });
-        }
-        path.push(name.clone());
         self.use_vs(vs);
         // Several versions of one system: by default each version's code
         // is its own entry; `versionsMatch` merges them by code.
@@ -466,4 +444,18 @@ impl<'r> Engine<'r> {
         }
         Ok(entries)
     }
+}
+
+/// Puts `vs` on the import path `path`, or fails with the cycle it would
+/// close (imports are followed depth first, so a repeat is a cycle).
+fn enter(vs: &ValueSet, path: &mut Vec<String>) -> Result<(), Error> {
+    let name = vs.versioned_url();
+    if path.contains(&name) {
+        return Err(Error::Circular {
+            url: name,
+            path: path.clone(),
+        });
+    }
+    path.push(name);
+    Ok(())
 }

@@ -117,24 +117,16 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
         parts.push(part("value", key, value));
         json!({"name": "property", "part": parts})
     };
-    if want("parent") {
-        for &p in cs.parents(id) {
-            out.push(property(
-                "parent",
-                "valueCode",
-                json!(cs.code(p)),
-                cs.display(p),
-            ));
-        }
-    }
-    if want("child") {
-        for &c in cs.children(id) {
-            out.push(property(
-                "child",
-                "valueCode",
-                json!(cs.code(c)),
-                cs.display(c),
-            ));
+    for (name, related) in [("parent", cs.parents(id)), ("child", cs.children(id))] {
+        if want(name) {
+            for &r in related {
+                out.push(property(
+                    name,
+                    "valueCode",
+                    json!(cs.code(r)),
+                    cs.display(r),
+                ));
+            }
         }
     }
     if want("inactive") {

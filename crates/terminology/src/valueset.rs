@@ -32,15 +32,7 @@ pub fn value_set_caution(resource: &Value) -> Option<&str> {
 /// Why a code system deserves a caution when used: its standards status
 /// (`deprecated`, `withdrawn`), else `draft`, else `experimental`.
 pub fn status_caution(resource: &Value) -> Option<&str> {
-    let standards = resource
-        .get("extension")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .find(|e| e.get("url").and_then(Value::as_str) == Some(STANDARDS_STATUS))
-        .and_then(|e| e.get("valueCode").and_then(Value::as_str))
-        .filter(|s| matches!(*s, "deprecated" | "withdrawn"));
-    standards
+    value_set_caution(resource)
         .or_else(|| {
             (resource.get("status").and_then(Value::as_str) == Some("draft")).then_some("draft")
         })
