@@ -24,6 +24,7 @@
 
 use serde_json::{Value, json};
 use txmap_store::Edition;
+use txmap_store::sctid::association::REPLACED_BY;
 
 use crate::BenchError;
 use crate::pools::{ISA_MAX, ISA_MIN, Rng, SNOMED, encode};
@@ -33,9 +34,6 @@ pub const HOT_SET: usize = 4096;
 
 /// Share of the default edition's calls that name no version.
 pub const UNVERSIONED: f64 = 0.8;
-
-/// The REPLACED BY association refset.
-pub const REPLACED_BY: u64 = 900000000000526001;
 
 /// A kind of call. The codes are tx-benchmark's where the call is the same
 /// (`VCCS`, `CodeSystem/$validate-code`, has no tx-benchmark twin).

@@ -2,27 +2,15 @@
 //! written here from concepts found in that edition is parsed, evaluated
 //! and reported as JSON with one entry per expression. Never how fast.
 
-use std::path::Path;
+mod common;
 
 use txmap_bench::ecl::{self, EclOptions};
 use txmap_store::Edition;
 
-fn edition(dir: &Path) -> Vec<u8> {
-    let rf2 = dir.join("rf2");
-    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, 1), &rf2).unwrap();
-    let file = dir.join("tiny.txmap");
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
-    std::fs::read(file).unwrap()
-}
-
 #[test]
 fn corpus_runs_and_reports() {
     let dir = tempfile::tempdir().unwrap();
-    let ed = Edition::open(edition(dir.path())).unwrap();
+    let ed = Edition::open(std::fs::read(common::tiny_edition(dir.path())).unwrap()).unwrap();
     ecl::warm(&ed).unwrap();
 
     // A concept with an attribute, its type and target, and a refset.

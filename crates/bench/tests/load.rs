@@ -3,10 +3,11 @@
 //! and for one pass against a server on a free loopback port. Checks that
 //! calls are made and reported and none is a 5xx; never how fast.
 
+mod common;
+
 use std::time::Duration;
 
 use txmap_bench::corpus::{self, Shape};
-use txmap_bench::http::Target;
 use txmap_bench::load::{self, LoadOptions};
 use txmap_load::LoadMode;
 use txmap_store::Edition;
@@ -14,14 +15,7 @@ use txmap_store::Edition;
 #[test]
 fn corpus_replayed_against_a_server() {
     let dir = tempfile::tempdir().unwrap();
-    let rf2 = dir.path().join("rf2");
-    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, 1), &rf2).unwrap();
-    let file = dir.path().join("tiny.txmap");
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
+    let file = common::tiny_edition(dir.path());
 
     let edition = Edition::open(txmap_load::load(&file, LoadMode::Mmap).unwrap().bytes).unwrap();
     let requests = corpus::generate(&[&edition], 200, 1, None).unwrap();
@@ -48,18 +42,7 @@ fn corpus_replayed_against_a_server() {
     );
 
     let state = txmap_bench::handlers::serve_state(&file).unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(async { txmap_server::bind("127.0.0.1:0", false) })
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = txmap_server::app::router(state);
-    runtime.spawn(async move { axum::serve(listener, app).await });
-    let target = Target::parse(&format!("http://{addr}")).unwrap();
+    let (_runtime, target) = common::serve(state);
 
     let timed = load::run(
         &target,

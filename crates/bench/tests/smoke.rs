@@ -2,24 +2,13 @@
 //! over HTTP against a server bound on a free loopback port. They check
 //! that calls are made, answered 200 and reported; never how fast.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::time::Duration;
 
 use txmap_bench::handlers::{self, HandlerOptions};
-use txmap_bench::http::{self, HttpOptions, Target};
+use txmap_bench::http::{self, HttpOptions};
 use txmap_bench::{Op, report};
-
-fn edition(dir: &Path) -> PathBuf {
-    let rf2 = dir.join("rf2");
-    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, 1), &rf2).unwrap();
-    let file = dir.join("tiny.txmap");
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(vec![rf2], file.clone()),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
-    file
-}
 
 fn check_json(json: &serde_json::Value, ops: &[Op], mode: &str) {
     let rows = json.as_array().unwrap();
@@ -45,7 +34,7 @@ fn check_json(json: &serde_json::Value, ops: &[Op], mode: &str) {
 #[test]
 fn in_process_and_over_http() {
     let dir = tempfile::tempdir().unwrap();
-    let file = edition(dir.path());
+    let file = common::tiny_edition(dir.path());
     let state = handlers::serve_state(&file).unwrap();
     let pools = handlers::sample(&state, 1).unwrap();
 
@@ -62,19 +51,7 @@ fn in_process_and_over_http() {
     check_json(&json, &Op::ALL, "in-process");
     assert!(report::markdown(&summaries).contains("| expand-filter | in-process | 50 |"));
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(async { txmap_server::bind("127.0.0.1:0", false) })
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = txmap_server::app::router(state);
-    runtime.spawn(async move { axum::serve(listener, app).await });
-
-    let target = Target::parse(&format!("http://{addr}")).unwrap();
+    let (_runtime, target) = common::serve(state);
     let options = HttpOptions {
         connections: 2,
         warmup: Duration::from_millis(100),
