@@ -471,6 +471,16 @@ impl ResourceSource for Packages {
 #[cfg(test)]
 mod tests;
 
+/// [`pack`] for files given as JSON values.
+pub fn pack_json(files: &[(&str, serde_json::Value)]) -> std::io::Result<Vec<u8>> {
+    let data: Vec<(&str, Vec<u8>)> = files
+        .iter()
+        .map(|(p, v)| Ok((*p, serde_json::to_vec(v)?)))
+        .collect::<std::io::Result<_>>()?;
+    let refs: Vec<(&str, &[u8])> = data.iter().map(|(p, d)| (*p, &d[..])).collect();
+    pack(&refs)
+}
+
 /// A package `.tgz` holding `files` (`(path, contents)`, paths as in a
 /// package: `package/package.json`, `package/CodeSystem-x.json`), laid out
 /// as `npm pack` makes one: for tests and tools that need a package without

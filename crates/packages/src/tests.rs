@@ -3,12 +3,7 @@ use serde_json::json;
 
 /// A gzipped tarball of `(path, JSON)` files, as `npm pack` makes.
 pub(crate) fn tgz(files: &[(&str, Value)]) -> Vec<u8> {
-    let data: Vec<(&str, Vec<u8>)> = files
-        .iter()
-        .map(|(p, v)| (*p, serde_json::to_vec(v).unwrap()))
-        .collect();
-    let refs: Vec<(&str, &[u8])> = data.iter().map(|(p, d)| (*p, &d[..])).collect();
-    crate::pack(&refs).unwrap()
+    crate::pack_json(files).unwrap()
 }
 
 fn package(name: &str, fhir: &str, extra: &[(&str, Value)]) -> Package {

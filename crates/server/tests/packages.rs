@@ -13,12 +13,7 @@ use txmap_server::{ServeOptions, prepare};
 
 /// A gzipped tarball of `(path, JSON)` files, as `npm pack` makes.
 fn tgz(files: &[(&str, Value)]) -> Vec<u8> {
-    let data: Vec<(&str, Vec<u8>)> = files
-        .iter()
-        .map(|(p, v)| (*p, serde_json::to_vec(v).unwrap()))
-        .collect();
-    let refs: Vec<(&str, &[u8])> = data.iter().map(|(p, d)| (*p, &d[..])).collect();
-    txmap_packages::pack(&refs).unwrap()
+    txmap_packages::pack_json(files).unwrap()
 }
 
 async fn get(app: &axum::Router, uri: &str) -> (StatusCode, Value) {
