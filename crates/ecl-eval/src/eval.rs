@@ -680,8 +680,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         // closure index: when the cost rule picks a few candidates from
         // the values, each is tested against the focus (one search in its
         // ancestors) instead of the whole focus being built.
-        let mut driven = None;
-        if let Some(size) = self.hierarchy_size(s)? {
+        let size = self.hierarchy_size(s)?;
+        let (mut compiled, mut driven) = (None, None);
+        if let Some(size) = size {
             if size == 0 {
                 return Ok(Vec::new());
             }
@@ -699,16 +700,20 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 }
                 return Ok(out);
             }
+            compiled = Some(c);
         }
         let focus = self.sub(s)?;
         if focus.is_empty() {
             return Ok(focus);
         }
-        let c = self.compile(r, false)?;
-        let driven = match driven {
-            Some(d) => Some(d),
-            None => self.drive(&c, focus.len())?,
+        let c = match compiled {
+            Some(c) => c,
+            None => self.compile(r, false)?,
         };
+        // A hierarchy focus's size was its length: the cost rule has spoken.
+        if size.is_none() {
+            driven = self.drive(&c, focus.len())?;
+        }
         let candidates = match driven {
             Some((from_values, exact)) => {
                 let candidates = intersect(&from_values, &focus);
