@@ -1,5 +1,8 @@
 //! Log lines for the server: to stderr, level from `TXMAP_LOG`
-//! (`error`, `warn`, `info` (default), `debug`, `trace`).
+//! (`error`, `warn`, `info` (default), `debug`, `trace`); coloured only
+//! when stderr is a terminal, so a log file or pipe gets plain text.
+
+use std::io::IsTerminal;
 
 use tracing::Level;
 
@@ -12,5 +15,6 @@ pub fn init() {
         .with_max_level(level)
         .with_target(false)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

@@ -49,8 +49,8 @@ pub struct LimitsConfig {
     /// Seconds one operation may run before it is answered 422
     /// `too-costly`; 10.
     pub request_seconds: Option<f64>,
-    /// The most codes one `$expand` returns; 10000. The
-    /// `X-TOO-COSTLY-THRESHOLD` request header overrides it per request.
+    /// The most codes one `$expand` returns; 10000. An
+    /// `X-TOO-COSTLY-THRESHOLD` request header may lower it, never raise it.
     pub max_expansion: Option<usize>,
     /// The most elements one ECL evaluation may touch (concepts,
     /// relationships, members); 50000000.

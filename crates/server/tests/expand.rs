@@ -34,7 +34,10 @@ fn error_code(v: &Value) -> &str {
 /// An active concept with descendants: its ordinal, SCTID and the SCTIDs
 /// of itself and its descendants, sorted as codes.
 fn subtree() -> (u32, u64, Vec<String>) {
-    let state = state();
+    subtree_of(&state())
+}
+
+fn subtree_of(state: &txmap_server::app::AppState) -> (u32, u64, Vec<String>) {
     let ed = &state.editions.default_edition().unwrap().edition;
     let o = (0..ed.concept_count())
         .filter(|&o| ed.concept_at(o).unwrap().active)
@@ -397,9 +400,79 @@ async fn a_request_that_outlives_its_time_budget_is_too_costly() {
             .contains("time budget"),
         "{v}"
     );
+    // The general engine keeps the same budget.
+    let (status, v) = common::call(
+        state.clone(),
+        Method::POST,
+        "/r4/ValueSet/$expand",
+        Some(common::parameters(json!([
+            { "name": "url", "valueUri": "http://example.org/vs" },
+            { "name": "tx-resource", "resource": {
+                "resourceType": "CodeSystem", "url": "http://example.org/cs", "content": "complete",
+                "concept": [{ "code": "a" }, { "code": "b" }] } },
+            { "name": "tx-resource", "resource": {
+                "resourceType": "ValueSet", "url": "http://example.org/vs",
+                "compose": { "include": [{ "system": "http://example.org/cs" }] } } },
+        ]))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(error_code(&v), "too-costly");
     // Work without loops still answers.
     let (status, v) = common::call(state, Method::GET, "/r4/$versions", None).await;
     assert_eq!(status, StatusCode::OK, "{v}");
+}
+
+#[tokio::test]
+async fn the_threshold_header_lowers_the_limit_but_never_raises_it() {
+    let dir = tempfile::tempdir().unwrap();
+    common::edition(dir.path(), "ed", 800, 11, 20250131);
+    let state = common::serve(
+        dir.path(),
+        "editions = [\"ed.txmap\"]\n[limits]\nmax_expansion = 3\n",
+    );
+    let (_, id, all) = subtree_of(&state);
+    assert!(all.len() > 3);
+    let url = format!("/r4/ValueSet/$expand?url={SCT}?fhir_vs%3Disa/{id}");
+    for threshold in ["2", "1000000"] {
+        let (status, v) = common::call_with_headers(
+            state.clone(),
+            Method::GET,
+            &url,
+            &[("X-TOO-COSTLY-THRESHOLD", threshold)],
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{threshold}: {v}");
+        let limit = threshold.parse::<usize>().unwrap().min(3);
+        assert!(
+            v["issue"][0]["details"]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("(>{limit})")),
+            "{v}"
+        );
+    }
+    // The general engine too.
+    let concepts: Vec<Value> = (0..5).map(|i| json!({ "code": format!("c{i}") })).collect();
+    let (status, v) = common::call_with_headers(
+        state,
+        Method::POST,
+        "/r4/ValueSet/$expand",
+        &[("X-TOO-COSTLY-THRESHOLD", "1000000")],
+        Some(common::parameters(json!([
+            { "name": "url", "valueUri": "http://example.org/vs" },
+            { "name": "tx-resource", "resource": {
+                "resourceType": "CodeSystem", "url": "http://example.org/cs", "content": "complete",
+                "concept": concepts } },
+            { "name": "tx-resource", "resource": {
+                "resourceType": "ValueSet", "url": "http://example.org/vs",
+                "compose": { "include": [{ "system": "http://example.org/cs" }] } } },
+        ]))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(error_code(&v), "too-costly");
 }
 
 #[test]

@@ -85,6 +85,7 @@ pub fn batch_validate(parameters: &Value, setup: impl Fn(&mut Request)) -> Resul
         let one = json!({"resourceType": "Parameters", "parameter": list});
         let mut req = Request::new(&one);
         setup(&mut req);
+        req.check_deadline()?;
         let has_code = list
             .iter()
             .any(|p| matches!(name(p), Some("coding" | "codeableConcept" | "code")));

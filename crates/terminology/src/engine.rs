@@ -7,6 +7,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 use crate::codesystem::CodeSystem;
 use crate::error::Error;
@@ -69,6 +70,8 @@ pub struct Engine<'r> {
     /// An exclude of another version than the one expanded removed codes
     /// by code alone (`versionsMatch`).
     pub versions_matched: Cell<bool>,
+    /// When the request's time budget runs out.
+    deadline: Option<Instant>,
 }
 
 impl<'r> Engine<'r> {
@@ -81,6 +84,21 @@ impl<'r> Engine<'r> {
             used_vs: RefCell::default(),
             versions: Default::default(),
             versions_matched: Cell::new(false),
+            deadline: None,
+        }
+    }
+
+    /// The same engine under a request's time budget.
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Engine<'r> {
+        self.deadline = deadline;
+        self
+    }
+
+    /// [`Error::OutOfTime`] once the time budget has run out.
+    fn check_deadline(&self) -> Result<(), Error> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(Error::OutOfTime),
+            _ => Ok(()),
         }
     }
 
@@ -196,6 +214,7 @@ impl<'r> Engine<'r> {
         let mut found = false;
         let mut inactive = false;
         for rule in &vs.compose.include {
+            self.check_deadline()?;
             if let Some((hit, id_inactive)) =
                 self.rule_contains(vs, rule, system, version, code, path, true)?
                 && hit
@@ -300,7 +319,11 @@ impl<'r> Engine<'r> {
         let mut out: Vec<Entry<'r>> = Vec::new();
         let mut seen: HashMap<(&str, Option<&str>, &str), usize> = HashMap::new();
         for rule in &vs.compose.include {
+            self.check_deadline()?;
             for e in self.rule_entries(vs, rule, path)? {
+                if out.len() % 1024 == 1023 {
+                    self.check_deadline()?;
+                }
                 let key = if merged {
                     let (u, c) = e.key();
                     (u, None, c)

@@ -104,6 +104,8 @@ pub enum Error {
     Circular { url: String, path: Vec<String> },
     /// An expansion larger than allowed.
     TooCostly { value_set: String, limit: usize },
+    /// The request's time budget ran out.
+    OutOfTime,
     /// The code system's content cannot be expanded.
     NotEnumerable { system: String },
     /// The version used is not the one `check-system-version` requires.
@@ -129,7 +131,7 @@ impl Error {
             | Error::CodeSystemNotFound { .. }
             | Error::CodeSystemVersionNotFound { .. }
             | Error::UnknownCode { .. } => 404,
-            Error::TooCostly { .. } => 422,
+            Error::TooCostly { .. } | Error::OutOfTime => 422,
             _ => 400,
         }
     }
@@ -180,6 +182,7 @@ impl Error {
                 Some("VALUESET_CIRCULAR_REFERENCE"),
             ),
             Error::TooCostly { .. } => ("too-costly", "", Some("VALUESET_TOO_COSTLY")),
+            Error::OutOfTime => ("too-costly", "", None),
             Error::NotEnumerable { .. } => (
                 "too-costly",
                 "too-costly",
@@ -293,6 +296,7 @@ impl fmt::Display for Error {
                 f,
                 "The value set '{value_set}' expansion has too many codes to produce (>{limit})"
             ),
+            Error::OutOfTime => write!(f, "the operation ran out of its time budget"),
             Error::NotEnumerable { system } => write!(
                 f,
                 "The code system '{system}' cannot be expanded because its codes cannot be iterated or enumerated in any meaningful sense"

@@ -30,7 +30,8 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
         .or(coding.code)
         .ok_or(Error::Required("code"))?;
     let version = req.text("version").or(coding.version);
-    let engine = crate::engine::Engine::new(&req.resolver, usize::MAX, false);
+    let engine =
+        crate::engine::Engine::new(&req.resolver, usize::MAX, false).with_deadline(req.deadline);
     let base = engine.code_system(&system, version.as_deref())?;
     crate::language::check_request(req)?;
     let sups = crate::supplement::requested(req, None)?;

@@ -1,6 +1,8 @@
 //! An operation's input: a FHIR `Parameters` resource as JSON, read by
 //! name, and the [`Resolver`] over its `tx-resource`s.
 
+use std::time::Instant;
+
 use serde_json::Value;
 
 use crate::error::Error;
@@ -37,6 +39,9 @@ pub struct Request<'a> {
     pub accept_language: Option<String>,
     /// The most codes an expansion may hold.
     pub max_expansion: usize,
+    /// When the request's time budget runs out; the engine's loops check
+    /// it and answer [`Error::OutOfTime`].
+    pub deadline: Option<Instant>,
 }
 
 impl<'a> Request<'a> {
@@ -56,6 +61,7 @@ impl<'a> Request<'a> {
             resolver: Resolver::new(resources),
             accept_language: None,
             max_expansion: usize::MAX,
+            deadline: None,
         }
     }
 
@@ -117,6 +123,14 @@ impl<'a> Request<'a> {
                 })
             })
             .transpose()
+    }
+
+    /// An error once the time budget has run out.
+    pub fn check_deadline(&self) -> Result<(), Error> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(Error::OutOfTime),
+            _ => Ok(()),
+        }
     }
 
     /// A `valueCoding` parameter.

@@ -11,13 +11,14 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::body::Bytes;
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
-use txmap_terminology::{Error, Request};
+use txmap_terminology::Request;
 
 use super::metadata::SNOMED_CT;
-use super::params::{Coding, ParamValue, Params, THRESHOLD_HEADER};
+use super::params::{Call, Coding, ParamValue, Params};
 use super::{FhirVersion, fhir_json};
 use crate::app::AppState;
 
@@ -208,41 +209,31 @@ fn r4_expansion(vs: &mut Value) {
     }
 }
 
-/// Answers a request the general engine takes.
+/// Answers a request the general engine takes, as a heavy operation (a
+/// permit, the blocking pool, a lower priority) within the call's time
+/// budget and expansion limit.
 pub async fn answer(
     state: Arc<AppState>,
     v: FhirVersion,
     kind: Kind,
-    params: Params,
-    body: Option<Vec<u8>>,
-    headers: &HeaderMap,
+    call: Call,
+    body: Option<Bytes>,
 ) -> Response {
-    let header_text = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|h| h.to_str().ok())
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
-    let accept_language = header_text(header::ACCEPT_LANGUAGE.as_str());
-    let max = header_text(THRESHOLD_HEADER)
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(state.limits.max_expansion);
     let external = state.packages.source(v);
-    let work = move || {
-        let parameters = parameters(&params, body.as_deref());
+    let work = move |_: &AppState| {
+        let parameters = parameters(&call.params, body.as_deref());
         let setup = |req: &mut Request| {
             req.resolver.set_external(external.clone());
-            req.accept_language.clone_from(&accept_language);
-            req.max_expansion = max;
+            req.accept_language.clone_from(&call.accept_language);
+            req.max_expansion = call.max_expansion;
+            req.deadline = Some(call.deadline);
         };
         let one = || {
             let mut req = Request::new(&parameters);
             setup(&mut req);
             req
         };
-        match kind {
+        Ok(match kind {
             Kind::Lookup => txmap_terminology::lookup::lookup(&one()),
             Kind::CsValidate => txmap_terminology::validate::validate_code(&one(), false),
             Kind::VsValidate => txmap_terminology::validate::validate_code(&one(), true),
@@ -261,18 +252,15 @@ pub async fn answer(
                 }
                 vs
             }),
-        }
+        })
     };
-    let result = match tokio::task::spawn_blocking(work).await {
-        Ok(r) => r,
-        Err(e) => Err(Error::Invalid(format!("the operation failed: {e}"))),
-    };
-    match result {
-        Ok(resource) => fhir_json(StatusCode::OK, &resource),
-        Err(e) => fhir_json(
+    match super::codesystem::run(state, super::codesystem::Cost::Heavy, work).await {
+        Ok(Ok(resource)) => fhir_json(StatusCode::OK, &resource),
+        Ok(Err(e)) => fhir_json(
             StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
             &e.outcome(),
         ),
+        Err(e) => e.response(),
     }
 }
 

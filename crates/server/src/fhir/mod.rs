@@ -186,10 +186,7 @@ fn operation(
     get(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
             match Params::from_query(&uri) {
-                Ok(p) => match general.filter(|&k| general::wants(k, &p)) {
-                    Some(k) => general::answer(state, v, k, p, None, &headers).await,
-                    None => run(state, v, op, p, &headers).await,
-                },
+                Ok(p) => run(state, v, general, op, p, None, &headers).await,
                 Err(e) => e.response(),
             }
         },
@@ -197,10 +194,7 @@ fn operation(
     .post(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
             match Params::from_body(&headers, &body) {
-                Ok(p) => match general.filter(|&k| general::wants(k, &p)) {
-                    Some(k) => general::answer(state, v, k, p, Some(body.to_vec()), &headers).await,
-                    None => run(state, v, op, p, &headers).await,
-                },
+                Ok(p) => run(state, v, general, op, p, Some(body), &headers).await,
                 Err(e) => e.response(),
             }
         },
@@ -208,17 +202,23 @@ fn operation(
     .fallback(method_not_allowed)
 }
 
-/// Runs one call within its time budget.
+/// Runs one call, on whichever engine takes it, within its time budget.
 async fn run(
     state: Arc<AppState>,
     v: FhirVersion,
+    general: Option<general::Kind>,
     op: Op,
     params: Params,
+    body: Option<Bytes>,
     headers: &HeaderMap,
 ) -> Response {
     let budget = state.limits.request;
     let call = Call::new(params, headers, &state.limits);
-    match tokio::time::timeout(budget + GRACE, op(state, v, call)).await {
+    let work: OpFuture = match general.filter(|&k| general::wants(k, &call.params)) {
+        Some(k) => Box::pin(general::answer(state, v, k, call, body)),
+        None => op(state, v, call),
+    };
+    match tokio::time::timeout(budget + GRACE, work).await {
         Ok(response) => response,
         Err(_) => OpError::too_costly(format!(
             "the operation did not finish within its time budget of {:.1} s",

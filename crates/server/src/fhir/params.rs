@@ -155,8 +155,7 @@ pub struct Call {
     pub params: Params,
     /// `Accept-Language`, which `displayLanguage` overrides.
     pub accept_language: Option<String>,
-    /// The most codes an expansion may return: the
-    /// `X-TOO-COSTLY-THRESHOLD` header, else the configured limit.
+    /// The most codes an expansion may return ([`expansion_limit`]).
     pub max_expansion: usize,
     /// When the request's time budget runs out.
     pub deadline: Instant,
@@ -171,9 +170,7 @@ impl Call {
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .map(str::to_owned),
-            max_expansion: header_text(THRESHOLD_HEADER)
-                .and_then(|s| s.trim().parse::<usize>().ok())
-                .unwrap_or(limits.max_expansion),
+            max_expansion: expansion_limit(header_text(THRESHOLD_HEADER), limits),
             deadline: Instant::now() + limits.request,
         }
     }
@@ -193,6 +190,15 @@ impl Call {
     pub fn check_deadline(&self) -> Result<(), OpError> {
         check_deadline(self.deadline)
     }
+}
+
+/// The most codes an expansion may return: the configured
+/// `max_expansion`, lowered (never raised) by an `X-TOO-COSTLY-THRESHOLD`
+/// header, so no client can lift the operator's limit.
+pub fn expansion_limit(header: Option<&str>, limits: &Limits) -> usize {
+    header
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .map_or(limits.max_expansion, |n| n.min(limits.max_expansion))
 }
 
 /// An error once `deadline` has passed.
