@@ -38,7 +38,6 @@ fn add_status(req: &Request, answer: &mut Value) {
     let Ok(cs) = req.resolver.code_system(&system, version.as_deref()) else {
         return;
     };
-    use crate::provider::CodeSystemProvider;
     if let Some(status) = cs.locate(&code).and_then(|l| cs.status(l.id).status) {
         list.push(json!({"name": "status", "valueCode": status}));
     }

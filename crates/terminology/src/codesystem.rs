@@ -3,6 +3,7 @@
 //! when the system is case-insensitive), and the hierarchy from nesting
 //! and from `parent`/`child` properties as id lists both ways.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -342,14 +343,6 @@ impl CodeSystem {
             }
         }
     }
-
-    /// `url|version`, or the URL when there is no version.
-    pub fn versioned_url(&self) -> String {
-        match &self.version {
-            Some(v) => format!("{}|{v}", self.url),
-            None => self.url.clone(),
-        }
-    }
 }
 
 impl CodeSystemProvider for CodeSystem {
@@ -395,8 +388,8 @@ impl CodeSystemProvider for CodeSystem {
             case_differs: true,
         })
     }
-    fn code(&self, id: ConceptId) -> &str {
-        &self.concepts[id as usize].code
+    fn code(&self, id: ConceptId) -> Cow<'_, str> {
+        Cow::Borrowed(&self.concepts[id as usize].code)
     }
     fn display(&self, id: ConceptId) -> Option<&str> {
         self.concepts[id as usize].display.as_deref()
@@ -404,23 +397,26 @@ impl CodeSystemProvider for CodeSystem {
     fn definition(&self, id: ConceptId) -> Option<&str> {
         self.concepts[id as usize].definition.as_deref()
     }
-    fn designations(&self, id: ConceptId) -> &[Designation] {
-        &self.concepts[id as usize].designations
+    fn designations(&self, id: ConceptId) -> Cow<'_, [Designation]> {
+        Cow::Borrowed(&self.concepts[id as usize].designations)
     }
-    fn properties(&self, id: ConceptId) -> &[PropertyValue] {
-        &self.concepts[id as usize].properties
+    fn properties(&self, id: ConceptId) -> Cow<'_, [PropertyValue]> {
+        Cow::Borrowed(&self.concepts[id as usize].properties)
     }
     fn status(&self, id: ConceptId) -> Status {
         self.concepts[id as usize].status.clone()
     }
-    fn parents(&self, id: ConceptId) -> &[ConceptId] {
-        &self.concepts[id as usize].parents
+    fn parents(&self, id: ConceptId) -> Cow<'_, [ConceptId]> {
+        Cow::Borrowed(&self.concepts[id as usize].parents)
     }
-    fn children(&self, id: ConceptId) -> &[ConceptId] {
-        &self.concepts[id as usize].children
+    fn children(&self, id: ConceptId) -> Cow<'_, [ConceptId]> {
+        Cow::Borrowed(&self.concepts[id as usize].children)
     }
-    fn roots(&self) -> &[ConceptId] {
-        &self.roots
+    fn roots(&self) -> Cow<'_, [ConceptId]> {
+        Cow::Borrowed(&self.roots)
+    }
+    fn resource(&self) -> Option<&CodeSystem> {
+        Some(self)
     }
     fn property_def(&self, code: &str) -> Option<(Option<&str>, Option<&str>)> {
         self.properties
@@ -447,7 +443,7 @@ mod tests {
         }))
         .unwrap();
         let id = |c: &str| cs.locate(c).unwrap().id;
-        assert_eq!(cs.roots(), [id("a"), id("d")]);
+        assert_eq!(*cs.roots(), [id("a"), id("d")]);
         assert!(cs.subsumed_by(id("c"), id("a")));
         assert!(!cs.subsumed_by(id("a"), id("c")));
         assert_eq!(cs.descendants(id("a")), [id("b"), id("c")]);

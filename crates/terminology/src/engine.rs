@@ -9,40 +9,42 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use crate::codesystem::CodeSystem;
+use std::borrow::Cow;
+
 use crate::error::Error;
 use crate::filter::Filter;
-use crate::provider::{CodeSystemProvider, ConceptId};
+use crate::provider::{CodeSystemProvider, ConceptId, NativeFilters, same};
 use crate::resolver::{CsMiss, Resolver};
+use crate::valueset::FilterDef;
 use crate::valueset::{Rule, RuleConcept, ValueSet};
 
 /// One code of an expansion.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry<'r> {
-    pub cs: &'r CodeSystem,
+    pub cs: &'r dyn CodeSystemProvider,
     pub id: ConceptId,
     /// The value set's entry for the code, when it lists it.
     pub concept: Option<&'r RuleConcept>,
     /// The version the code is reported in, when several versions were
     /// merged (`versionsMatch`): the last one to include it.
-    pub reported: Option<&'r CodeSystem>,
+    pub reported: Option<&'r dyn CodeSystemProvider>,
 }
 
 impl<'r> Entry<'r> {
-    fn key(&self) -> (&'r str, &'r str) {
-        let cs: &'r CodeSystem = self.cs;
-        (cs.url.as_str(), cs.code(self.id))
+    fn key(&self) -> (&'r str, Cow<'r, str>) {
+        let cs: &'r dyn CodeSystemProvider = self.cs;
+        (cs.url(), cs.code(self.id))
     }
 
     /// The key of the code in its version of the code system.
-    fn versioned_key(&self) -> (&'r str, Option<&'r str>, &'r str) {
-        let cs: &'r CodeSystem = self.cs;
-        (cs.url.as_str(), cs.version.as_deref(), cs.code(self.id))
+    fn versioned_key(&self) -> (&'r str, Option<&'r str>, Cow<'r, str>) {
+        let cs: &'r dyn CodeSystemProvider = self.cs;
+        (cs.url(), cs.version(), cs.code(self.id))
     }
 
     /// The code system version the entry is reported in.
     pub fn version(&self) -> Option<&'r str> {
-        self.reported.unwrap_or(self.cs).version.as_deref()
+        self.reported.unwrap_or(self.cs).version()
     }
 }
 
@@ -63,7 +65,7 @@ pub struct Engine<'r> {
     /// Whether an expansion is being made (changes the version message).
     pub expanding: bool,
     /// The code systems and value sets used so far, each once.
-    used_cs: RefCell<Vec<&'r CodeSystem>>,
+    used_cs: RefCell<Vec<&'r dyn CodeSystemProvider>>,
     used_vs: RefCell<Vec<&'r ValueSet>>,
     /// The request's version parameters (`system-version`...).
     pub versions: crate::version::VersionRules,
@@ -109,7 +111,7 @@ impl<'r> Engine<'r> {
     }
 
     /// The code systems used, in first-use order.
-    pub fn used_code_systems(&self) -> Vec<&'r CodeSystem> {
+    pub fn used_code_systems(&self) -> Vec<&'r dyn CodeSystemProvider> {
         self.used_cs.borrow().clone()
     }
 
@@ -118,9 +120,9 @@ impl<'r> Engine<'r> {
         self.used_vs.borrow().clone()
     }
 
-    fn use_cs(&self, cs: &'r CodeSystem) {
+    fn use_cs(&self, cs: &'r dyn CodeSystemProvider) {
         let mut u = self.used_cs.borrow_mut();
-        if !u.iter().any(|c| std::ptr::eq(*c, cs)) {
+        if !u.iter().any(|c| same(*c, cs)) {
             u.push(cs);
         }
     }
@@ -133,7 +135,11 @@ impl<'r> Engine<'r> {
     }
 
     /// The code system of a rule.
-    pub fn code_system(&self, url: &str, version: Option<&str>) -> Result<&'r CodeSystem, Error> {
+    pub fn code_system(
+        &self,
+        url: &str,
+        version: Option<&str>,
+    ) -> Result<&'r dyn CodeSystemProvider, Error> {
         self.resolver
             .code_system(url, version)
             .map_err(|miss| match miss {
@@ -288,10 +294,8 @@ impl<'r> Engine<'r> {
                     return Ok(Some((false, inactive)));
                 }
             }
-            for def in &rule.filters {
-                if !Filter::compile(cs, def)?.matches(cs, id) {
-                    return Ok(Some((false, inactive)));
-                }
+            if !rule.filters.is_empty() && !self.filters(cs, &rule.filters)?.matches(id)? {
+                return Ok(Some((false, inactive)));
             }
         }
         for canonical in &rule.value_sets {
@@ -317,7 +321,7 @@ impl<'r> Engine<'r> {
         let merged = vs.expansion_parameter("versionsMatch").as_deref() == Some("true");
         let separate_excludes = vs.expansion_parameter("versionsMatch").as_deref() == Some("false");
         let mut out: Vec<Entry<'r>> = Vec::new();
-        let mut seen: HashMap<(&str, Option<&str>, &str), usize> = HashMap::new();
+        let mut seen: HashMap<(&str, Option<&str>, Cow<str>), usize> = HashMap::new();
         for rule in &vs.compose.include {
             self.check_deadline()?;
             for e in self.rule_entries(vs, rule, path)? {
@@ -331,7 +335,7 @@ impl<'r> Engine<'r> {
                     e.versioned_key()
                 };
                 if let Some(&at) = seen.get(&key) {
-                    if merged && !std::ptr::eq(out[at].cs, e.cs) {
+                    if merged && !same(out[at].cs, e.cs) {
                         out[at].reported = Some(e.cs);
                     }
                     continue;
@@ -363,8 +367,8 @@ impl<'r> Engine<'r> {
             }
         }
         if !vs.compose.exclude.is_empty() {
-            let mut exact: HashSet<(&str, Option<&str>, &str)> = HashSet::new();
-            let mut by_code: HashSet<(&str, &str)> = HashSet::new();
+            let mut exact: HashSet<(&str, Option<&str>, Cow<str>)> = HashSet::new();
+            let mut by_code: HashSet<(&str, Cow<str>)> = HashSet::new();
             for rule in &vs.compose.exclude {
                 let entries = self.rule_entries(vs, rule, path)?;
                 // An exclude of a version the expansion holds excludes that
@@ -374,7 +378,7 @@ impl<'r> Engine<'r> {
                     || separate_excludes
                     || entries.first().is_none_or(|x| {
                         out.iter()
-                            .any(|o| o.cs.url == x.cs.url && o.version() == x.cs.version.as_deref())
+                            .any(|o| o.cs.url() == x.cs.url() && o.version() == x.cs.version())
                     });
                 if rule.version.is_none() || !version_held {
                     if !version_held && !entries.is_empty() {
@@ -412,7 +416,7 @@ impl<'r> Engine<'r> {
         if let Some(s) = &rule.system {
             let asked = self.versions.include_version(s, rule.version.as_deref());
             let cs = self.code_system(s, asked.as_deref())?;
-            if let Some(e) = self.versions.check_error(s, cs.version.as_deref()) {
+            if let Some(e) = self.versions.check_error(s, cs.version()) {
                 return Err(e);
             }
             self.use_cs(cs);
@@ -428,33 +432,24 @@ impl<'r> Engine<'r> {
                     }
                 }
             } else {
-                let filters = rule
-                    .filters
-                    .iter()
-                    .map(|f| Filter::compile(cs, f))
-                    .collect::<Result<Vec<_>, Error>>()?;
-                let candidates = filters
-                    .iter()
-                    .find_map(|f| f.candidates(cs))
-                    .unwrap_or_else(|| cs.all());
-                entries.extend(
-                    candidates
-                        .into_iter()
-                        .filter(|&id| filters.iter().all(|f| f.matches(cs, id)))
-                        .map(|id| Entry {
-                            cs,
-                            id,
-                            concept: None,
-                            reported: None,
-                        }),
-                );
+                let members = if rule.filters.is_empty() {
+                    cs.all()
+                } else {
+                    self.filters(cs, &rule.filters)?.members()?
+                };
+                entries.extend(members.into_iter().map(|id| Entry {
+                    cs,
+                    id,
+                    concept: None,
+                    reported: None,
+                }));
             }
             for set in &imported {
-                let keys: HashSet<(&str, &str)> = set.iter().map(Entry::key).collect();
+                let keys: HashSet<(&str, Cow<str>)> = set.iter().map(Entry::key).collect();
                 entries.retain(|e| keys.contains(&e.key()));
             }
         } else if let Some((first, rest)) = imported.split_first() {
-            let rest: Vec<HashSet<(&str, &str)>> = rest
+            let rest: Vec<HashSet<(&str, Cow<str>)>> = rest
                 .iter()
                 .map(|set| set.iter().map(Entry::key).collect())
                 .collect();
@@ -466,6 +461,61 @@ impl<'r> Engine<'r> {
             );
         }
         Ok(entries)
+    }
+}
+
+/// The engine's generic filters over any provider, all of which a
+/// concept must pass.
+struct Generic<'c> {
+    cs: &'c dyn CodeSystemProvider,
+    filters: Vec<Filter>,
+    deadline: Option<Instant>,
+}
+
+impl NativeFilters for Generic<'_> {
+    fn matches(&self, id: ConceptId) -> Result<bool, Error> {
+        Ok(self.filters.iter().all(|f| f.matches(self.cs, id)))
+    }
+
+    fn members(&self) -> Result<Vec<ConceptId>, Error> {
+        let candidates = self
+            .filters
+            .iter()
+            .find_map(|f| f.candidates(self.cs))
+            .unwrap_or_else(|| self.cs.all());
+        let mut out = Vec::new();
+        for (i, id) in candidates.into_iter().enumerate() {
+            if i % 4096 == 4095 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(Error::OutOfTime);
+            }
+            if self.filters.iter().all(|f| f.matches(self.cs, id)) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl<'r> Engine<'r> {
+    /// A rule's filters, compiled by the provider when it compiles its
+    /// own (SNOMED CT to ECL), else the generic ones.
+    fn filters<'c>(
+        &self,
+        cs: &'c dyn CodeSystemProvider,
+        defs: &[FilterDef],
+    ) -> Result<Box<dyn NativeFilters + 'c>, Error> {
+        if let Some(native) = cs.native_filters(defs, self.deadline) {
+            return native;
+        }
+        let filters = defs
+            .iter()
+            .map(|f| Filter::compile(cs, f))
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(Box::new(Generic {
+            cs,
+            filters,
+            deadline: self.deadline,
+        }))
     }
 }
 

@@ -3,6 +3,7 @@
 //! nested by hierarchy, with the designations, definitions and properties
 //! asked for, wrapped in the value set with its `expansion`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
@@ -124,13 +125,13 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     }
     for cs in used
         .iter()
-        .filter(|cs| cs.content == crate::provider::Content::Fragment)
+        .filter(|cs| cs.content() == crate::provider::Content::Fragment)
     {
         parameters.push(json!({"name": "used-fragment", "valueUri": cs.versioned_url()}));
     }
     for s in sups.iter().filter(|s| {
         used.iter()
-            .any(|cs| crate::supplement::supplements(s, &cs.url))
+            .any(|cs| crate::supplement::supplements(s, cs.url()))
     }) {
         parameters.push(json!({"name": "used-supplement", "valueUri": s.versioned_url()}));
     }
@@ -141,7 +142,7 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     }
     let mut cautions: Vec<(String, String)> = Vec::new();
     for cs in &used {
-        if let Some(c) = crate::valueset::status_caution(&cs.resource) {
+        if let Some(c) = crate::provider::caution(*cs) {
             cautions.push((c.to_owned(), cs.versioned_url()));
         }
     }
@@ -187,14 +188,14 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     // A fragment does not hold every code: the expansion may be incomplete.
     if let Some(cs) = used
         .iter()
-        .find(|cs| cs.content == crate::provider::Content::Fragment)
+        .find(|cs| cs.content() == crate::provider::Content::Fragment)
     {
         expansion.insert(
             "extension".into(),
             json!([
                 {"url": UNCLOSED, "valueBoolean": true},
                 {"url": UNCLOSED_REASON, "valueString": format!(
-                    "This extension is based on a fragment of the code system {}", cs.url)},
+                    "This extension is based on a fragment of the code system {}", cs.url())},
             ]),
         );
     }
@@ -212,8 +213,9 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
             .concept
             .map(|rc| crate::supplement::value_set_extensions(&rc.extensions).0)
             .unwrap_or_default();
-        let from_cs =
-            crate::supplement::extension_properties(&e.cs.concepts[e.id as usize].extensions);
+        let from_cs = crate::supplement::extension_properties(crate::provider::concept_extensions(
+            e.cs, e.id,
+        ));
         for p in from_vs.into_iter().chain(from_cs) {
             if !declared.iter().any(|d| d["code"] == p.code) {
                 declared.push(json!({"code": p.code, "uri": p.uri}));
@@ -237,7 +239,7 @@ fn several_versions(vs: &ValueSet, entries: &[Entry]) -> bool {
     let mut first: HashMap<&str, Option<&str>> = HashMap::new();
     let held = entries
         .iter()
-        .any(|e| *first.entry(e.cs.url.as_str()).or_insert(e.version()) != e.version());
+        .any(|e| *first.entry(e.cs.url()).or_insert(e.version()) != e.version());
     let mut named: HashMap<&str, &str> = HashMap::new();
     let rules = vs.compose.include.iter().chain(&vs.compose.exclude);
     held || rules.into_iter().any(|r| match (&r.system, &r.version) {
@@ -247,7 +249,7 @@ fn several_versions(vs: &ValueSet, entries: &[Entry]) -> bool {
 }
 
 /// `expansion.property`: the properties asked for, with their URIs.
-fn declared_properties(used: &[&crate::CodeSystem], wanted: &[String]) -> Vec<Value> {
+fn declared_properties(used: &[&dyn CodeSystemProvider], wanted: &[String]) -> Vec<Value> {
     let mut out = Vec::new();
     for w in wanted {
         if w == "*" {
@@ -300,7 +302,7 @@ fn contains(e: &Entry, opts: &Options) -> Value {
     let cs = e.cs;
     let status = cs.status(e.id);
     let mut c = Map::new();
-    c.insert("system".into(), json!(cs.url));
+    c.insert("system".into(), json!(cs.url()));
     if opts.versioned
         && let Some(v) = e.version()
     {
@@ -315,17 +317,17 @@ fn contains(e: &Entry, opts: &Options) -> Value {
     c.insert("code".into(), json!(cs.code(e.id)));
     let chosen = if opts.prefs.is_empty() {
         Chosen {
-            display: display(e),
+            display: display(e).map(Cow::Borrowed),
             designation: None,
         }
     } else {
         language::choose(cs, e.id, &opts.prefs)
     };
-    if let Some(d) = chosen.display {
+    if let Some(d) = &chosen.display {
         c.insert("display".into(), json!(d));
     }
-    let concept = &cs.concepts[e.id as usize];
-    let mut exts = crate::supplement::echoed_extensions(&concept.extensions);
+    let concept_extensions = crate::provider::concept_extensions(cs, e.id);
+    let mut exts = crate::supplement::echoed_extensions(concept_extensions);
     let (vs_props, vs_exts) = e
         .concept
         .map(|rc| crate::supplement::value_set_extensions(&rc.extensions))
@@ -419,7 +421,7 @@ fn contains(e: &Entry, opts: &Options) -> Value {
     }
     for p in vs_props
         .into_iter()
-        .chain(crate::supplement::extension_properties(&concept.extensions))
+        .chain(crate::supplement::extension_properties(concept_extensions))
     {
         if !ps.iter().any(|q| q["code"] == p.code) {
             ps.push(json!({"code": p.code, p.key: p.value}));
@@ -450,7 +452,7 @@ fn nest(page: &[Entry], opts: &Options) -> Vec<Value> {
     let index: HashMap<(&str, u32), usize> = page
         .iter()
         .enumerate()
-        .map(|(i, e)| ((e.cs.url.as_str(), e.id), i))
+        .map(|(i, e)| ((e.cs.url(), e.id), i))
         .collect();
     let mut kids: Vec<Vec<usize>> = vec![Vec::new(); page.len()];
     let mut roots = Vec::new();
@@ -458,7 +460,7 @@ fn nest(page: &[Entry], opts: &Options) -> Vec<Value> {
         let parent =
             e.cs.parents(e.id)
                 .iter()
-                .find_map(|p| index.get(&(e.cs.url.as_str(), *p)).copied());
+                .find_map(|p| index.get(&(e.cs.url(), *p)).copied());
         match parent {
             Some(p) if p != i => kids[p].push(i),
             _ => roots.push(i),

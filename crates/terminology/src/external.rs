@@ -1,11 +1,13 @@
 //! Resources that outlive a request: the CodeSystems and ValueSets of
-//! loaded FHIR packages (`txmap-packages`). The [`Resolver`] asks a
+//! loaded FHIR packages (`txmap-packages`), and code systems compiled
+//! into stores (SNOMED CT editions, `txmap-snomed`). The [`Resolver`] asks a
 //! [`ResourceSource`] only for URLs the request's own `tx-resource`s do
 //! not define, so what a client sends always wins.
 //!
 //! [`Resolver`]: crate::Resolver
 
 use crate::codesystem::CodeSystem;
+use crate::provider::CodeSystemProvider;
 use crate::valueset::ValueSet;
 
 /// A read-only store of parsed resources, shared by every request.
@@ -14,4 +16,9 @@ pub trait ResourceSource: Send + Sync + std::fmt::Debug {
     fn code_systems(&self, url: &str) -> Vec<&CodeSystem>;
     /// Every version of the value set `url`.
     fn value_sets(&self, url: &str) -> Vec<&ValueSet>;
+    /// Every version of the code system `url` held in another form than a
+    /// CodeSystem resource (SNOMED CT editions).
+    fn providers(&self, _url: &str) -> Vec<&dyn CodeSystemProvider> {
+        Vec::new()
+    }
 }

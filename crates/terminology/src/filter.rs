@@ -159,7 +159,7 @@ fn property_texts(cs: &dyn CodeSystemProvider, id: ConceptId, property: &str) ->
         .collect();
     if out.is_empty() {
         match property {
-            "code" | "concept" => out.push(cs.code(id).to_owned()),
+            "code" | "concept" => out.push(cs.code(id).into_owned()),
             "display" => out.extend(cs.display(id).map(str::to_owned)),
             "inactive" => out.push(cs.status(id).inactive.to_string()),
             _ => {}
@@ -201,7 +201,7 @@ mod tests {
         cs.all()
             .into_iter()
             .filter(|&id| f.matches(cs, id))
-            .map(|id| cs.code(id).to_owned())
+            .map(|id| cs.code(id).into_owned())
             .collect()
     }
 

@@ -7,6 +7,8 @@
 //! language matches, unless it ends in `*; q=0` (a "hard" request), in
 //! which case the concept has no display.
 
+use std::borrow::Cow;
+
 use crate::provider::{CodeSystemProvider, ConceptId};
 
 /// Parsed language preferences, best first.
@@ -101,9 +103,9 @@ pub fn matches(pref: &str, lang: &str) -> bool {
 }
 
 /// The display picked for a concept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chosen<'a> {
-    pub display: Option<&'a str>,
+    pub display: Option<Cow<'a, str>>,
     /// The designation (by index) the display came from; `None` when it
     /// is the code system's own display.
     pub designation: Option<usize>,
@@ -112,23 +114,27 @@ pub struct Chosen<'a> {
 /// Picks the display of `id` for `prefs`.
 pub fn choose<'a>(cs: &'a dyn CodeSystemProvider, id: ConceptId, prefs: &Prefs) -> Chosen<'a> {
     let own = Chosen {
-        display: cs.display(id),
+        display: cs.display(id).map(Cow::Borrowed),
         designation: None,
     };
     if prefs.is_empty() {
         return own;
     }
+    let designations = cs.designations(id);
     for tag in &prefs.tags {
         if own.display.is_some() && cs.language().is_some_and(|l| matches(tag, l)) {
             return own;
         }
-        if let Some(i) = cs
-            .designations(id)
+        if let Some(i) = designations
             .iter()
             .position(|d| d.language.as_deref().is_some_and(|l| matches(tag, l)))
         {
+            let display = match &designations {
+                Cow::Borrowed(list) => Cow::Borrowed(list[i].value.as_str()),
+                Cow::Owned(list) => Cow::Owned(list[i].value.clone()),
+            };
             return Chosen {
-                display: Some(&cs.designations(id)[i].value),
+                display: Some(display),
                 designation: Some(i),
             };
         }
@@ -160,13 +166,16 @@ mod tests {
         }))
         .unwrap();
         let de = Prefs::parse("de");
-        assert_eq!(choose(&cs, 0, &de).display, Some("A-de"));
+        assert_eq!(choose(&cs, 0, &de).display.as_deref(), Some("A-de"));
         assert_eq!(choose(&cs, 0, &de).designation, Some(0));
-        assert_eq!(choose(&cs, 1, &de).display, Some("B"));
+        assert_eq!(choose(&cs, 1, &de).display.as_deref(), Some("B"));
         let hard = Prefs::parse("de, *; q=0");
         assert!(hard.hard);
         assert_eq!(choose(&cs, 1, &hard).display, None);
-        assert_eq!(choose(&cs, 0, &Prefs::parse("en, de")).display, Some("A"));
+        assert_eq!(
+            choose(&cs, 0, &Prefs::parse("en, de")).display.as_deref(),
+            Some("A")
+        );
         assert_eq!(Prefs::parse("en, en-AU; q=0.4").tags, ["en", "en-AU"]);
         assert!(!matches("de", "des"));
         for ok in [

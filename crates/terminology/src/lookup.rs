@@ -4,7 +4,6 @@
 
 use serde_json::{Value, json};
 
-use crate::codesystem::CodeSystem;
 use crate::error::Error;
 use crate::provider::CodeSystemProvider;
 use crate::request::Request;
@@ -36,7 +35,7 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
     crate::language::check_request(req)?;
     let sups = crate::supplement::requested(req, None)?;
     let cs = crate::supplement::apply(base, &sups);
-    let cs: &CodeSystem = &cs;
+    let cs: &dyn CodeSystemProvider = &*cs;
     let Some(located) = cs.locate(&code) else {
         return Err(Error::UnknownCode {
             system: cs.versioned_url(),
@@ -80,7 +79,7 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
         parts.push(part("value", "valueString", json!(d)));
         out.push(json!({"name": "designation", "part": parts}));
     }
-    for d in cs.designations(id) {
+    for d in cs.designations(id).iter() {
         let mut parts = Vec::new();
         if let Some(l) = &d.language {
             parts.push(part("language", "valueCode", json!(l)));
@@ -102,7 +101,7 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
     }
     for s in sups
         .iter()
-        .filter(|s| crate::supplement::supplements(s, &base.url))
+        .filter(|s| crate::supplement::supplements(s, base.url()))
     {
         out.push(part(
             "used-supplement",
@@ -120,7 +119,7 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
     };
     for (name, related) in [("parent", cs.parents(id)), ("child", cs.children(id))] {
         if want(name) {
-            for &r in related {
+            for &r in related.iter() {
                 out.push(property(
                     name,
                     "valueCode",
@@ -138,7 +137,7 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
             None,
         ));
     }
-    for p in cs.properties(id) {
+    for p in cs.properties(id).iter() {
         if matches!(p.code.as_str(), "parent" | "child" | "inactive") || !want(&p.code) {
             continue;
         }

@@ -1,8 +1,10 @@
 //! What the operations ask of a code system, whoever holds it: the
 //! [`CodeSystemProvider`] trait. [`crate::CodeSystem`] (a FHIR CodeSystem
-//! resource) implements it; a SNOMED CT edition can implement it later
-//! over its own store, answering hierarchy and filter questions from its
-//! indexes instead of the generic walks the default methods do.
+//! resource) implements it, and so does a SNOMED CT edition
+//! (`txmap-snomed`), over its own store: it answers hierarchy questions
+//! from its closure and compiles value set filters to ECL
+//! ([`CodeSystemProvider::native_filters`]) instead of the generic walks
+//! the default methods do. The operations never ask which one they have.
 
 use std::borrow::Cow;
 
@@ -90,10 +92,26 @@ pub struct Located {
     pub case_differs: bool,
 }
 
-/// A code system as the operations see it. Hierarchy questions have
-/// generic answers over [`CodeSystemProvider::parents`]; providers with
-/// a closure index override them.
-pub trait CodeSystemProvider {
+/// A rule's filters as a provider compiled them itself
+/// ([`CodeSystemProvider::native_filters`]): SNOMED CT turns them into one
+/// ECL expression, a CodeSystem resource uses the engine's generic
+/// filters.
+pub trait NativeFilters {
+    /// Whether concept `id` passes every filter.
+    fn matches(&self, id: ConceptId) -> Result<bool, crate::Error>;
+    /// Every concept that passes, in the provider's order.
+    fn members(&self) -> Result<Vec<ConceptId>, crate::Error>;
+}
+
+/// A code system as the operations see it: a FHIR CodeSystem resource
+/// ([`crate::CodeSystem`]) or a compiled store (a SNOMED CT edition in
+/// `txmap-snomed`). What a provider holds in its own form it returns
+/// borrowed where it can ([`Cow`]): a resource borrows its vectors, a
+/// store builds a concept's designations when asked, never the whole
+/// system's. Hierarchy questions have generic answers over
+/// [`CodeSystemProvider::parents`]; providers with a closure index
+/// override them.
+pub trait CodeSystemProvider: std::fmt::Debug + Send + Sync {
     fn url(&self) -> &str;
     fn version(&self) -> Option<&str>;
     fn name(&self) -> Option<&str>;
@@ -112,18 +130,51 @@ pub trait CodeSystemProvider {
     /// Finds a code, exactly, or ignoring case when the system is
     /// case-insensitive.
     fn locate(&self, code: &str) -> Option<Located>;
-    fn code(&self, id: ConceptId) -> &str;
+    fn code(&self, id: ConceptId) -> Cow<'_, str>;
     fn display(&self, id: ConceptId) -> Option<&str>;
     fn definition(&self, id: ConceptId) -> Option<&str>;
-    fn designations(&self, id: ConceptId) -> &[Designation];
-    fn properties(&self, id: ConceptId) -> &[PropertyValue];
+    fn designations(&self, id: ConceptId) -> Cow<'_, [Designation]>;
+    fn properties(&self, id: ConceptId) -> Cow<'_, [PropertyValue]>;
     fn status(&self, id: ConceptId) -> Status;
-    fn parents(&self, id: ConceptId) -> &[ConceptId];
-    fn children(&self, id: ConceptId) -> &[ConceptId];
+    fn parents(&self, id: ConceptId) -> Cow<'_, [ConceptId]>;
+    fn children(&self, id: ConceptId) -> Cow<'_, [ConceptId]>;
     /// Concepts without parents, in the resource's order.
-    fn roots(&self) -> &[ConceptId];
+    fn roots(&self) -> Cow<'_, [ConceptId]>;
     /// The declared property whose code is `code`: its URI and type.
     fn property_def(&self, code: &str) -> Option<(Option<&str>, Option<&str>)>;
+
+    /// The FHIR CodeSystem resource behind the provider, when there is
+    /// one: supplements, concept extensions and the resource's own
+    /// elements apply to resources only.
+    fn resource(&self) -> Option<&crate::CodeSystem> {
+        None
+    }
+
+    /// Whether `asked` (a value set's or a coding's version) names this
+    /// provider's version; wildcards as [`crate::resolver::version_matches`].
+    fn version_matches(&self, asked: &str) -> bool {
+        self.version()
+            .is_some_and(|have| crate::resolver::version_matches(asked, have))
+    }
+
+    /// `url|version`, as messages name the code system.
+    fn versioned_url(&self) -> String {
+        match self.version() {
+            Some(v) => format!("{}|{v}", self.url()),
+            None => self.url().to_owned(),
+        }
+    }
+
+    /// A rule's filters compiled by the provider itself, or `None` for
+    /// the engine's generic filters ([`crate::filter::Filter`]). The
+    /// deadline is the request's.
+    fn native_filters(
+        &self,
+        _filters: &[crate::valueset::FilterDef],
+        _deadline: Option<std::time::Instant>,
+    ) -> Option<Result<Box<dyn NativeFilters + '_>, crate::Error>> {
+        None
+    }
 
     /// Every concept, depth first from the roots, each once.
     fn all(&self) -> Vec<ConceptId> {
@@ -150,7 +201,7 @@ pub trait CodeSystemProvider {
         let mut seen = vec![a];
         let mut stack = vec![a];
         while let Some(x) = stack.pop() {
-            for &p in self.parents(x) {
+            for &p in self.parents(x).iter() {
                 if p == b {
                     return true;
                 }
@@ -169,7 +220,7 @@ pub trait CodeSystemProvider {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![id];
         while let Some(x) = stack.pop() {
-            for &c in self.children(x) {
+            for &c in self.children(x).iter() {
                 if c != id && seen.insert(c) {
                     out.push(c);
                     stack.push(c);
@@ -178,4 +229,27 @@ pub trait CodeSystemProvider {
         }
         out
     }
+}
+
+/// A concept's extensions (`codesystem-label`...): a resource's, as
+/// JSON; none for a store.
+pub fn concept_extensions(cs: &dyn CodeSystemProvider, id: ConceptId) -> &[Value] {
+    cs.resource()
+        .and_then(|r| r.concepts.get(id as usize))
+        .map_or(&[], |c| &c.extensions)
+}
+
+/// Why a code system deserves a caution when used (a resource's status,
+/// see [`crate::valueset::status_caution`]).
+pub fn caution(cs: &dyn CodeSystemProvider) -> Option<&str> {
+    cs.resource()
+        .and_then(|r| crate::valueset::status_caution(&r.resource))
+}
+
+/// Whether two providers are the same object (not only equal).
+pub fn same(a: &dyn CodeSystemProvider, b: &dyn CodeSystemProvider) -> bool {
+    std::ptr::addr_eq(
+        a as *const dyn CodeSystemProvider,
+        b as *const dyn CodeSystemProvider,
+    )
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::codesystem::CodeSystem;
 use crate::external::ResourceSource;
-use crate::provider::Content;
+use crate::provider::{CodeSystemProvider, Content};
 use crate::valueset::ValueSet;
 
 /// The code systems and value sets of one request.
@@ -63,21 +63,36 @@ impl Resolver {
     }
 
     /// Every version of the code system `url`: the request's, else the
-    /// packages'.
-    fn cs_candidates(&self, url: &str) -> Vec<&CodeSystem> {
+    /// packages' and the stores'.
+    fn cs_candidates(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
         match self.cs_by_url.get(url) {
-            Some(list) => list.iter().map(|&i| &self.code_systems[i]).collect(),
+            Some(list) => list
+                .iter()
+                .map(|&i| &self.code_systems[i] as &dyn CodeSystemProvider)
+                .collect(),
             None => self
                 .external
                 .as_deref()
-                .map(|e| e.code_systems(url))
+                .map(|e| {
+                    let mut v: Vec<&dyn CodeSystemProvider> = e
+                        .code_systems(url)
+                        .into_iter()
+                        .map(|cs| cs as &dyn CodeSystemProvider)
+                        .collect();
+                    v.extend(e.providers(url));
+                    v
+                })
                 .unwrap_or_default(),
         }
     }
 
     /// The code system `url` in `version` (wildcards `x` and `*` match a
     /// segment), or the latest version when none is asked for.
-    pub fn code_system(&self, url: &str, version: Option<&str>) -> Result<&CodeSystem, CsMiss> {
+    pub fn code_system(
+        &self,
+        url: &str,
+        version: Option<&str>,
+    ) -> Result<&dyn CodeSystemProvider, CsMiss> {
         let (url, pinned) = crate::valueset::split_canonical(url);
         let version = version.or(pinned);
         let list = self.cs_candidates(url);
@@ -86,16 +101,10 @@ impl Resolver {
         }
         let candidates = list.into_iter();
         let found = match version {
-            None => {
-                candidates.max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref()))
-            }
+            None => candidates.max_by(|a, b| version_cmp(a.version(), b.version())),
             Some(v) => candidates
-                .filter(|cs| {
-                    cs.version
-                        .as_deref()
-                        .is_some_and(|have| version_matches(v, have))
-                })
-                .max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref())),
+                .filter(|cs| cs.version_matches(v))
+                .max_by(|a, b| version_cmp(a.version(), b.version())),
         };
         found.ok_or_else(|| CsMiss::Version(self.versions(url)))
     }
@@ -105,7 +114,7 @@ impl Resolver {
         let mut v: Vec<String> = self
             .cs_candidates(url)
             .into_iter()
-            .filter_map(|cs| cs.version.clone())
+            .filter_map(|cs| cs.version().map(str::to_owned))
             .collect();
         v.sort_by(|a, b| version_cmp(Some(a), Some(b)));
         v.dedup();
@@ -115,11 +124,7 @@ impl Resolver {
     /// Whether any version of `url` is a code system here (not a
     /// supplement).
     pub fn knows_system(&self, url: &str) -> bool {
-        self.cs_by_url.contains_key(url)
-            || self
-                .external
-                .as_deref()
-                .is_some_and(|e| !e.code_systems(url).is_empty())
+        !self.cs_candidates(url).is_empty()
     }
 
     /// The value set `url` (`url|version` allowed), the latest version
@@ -146,6 +151,7 @@ impl Resolver {
     pub fn supplement(&self, canonical: &str) -> Option<&CodeSystem> {
         self.code_system(canonical, None)
             .ok()
+            .and_then(|cs| cs.resource())
             .filter(|cs| cs.content == Content::Supplement)
     }
 
@@ -160,7 +166,11 @@ impl Resolver {
             };
             let url = crate::valueset::split_canonical(base).0;
             if !r.cs_by_url.contains_key(url) {
-                let external: Vec<CodeSystem> = r.cs_candidates(url).into_iter().cloned().collect();
+                let external: Vec<CodeSystem> = r
+                    .cs_candidates(url)
+                    .into_iter()
+                    .filter_map(|cs| cs.resource().cloned())
+                    .collect();
                 for cs in external {
                     r.cs_by_url
                         .entry(cs.url.clone())
@@ -244,7 +254,7 @@ mod tests {
         let r = Resolver::new([&a, &b, &c]);
         let v = |asked: Option<&str>| {
             r.code_system("http://cs", asked)
-                .map(|cs| cs.version.clone().unwrap())
+                .map(|cs| cs.version().unwrap().to_owned())
         };
         assert_eq!(v(None).unwrap(), "1.10.0");
         assert_eq!(v(Some("1.2.0")).unwrap(), "1.2.0");
@@ -258,10 +268,7 @@ mod tests {
             ]))
         );
         assert_eq!(
-            r.code_system("http://cs|1.2.0", None)
-                .unwrap()
-                .version
-                .as_deref(),
+            r.code_system("http://cs|1.2.0", None).unwrap().version(),
             Some("1.2.0")
         );
         assert!(matches!(

@@ -14,12 +14,11 @@
 //! `structuredefinition-standards-status` as `status`) and repeat the
 //! rendering ones ([`echoed_extensions`]).
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use crate::codesystem::CodeSystem;
 use crate::error::Error;
+use crate::provider::CodeSystemProvider;
 use crate::request::Request;
 use crate::resolver::Resolver;
 use crate::valueset::{ValueSet, split_canonical};
@@ -65,18 +64,36 @@ pub fn supplements(sup: &CodeSystem, url: &str) -> bool {
         .is_some_and(|base| split_canonical(base).0 == url)
 }
 
-/// `cs` with those of `sups` that supplement it applied; borrowed when
-/// none does.
-pub fn apply<'a>(cs: &'a CodeSystem, sups: &[&CodeSystem]) -> Cow<'a, CodeSystem> {
-    let mine: Vec<&&CodeSystem> = sups.iter().filter(|s| supplements(s, &cs.url)).collect();
-    if mine.is_empty() {
-        return Cow::Borrowed(cs);
-    }
-    let mut owned = cs.clone();
+/// `cs` with those of `sups` that supplement it applied: a copy of the
+/// resource, or `cs` itself when none does (or it is no resource).
+pub fn apply<'a>(cs: &'a dyn CodeSystemProvider, sups: &[&CodeSystem]) -> Supplemented<'a> {
+    let mine: Vec<&&CodeSystem> = sups.iter().filter(|s| supplements(s, cs.url())).collect();
+    let Some(resource) = cs.resource().filter(|_| !mine.is_empty()) else {
+        return Supplemented::Borrowed(cs);
+    };
+    let mut owned = resource.clone();
     for s in mine {
         owned.apply_supplement(s);
     }
-    Cow::Owned(owned)
+    Supplemented::Owned(Box::new(owned))
+}
+
+/// A code system with its supplements applied ([`apply`]).
+#[derive(Debug)]
+pub enum Supplemented<'a> {
+    Borrowed(&'a dyn CodeSystemProvider),
+    Owned(Box<CodeSystem>),
+}
+
+impl<'a> std::ops::Deref for Supplemented<'a> {
+    type Target = dyn CodeSystemProvider + 'a;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Supplemented::Borrowed(cs) => *cs,
+            Supplemented::Owned(cs) => &**cs,
+        }
+    }
 }
 
 /// The resolver with `sups` applied to the code systems they supplement;
@@ -287,7 +304,6 @@ pub fn echoed_extensions(extensions: &[Value]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::CodeSystemProvider;
     use serde_json::json;
 
     fn body(extra: Vec<Value>) -> Value {
@@ -320,10 +336,11 @@ mod tests {
         assert_eq!(sups.len(), 1);
         let base = req.resolver.code_system("http://cs", None).unwrap();
         let cs = apply(base, &sups);
-        let d = &cs.designations(0)[0];
+        let designations = cs.designations(0);
+        let d = &designations[0];
         assert_eq!(d.value, "A-nl");
         assert_eq!(d.source.as_deref(), Some("http://sup|2"));
-        let props = extension_properties(&cs.concepts[0].extensions);
+        let props = extension_properties(crate::provider::concept_extensions(&*cs, 0));
         let codes: Vec<&str> = props.iter().map(|p| p.code).collect();
         assert_eq!(codes, ["order", "label"]);
         assert_eq!(props[0].value, json!(3));

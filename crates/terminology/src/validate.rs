@@ -10,7 +10,6 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
-use crate::codesystem::CodeSystem;
 use crate::engine::Engine;
 use crate::error::{Error, Issue};
 use crate::language::{self, Prefs};
@@ -24,8 +23,8 @@ use crate::valueset::ValueSet;
 pub fn with_supplements<'a>(
     req: &Request,
     vs: Option<&ValueSet>,
-    cs: &'a CodeSystem,
-) -> Cow<'a, CodeSystem> {
+    cs: &'a dyn CodeSystemProvider,
+) -> crate::supplement::Supplemented<'a> {
     let sups = crate::supplement::requested(req, vs).unwrap_or_default();
     crate::supplement::apply(cs, &sups)
 }
@@ -77,7 +76,7 @@ fn include_version<'v>(
             let shown = id.zip(display).is_some_and(|(id, d)| {
                 cs.display(id) == Some(d) || cs.designations(id).iter().any(|x| x.value == d)
             });
-            Some((cs.version.clone()?, shown))
+            Some((cs.version()?.to_owned(), shown))
         };
         let latest = |pick: &dyn Fn(&crate::valueset::Rule) -> Option<String>| {
             rules
@@ -92,7 +91,7 @@ fn include_version<'v>(
             resolver
                 .code_system(system, r.version.as_deref())
                 .ok()
-                .and_then(|cs| cs.version.clone())
+                .and_then(|cs| cs.version().map(str::to_owned))
         };
         if let Some(v) = latest(&shown)
             .or_else(|| latest(&held))
@@ -342,7 +341,7 @@ impl Validator<'_, '_> {
             });
         };
         for cs in self.engine.used_code_systems() {
-            if let Some(c) = crate::valueset::status_caution(&cs.resource) {
+            if let Some(c) = crate::provider::caution(cs) {
                 add(c, "CodeSystem", cs.versioned_url());
             }
         }
@@ -637,7 +636,7 @@ impl Validator<'_, '_> {
                 return Ok(out);
             }
         };
-        if base.content == Content::Supplement {
+        if base.content() == Content::Supplement {
             out.issues.push(issue(
                 "error",
                 "invalid",
@@ -652,8 +651,8 @@ impl Validator<'_, '_> {
             return Ok(out);
         }
         let cs = with_supplements(self.req, self.vs, base);
-        let cs: &CodeSystem = &cs;
-        out.version = cs.version.clone();
+        let cs: &dyn CodeSystemProvider = &*cs;
+        out.version = cs.version().map(str::to_owned);
         let mut errors = false;
         let mut unresolvable = false;
         if let Some(p) = plan {
@@ -666,20 +665,20 @@ impl Validator<'_, '_> {
         }
         let Some(located) = cs.locate(&code) else {
             // A fragment does not know every code: the code may be valid.
-            let fragment = cs.content == Content::Fragment;
+            let fragment = cs.content() == Content::Fragment;
             if self.vs.is_some() && !fragment {
                 out.issues.push(self.not_in_vs(&system, &code, c, origin));
             }
-            let text = match (&cs.version, fragment) {
+            let text = match (cs.version(), fragment) {
                 (Some(v), false) => format!(
                     "Unknown code '{code}' in the CodeSystem '{}' version '{v}'",
-                    cs.url
+                    cs.url()
                 ),
-                (None, false) => format!("Unknown code '{code}' in the CodeSystem '{}'", cs.url),
+                (None, false) => format!("Unknown code '{code}' in the CodeSystem '{}'", cs.url()),
                 (v, true) => format!(
                     "Unknown Code '{code}' in the CodeSystem '{}' version '{}' - note that the code system is labeled as a fragment, so the code may be valid in some other fragment",
-                    cs.url,
-                    v.as_deref().unwrap_or_default()
+                    cs.url(),
+                    v.unwrap_or_default()
                 ),
             };
             out.issues.push(issue(
@@ -702,13 +701,13 @@ impl Validator<'_, '_> {
         let status = cs.status(id);
         out.display = language::choose(cs, id, &self.prefs())
             .display
-            .map(str::to_owned);
+            .map(Cow::into_owned);
         out.inactive = status.inactive;
         if status.inactive || status.deprecated {
             out.status.clone_from(&status.status);
         }
         if located.case_differs {
-            out.normalized = Some(cs.code(id).to_owned());
+            out.normalized = Some(cs.code(id).into_owned());
             out.issues.push(issue(
                 "information",
                 "business-rule",
@@ -738,7 +737,7 @@ impl Validator<'_, '_> {
         if let Some(vs) = self.vs.filter(|_| !unresolvable) {
             let m = match self
                 .engine
-                .contains(vs, &system, version.as_deref(), cs.code(id))
+                .contains(vs, &system, version.as_deref(), &cs.code(id))
             {
                 Ok(m) => m,
                 Err(e @ Error::ValueSetNotFound { .. }) => {
@@ -767,7 +766,7 @@ impl Validator<'_, '_> {
             }
         }
         if let Some(vs) = self.vs
-            && vs.concept_deprecated(&system, cs.code(id))
+            && vs.concept_deprecated(&system, &cs.code(id))
         {
             out.issues.push(issue(
                 "warning",
@@ -817,7 +816,7 @@ impl Validator<'_, '_> {
 
     fn check_display(
         &self,
-        cs: &CodeSystem,
+        cs: &dyn CodeSystemProvider,
         id: u32,
         given: &str,
         system: &str,
@@ -826,22 +825,21 @@ impl Validator<'_, '_> {
         let code = cs.code(id);
         // Every display the concept has, with its language (the code
         // system's display is in the resource's language).
+        let designations = cs.designations(id);
         let mut all: Vec<(&str, Option<&str>)> = Vec::new();
         if let Some(d) = cs.display(id) {
             all.push((d, cs.language()));
         }
-        for d in cs.designations(id) {
+        for d in designations.iter() {
             all.push((&d.value, d.language.as_deref()));
         }
         // A display of a designation no longer in use is a warning.
         let active_match = cs.display(id) == Some(given)
-            || cs
-                .designations(id)
+            || designations
                 .iter()
                 .any(|d| d.value == given && crate::supplement::inactive_designation(d).is_none());
         if !active_match
-            && let Some(status) = cs
-                .designations(id)
+            && let Some(status) = designations
                 .iter()
                 .filter(|d| d.value == given)
                 .find_map(crate::supplement::inactive_designation)

@@ -189,7 +189,7 @@ pub fn plan(
         resolver
             .code_system(system, Some(v))
             .ok()
-            .and_then(|cs| cs.version.clone())
+            .and_then(|cs| cs.version().map(str::to_owned))
     };
     let unknown_issue = |v: &str| {
         let mut i = Error::CodeSystemVersionNotFound {
@@ -275,7 +275,7 @@ pub fn plan(
                     p.version = resolver
                         .code_system(system, None)
                         .ok()
-                        .and_then(|cs| cs.version.clone());
+                        .and_then(|cs| cs.version().map(str::to_owned));
                     p.issues.push(issue(
                         "warning",
                         "invalid",
@@ -301,7 +301,7 @@ pub fn plan(
         resolver
             .code_system(system, None)
             .ok()
-            .and_then(|cs| cs.version.clone())
+            .and_then(|cs| cs.version().map(str::to_owned))
     });
     if let Some(e) = rules.check_error(system, resolved.as_deref()) {
         let mut i = e.issue();
