@@ -3,8 +3,8 @@
 //! same store code whatever that mode.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use txmap_load::{EditionBytes, LoadMode, Loaded, Loader, Prewarm};
@@ -18,7 +18,9 @@ use crate::config::{self, Config, EditionNames};
 pub struct ServedEdition {
     pub names: EditionNames,
     pub path: PathBuf,
-    pub edition: Edition<EditionBytes>,
+    /// Shared with the edition's code system provider
+    /// ([`txmap_snomed::SnomedCt`]) in the terminology engine.
+    pub edition: Arc<Edition<EditionBytes>>,
     pub asked: LoadMode,
     pub obtained: LoadMode,
     /// True only when the bytes really are a memory mapping.
@@ -176,7 +178,7 @@ pub fn load_editions(
         list.push(ServedEdition {
             names,
             path: path.clone(),
-            edition,
+            edition: Arc::new(edition),
             asked,
             obtained,
             mapped,

@@ -135,7 +135,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
     }
     let limits = app::Limits::from_config(&config.limits).map_err(ServeError::Config)?;
     let editions = editions::load_editions(&config, &files, loader)?;
-    let packages = packages::FhirPackages::load(&config, &base)?;
+    let packages = packages::FhirPackages::load(&config, &base, &editions, limits.ecl_max_work)?;
     // Every edition is open: background prewarm reads may take the disk now.
     loader.release_prewarm();
     let root = Root::system();

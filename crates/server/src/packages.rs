@@ -1,33 +1,107 @@
-//! FHIR packages named in the config (`packages = [...]`), read at
-//! startup (`txmap-packages`) and served to the general terminology
-//! engine per FHIR endpoint: the request's own `tx-resource`s first, then
-//! the packages.
+//! What the terminology engine sees beyond a request, per FHIR endpoint
+//! ([`Sources`]): the FHIR packages named in the config (`packages =
+//! [...]`, read at startup by `txmap-packages`) and every loaded SNOMED CT
+//! edition as a code system ([`txmap_snomed::SnomedCt`]). The request's
+//! own `tx-resource`s come first, then these.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use txmap_load::EditionBytes;
 use txmap_packages::{Package, Packages};
-use txmap_terminology::ResourceSource;
+use txmap_snomed::SnomedCt;
+use txmap_terminology::provider::CodeSystemProvider;
+use txmap_terminology::valueset::FilterDef;
+use txmap_terminology::{CodeSystem, ResourceSource, ValueSet};
 
 use crate::ServeError;
 use crate::config::Config;
+use crate::editions::Editions;
 use crate::fhir::FhirVersion;
 
-/// The loaded packages and each endpoint's view of them.
+/// The loaded packages and each endpoint's view of them and the editions.
 #[derive(Debug, Default)]
 pub struct FhirPackages {
     pub list: Vec<Arc<Package>>,
-    r4: Option<Arc<Packages>>,
-    r5: Option<Arc<Packages>>,
+    r4: Arc<Sources>,
+    r5: Arc<Sources>,
+}
+
+/// One endpoint's resources beyond the request: its view of the packages
+/// and the SNOMED CT editions.
+#[derive(Debug, Default)]
+pub struct Sources {
+    pub packages: Option<Packages>,
+    pub snomed: Arc<[SnomedCt<EditionBytes>]>,
+}
+
+impl ResourceSource for Sources {
+    fn code_systems(&self, url: &str) -> Vec<&CodeSystem> {
+        self.packages
+            .as_ref()
+            .map(|p| p.code_systems(url))
+            .unwrap_or_default()
+    }
+
+    fn value_sets(&self, url: &str) -> Vec<&ValueSet> {
+        self.packages
+            .as_ref()
+            .map(|p| p.value_sets(url))
+            .unwrap_or_default()
+    }
+
+    fn providers(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
+        if url != txmap_snomed::SNOMED_CT {
+            return Vec::new();
+        }
+        self.snomed
+            .iter()
+            .map(|e| e as &dyn CodeSystemProvider)
+            .collect()
+    }
+
+    fn implicit_value_set(&self, url: &str) -> Option<(&dyn CodeSystemProvider, Vec<FilterDef>)> {
+        txmap_snomed::implicit_value_set(url, &self.snomed)
+    }
 }
 
 impl FhirPackages {
     /// Reads every package of the config, in parallel; relative paths are
-    /// relative to `base` (the config file's folder).
-    pub fn load(config: &Config, base: &Path) -> Result<FhirPackages, ServeError> {
+    /// relative to `base` (the config file's folder). Each endpoint's
+    /// sources also hold every edition as a code system.
+    pub fn load(
+        config: &Config,
+        base: &Path,
+        editions: &Editions,
+        ecl_max_work: u64,
+    ) -> Result<FhirPackages, ServeError> {
+        let snomed: Arc<[SnomedCt<EditionBytes>]> = editions
+            .list
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                SnomedCt::new(
+                    Arc::clone(&e.edition),
+                    e.names.version_uri.clone(),
+                    e.names.edition_uri.clone(),
+                    ecl_max_work,
+                    editions.default == Some(i),
+                )
+            })
+            .collect();
+        let sources = |packages| {
+            Arc::new(Sources {
+                packages,
+                snomed: Arc::clone(&snomed),
+            })
+        };
         if config.packages.is_empty() {
-            return Ok(FhirPackages::default());
+            return Ok(FhirPackages {
+                list: Vec::new(),
+                r4: sources(None),
+                r5: sources(None),
+            });
         }
         let started = Instant::now();
         let paths: Vec<_> = config.packages.iter().map(|p| base.join(p)).collect();
@@ -54,34 +128,29 @@ impl FhirPackages {
             );
             list.push(Arc::new(p));
         }
-        let r4 = Arc::new(Packages::new(&list, FhirVersion::R4.full()));
-        let r5 = Arc::new(Packages::new(&list, FhirVersion::R5.full()));
+        let r4 = sources(Some(Packages::new(&list, FhirVersion::R4.full())));
+        let r5 = sources(Some(Packages::new(&list, FhirVersion::R5.full())));
         tracing::info!(
             "FHIR packages read in {:.1} ms",
             started.elapsed().as_secs_f64() * 1e3
         );
-        Ok(FhirPackages {
-            list,
-            r4: Some(r4),
-            r5: Some(r5),
-        })
+        Ok(FhirPackages { list, r4, r5 })
     }
 
-    /// What the general engine of endpoint `v` may look up beyond the
-    /// request.
-    pub fn source(&self, v: FhirVersion) -> Option<Arc<dyn ResourceSource>> {
-        let p = match v {
-            FhirVersion::R4 => self.r4.clone(),
-            FhirVersion::R5 => self.r5.clone(),
-        };
-        p.map(|p| p as Arc<dyn ResourceSource>)
+    /// What the engine of endpoint `v` may look up beyond the request.
+    pub fn source(&self, v: FhirVersion) -> Arc<Sources> {
+        match v {
+            FhirVersion::R4 => Arc::clone(&self.r4),
+            FhirVersion::R5 => Arc::clone(&self.r5),
+        }
     }
 
-    /// The endpoint view, for ConceptMaps and statistics.
+    /// The endpoint's view of the packages, for ConceptMaps, search and
+    /// statistics.
     pub fn view(&self, v: FhirVersion) -> Option<&Packages> {
         match v {
-            FhirVersion::R4 => self.r4.as_deref(),
-            FhirVersion::R5 => self.r5.as_deref(),
+            FhirVersion::R4 => self.r4.packages.as_ref(),
+            FhirVersion::R5 => self.r5.packages.as_ref(),
         }
     }
 }

@@ -48,6 +48,15 @@ impl<'r> Entry<'r> {
     }
 }
 
+/// A value set a rule imports.
+#[derive(Debug)]
+enum Imported<'r> {
+    Set(&'r ValueSet),
+    /// A code system's implicit value set: its filters (none: every
+    /// concept).
+    Implicit(&'r dyn CodeSystemProvider, Vec<FilterDef>),
+}
+
 /// What membership found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Membership {
@@ -156,27 +165,89 @@ impl<'r> Engine<'r> {
     }
 
     /// An imported value set: contained in `from` (`#id`) or a resource,
-    /// in the canonical's version, else `default-valueset-version`'s.
+    /// in the canonical's version, else `default-valueset-version`'s; or
+    /// a code system's implicit value set (`http://snomed.info/sct?fhir_vs=…`).
     /// An expansion names a missing version by its own message.
-    fn import(&self, from: &'r ValueSet, canonical: &str) -> Result<&'r ValueSet, Error> {
+    fn import(&self, from: &'r ValueSet, canonical: &str) -> Result<Imported<'r>, Error> {
         if let Some(vs) = from.contained(canonical) {
-            return Ok(vs);
+            return Ok(Imported::Set(vs));
         }
         let (url, version) = self.versions.import_version(canonical);
-        self.resolver
-            .value_set(url, version.as_deref())
-            .ok_or_else(|| match version {
-                Some(version) if self.expanding => Error::ImportVersionNotFound {
-                    url: url.to_owned(),
-                    version,
-                },
-                Some(version) => Error::ValueSetNotFound {
-                    url: format!("{url}|{version}"),
-                },
-                None => Error::ValueSetNotFound {
-                    url: canonical.to_owned(),
-                },
-            })
+        if let Some(vs) = self.resolver.value_set(url, version.as_deref()) {
+            return Ok(Imported::Set(vs));
+        }
+        if let Some((cs, filters)) = self.resolver.implicit_value_set(canonical) {
+            self.use_cs(cs);
+            return Ok(Imported::Implicit(cs, filters));
+        }
+        Err(match version {
+            Some(version) if self.expanding => Error::ImportVersionNotFound {
+                url: url.to_owned(),
+                version,
+            },
+            Some(version) => Error::ValueSetNotFound {
+                url: format!("{url}|{version}"),
+            },
+            None => Error::ValueSetNotFound {
+                url: canonical.to_owned(),
+            },
+        })
+    }
+
+    /// Whether `code` of `system` is in an imported value set.
+    fn imported_contains(
+        &self,
+        imported: Imported<'r>,
+        system: &str,
+        version: Option<&str>,
+        code: &str,
+        path: &mut Vec<String>,
+    ) -> Result<bool, Error> {
+        match imported {
+            Imported::Set(vs) => Ok(self.contains_in(vs, system, version, code, path)?.found),
+            Imported::Implicit(cs, filters) => {
+                if cs.url() != system {
+                    return Ok(false);
+                }
+                let Some(located) = cs.locate(code) else {
+                    return Ok(false);
+                };
+                Ok(filters.is_empty() || self.filters(cs, &filters)?.matches(located.id)?)
+            }
+        }
+    }
+
+    /// The codes of an imported value set.
+    fn imported_entries(
+        &self,
+        imported: Imported<'r>,
+        path: &mut Vec<String>,
+    ) -> Result<Vec<Entry<'r>>, Error> {
+        match imported {
+            Imported::Set(vs) => self.expand_in(vs, path),
+            Imported::Implicit(cs, filters) => {
+                let members = if filters.is_empty() {
+                    cs.all()
+                } else {
+                    self.filters(cs, &filters)?.members()?
+                };
+                if members.len() > self.max {
+                    return Err(Error::TooCostly {
+                        value_set: path.last().cloned().unwrap_or_default(),
+                        limit: self.max,
+                    });
+                }
+                Ok(members
+                    .into_iter()
+                    .map(|id| Entry {
+                        cs,
+                        id,
+                        concept: None,
+                        reported: None,
+                    })
+                    .collect())
+            }
+        }
     }
 
     /// Whether `code` of `system` is in `vs`.
@@ -198,7 +269,7 @@ impl<'r> Engine<'r> {
         enter(vs, path)?;
         for rule in vs.compose.include.iter().chain(&vs.compose.exclude) {
             for canonical in &rule.value_sets {
-                if let Ok(imported) = self.import(vs, canonical) {
+                if let Ok(Imported::Set(imported)) = self.import(vs, canonical) {
                     self.check_cycles(imported, path)?;
                 }
             }
@@ -299,8 +370,8 @@ impl<'r> Engine<'r> {
             }
         }
         for canonical in &rule.value_sets {
-            let vs = self.import(from, canonical)?;
-            if !self.contains_in(vs, system, version, code, path)?.found {
+            let imported = self.import(from, canonical)?;
+            if !self.imported_contains(imported, system, version, code, path)? {
                 return Ok(Some((false, inactive)));
             }
         }
@@ -409,8 +480,8 @@ impl<'r> Engine<'r> {
             .value_sets
             .iter()
             .map(|c| {
-                let vs = self.import(from, c)?;
-                self.expand_in(vs, path)
+                let imported = self.import(from, c)?;
+                self.imported_entries(imported, path)
             })
             .collect::<Result<Vec<_>, Error>>()?;
         if let Some(s) = &rule.system {

@@ -106,6 +106,15 @@ pub enum Error {
     TooCostly { value_set: String, limit: usize },
     /// The request's time budget ran out.
     OutOfTime,
+    /// A code system's own constraint language refused a filter (SNOMED
+    /// CT: invalid ECL); the text says why.
+    InvalidConstraint(String),
+    /// A filter or construct the code system does not support.
+    NotSupported(String),
+    /// A code system's evaluation ran out of its work budget.
+    Budget(String),
+    /// A code system's store could not be read.
+    Store(String),
     /// The code system's content cannot be expanded.
     NotEnumerable { system: String },
     /// The version used is not the one `check-system-version` requires.
@@ -131,7 +140,8 @@ impl Error {
             | Error::CodeSystemNotFound { .. }
             | Error::CodeSystemVersionNotFound { .. }
             | Error::UnknownCode { .. } => 404,
-            Error::TooCostly { .. } | Error::OutOfTime => 422,
+            Error::TooCostly { .. } | Error::OutOfTime | Error::Budget(_) => 422,
+            Error::Store(_) => 500,
             _ => 400,
         }
     }
@@ -182,7 +192,10 @@ impl Error {
                 Some("VALUESET_CIRCULAR_REFERENCE"),
             ),
             Error::TooCostly { .. } => ("too-costly", "", Some("VALUESET_TOO_COSTLY")),
-            Error::OutOfTime => ("too-costly", "", None),
+            Error::OutOfTime | Error::Budget(_) => ("too-costly", "", None),
+            Error::InvalidConstraint(_) => ("invalid", "vs-invalid", Some("INVALID_ECL")),
+            Error::NotSupported(_) => ("not-supported", "", None),
+            Error::Store(_) => ("exception", "", None),
             Error::NotEnumerable { .. } => (
                 "too-costly",
                 "too-costly",
@@ -297,6 +310,10 @@ impl fmt::Display for Error {
                 "The value set '{value_set}' expansion has too many codes to produce (>{limit})"
             ),
             Error::OutOfTime => write!(f, "the operation ran out of its time budget"),
+            Error::InvalidConstraint(text)
+            | Error::NotSupported(text)
+            | Error::Budget(text)
+            | Error::Store(text) => f.write_str(text),
             Error::NotEnumerable { system } => write!(
                 f,
                 "The code system '{system}' cannot be expanded because its codes cannot be iterated or enumerated in any meaningful sense"

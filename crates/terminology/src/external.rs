@@ -21,4 +21,13 @@ pub trait ResourceSource: Send + Sync + std::fmt::Debug {
     fn providers(&self, _url: &str) -> Vec<&dyn CodeSystemProvider> {
         Vec::new()
     }
+    /// The code system version and filters of an implicit value set URL
+    /// (`http://snomed.info/sct?fhir_vs=isa/…`), when one of the stores
+    /// defines it.
+    fn implicit_value_set(
+        &self,
+        _url: &str,
+    ) -> Option<(&dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>)> {
+        None
+    }
 }

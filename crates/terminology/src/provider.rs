@@ -157,6 +157,12 @@ pub trait CodeSystemProvider: std::fmt::Debug + Send + Sync {
             .is_some_and(|have| crate::resolver::version_matches(asked, have))
     }
 
+    /// Whether this version is the one a request that names no version
+    /// means, before the latest (a server's default SNOMED CT edition).
+    fn is_default_version(&self) -> bool {
+        false
+    }
+
     /// `url|version`, as messages name the code system.
     fn versioned_url(&self) -> String {
         match self.version() {

@@ -101,7 +101,10 @@ impl Resolver {
         }
         let candidates = list.into_iter();
         let found = match version {
-            None => candidates.max_by(|a, b| version_cmp(a.version(), b.version())),
+            None => candidates.max_by(|a, b| {
+                (a.is_default_version().cmp(&b.is_default_version()))
+                    .then_with(|| version_cmp(a.version(), b.version()))
+            }),
             Some(v) => candidates
                 .filter(|cs| cs.version_matches(v))
                 .max_by(|a, b| version_cmp(a.version(), b.version())),
@@ -145,6 +148,16 @@ impl Resolver {
             .filter(|vs| vs.url.as_deref() == Some(url))
             .filter(|vs| version.is_none_or(|v| vs.version.as_deref() == Some(v)))
             .max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref()))
+    }
+
+    /// A code system's implicit value set named by `url`
+    /// (`http://snomed.info/sct?fhir_vs=isa/…`): the code system version
+    /// and the filters it means.
+    pub fn implicit_value_set(
+        &self,
+        url: &str,
+    ) -> Option<(&dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>)> {
+        self.external.as_deref()?.implicit_value_set(url)
     }
 
     /// The supplement with canonical `url` (`url|version` allowed).

@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
-use txmap_terminology::Request;
+use txmap_terminology::{Request, ResourceSource};
 
 use super::metadata::SNOMED_CT;
 use super::params::{Call, Coding, ParamValue, Params};
@@ -223,7 +223,8 @@ pub async fn answer(
     let work = move |_: &AppState| {
         let parameters = parameters(&call.params, body.as_deref());
         let setup = |req: &mut Request| {
-            req.resolver.set_external(external.clone());
+            req.resolver
+                .set_external(Some(external.clone() as Arc<dyn ResourceSource>));
             req.accept_language.clone_from(&call.accept_language);
             req.max_expansion = call.max_expansion;
             req.deadline = Some(call.deadline);

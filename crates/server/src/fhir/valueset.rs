@@ -7,16 +7,10 @@
 //! edition URI: `http://snomed.info/sct/{module}[/version/{date}]?fhir_vs…`)
 //! and compose includes and excludes become [`Rule`]s.
 //!
-//! Every filter means an ECL constraint, and is kept as one ([`Filter`]):
-//! `concept is-a X` is `<< X`, `descendent-of` `< X`, `child-of` `<! X`,
-//! `generalizes` `>> X`, `=` `X`, `in` `^ X`, `is-not-a` `* MINUS << X`;
-//! `constraint` and `expression` are ECL already; `parent` and `child`
-//! are `<! X` and `>! X`; `inactive`, `moduleId` and `definitionStatus`
-//! are concept filters on `*`; a property that is an SCTID is an
-//! attribute: `* : P = X` (`is-a`: `= << X`, `in`: `= ^ X`). So one engine
-//! ([`txmap_ecl_eval`]) answers every membership question: a set for
-//! `$expand`, a single test for `$validate-code`, where a membership test
-//! never materialises a big set.
+//! Every filter means an ECL constraint, and is kept as one ([`Filter`],
+//! `txmap_snomed::constraint`, where the mapping is written down): the
+//! same compilation serves the terminology engine's SNOMED CT provider,
+//! so both paths give one answer.
 //!
 //! Post-coordinated expressions are members when listed verbatim, when
 //! an include is the whole of SNOMED CT, when the include has ECL and the
@@ -28,7 +22,8 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 use serde_json::Value;
-use txmap_ecl_eval::{Budget, EvalError, ExpressionSubject, Subject};
+use txmap_ecl_eval::{Budget, ExpressionSubject, Subject};
+use txmap_snomed::{ConstraintError, percent_decode};
 
 use super::codesystem::Ed;
 use super::metadata::SNOMED_CT;
@@ -62,17 +57,9 @@ pub struct Rule {
     pub expressions_off: bool,
 }
 
-/// One filter, as the ECL constraint it means.
-#[derive(Clone, Debug)]
-pub struct Filter {
-    pub ecl: Arc<txmap_ecl::Expr>,
-    /// As written: the ECL text, or `property op value`.
-    pub written: String,
-    /// Given as ECL (`constraint`, `expression`, `fhir_vs=ecl/`): its
-    /// errors, unknown concepts included, are `INVALID_ECL`. Other filters
-    /// naming an unknown concept match nothing.
-    pub is_ecl: bool,
-}
+/// One filter, as the ECL constraint it means (shared with the
+/// terminology engine's SNOMED CT provider).
+pub use txmap_snomed::Constraint as Filter;
 
 /// What a validated code is, for value set membership.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,155 +87,24 @@ pub(super) fn vs_not_found(url: &str) -> OpError {
     ))
 }
 
-/// An ECL text that cannot be used, as the HL7 suite expects it reported.
-fn invalid_ecl(text: &str, why: impl std::fmt::Display) -> OpError {
-    OpError {
-        status: StatusCode::BAD_REQUEST,
-        code: "invalid",
-        tx_type: Some("vs-invalid"),
-        message_id: Some(INVALID_ECL),
-        text: format!("Invalid ECL expression '{text}': {why}"),
-    }
-}
-
-impl Filter {
-    /// A filter given as ECL text.
-    pub fn ecl(text: &str) -> Result<Filter, OpError> {
-        let expr = txmap_ecl::parse(text).map_err(|e| invalid_ecl(text, e))?;
-        Ok(Filter {
-            ecl: Arc::new(expr),
-            written: text.to_owned(),
-            is_ecl: true,
-        })
-    }
-
-    /// A compose filter `property op value`, or why it is not supported.
-    pub fn compose(property: &str, op: &str, value: &str) -> Result<Filter, OpError> {
-        let written = format!("{property} {op} {value}");
-        let not_supported = || {
-            bad_request(
-                "not-supported",
-                format!("the filter {written} is not supported"),
-            )
-        };
-        if matches!(property, "constraint" | "expression") {
-            return match op {
-                "=" => Filter::ecl(value),
-                _ => Err(not_supported()),
-            };
-        }
-        let v = value.trim();
-        let id = || -> Result<u64, OpError> {
-            v.parse::<u64>().map_err(|_| {
-                OpError::invalid(format!("the filter {written}: {v:?} is not an SCTID"))
-            })
-        };
-        let flag = || match v {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err(OpError::invalid(format!(
-                "the filter {written}: {v:?} is not true or false"
-            ))),
-        };
-        let ecl = match (property, op) {
-            ("concept", "is-a") => format!("<< {}", id()?),
-            ("concept", "descendent-of" | "descendant-of") => format!("< {}", id()?),
-            ("concept", "child-of") => format!("<! {}", id()?),
-            ("concept", "generalizes") => format!(">> {}", id()?),
-            ("concept", "=") => id()?.to_string(),
-            ("concept", "in") => format!("^ {}", id()?),
-            ("concept", "not-in") => format!("* MINUS ^ {}", id()?),
-            ("concept", "is-not-a") => format!("* MINUS << {}", id()?),
-            ("parent", "=") => format!("<! {}", id()?),
-            ("child", "=") => format!(">! {}", id()?),
-            ("inactive", "=") => format!(
-                "* {{{{ C active = {} }}}}",
-                if flag()? { "false" } else { "true" }
-            ),
-            ("moduleId", "=") => format!("* {{{{ C moduleId = {} }}}}", id()?),
-            ("definitionStatus" | "definitionStatusId", "=") => match v {
-                "900000000000074008" | "primitive" => {
-                    "* {{ C definitionStatus = primitive }}".into()
-                }
-                "900000000000073002" | "defined" => "* {{ C definitionStatus = defined }}".into(),
-                _ => return Err(not_supported()),
-            },
-            (p, op) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => match op {
-                "=" => format!("* : {p} = {}", id()?),
-                "is-a" => format!("* : {p} = << {}", id()?),
-                "descendent-of" => format!("* : {p} = < {}", id()?),
-                "in" => format!("* : {p} = ^ {}", id()?),
-                _ => return Err(not_supported()),
-            },
-            _ => return Err(not_supported()),
-        };
-        let expr = txmap_ecl::parse(&ecl)
-            .map_err(|e| OpError::invalid(format!("the filter {written}: {e}")))?;
-        Ok(Filter {
-            ecl: Arc::new(expr),
-            written,
-            is_ecl: false,
-        })
-    }
-
-    /// The concepts that pass, sorted by ordinal.
-    pub fn evaluate(&self, ed: &Ed, budget: &Budget) -> Result<Vec<u32>, OpError> {
-        match txmap_ecl_eval::evaluate(ed, &self.ecl, budget) {
-            Err(EvalError::UnknownConcept { .. }) if !self.is_ecl => Ok(Vec::new()),
-            other => other.map_err(|e| self.error(e)),
-        }
-    }
-
-    /// Whether one concept or expression passes.
-    pub fn matches(&self, ed: &Ed, subject: &Subject, budget: &Budget) -> Result<bool, OpError> {
-        match txmap_ecl_eval::matches(ed, &self.ecl, subject, budget) {
-            Err(EvalError::UnknownConcept { .. }) if !self.is_ecl => Ok(false),
-            other => other.map_err(|e| self.error(e)),
-        }
-    }
-
-    fn error(&self, e: EvalError) -> OpError {
+/// A filter that cannot be used; invalid ECL as the HL7 suite expects it
+/// reported.
+impl From<ConstraintError> for OpError {
+    fn from(e: ConstraintError) -> OpError {
         match e {
-            EvalError::TooCostly { why } => OpError::too_costly(format!(
-                "the constraint '{}' is too costly to evaluate: {why}",
-                self.written
-            )),
-            EvalError::Store(e) => e.into(),
-            EvalError::UnknownConcept { .. } | EvalError::NotSupported { .. } if self.is_ecl => {
-                invalid_ecl(&self.written, e)
-            }
-            other => bad_request(
-                "not-supported",
-                format!("the filter {} cannot be evaluated: {other}", self.written),
-            ),
+            ConstraintError::InvalidEcl { .. } => OpError {
+                status: StatusCode::BAD_REQUEST,
+                code: "invalid",
+                tx_type: Some("vs-invalid"),
+                message_id: Some(INVALID_ECL),
+                text: e.to_string(),
+            },
+            ConstraintError::NotSupported { text } => bad_request("not-supported", text),
+            ConstraintError::Invalid { text } => OpError::invalid(text),
+            ConstraintError::TooCostly { text } => OpError::too_costly(text),
+            ConstraintError::Store(e) => e.into(),
         }
     }
-}
-
-/// Decodes `%XX` escapes (an ECL in a URL); invalid escapes stay as they
-/// are.
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (
-            b[i],
-            b.get(i + 1).copied().and_then(hex),
-            b.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// An implicit SNOMED CT value set URL (`http://snomed.info/sct?fhir_vs…`,
@@ -290,7 +146,9 @@ pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
                         .and_then(|r| filter(format!("^ {r}")))
                         .map(|f| rule(vec![f], false))
                 } else if let Some(e) = v.strip_prefix("ecl/") {
-                    Filter::ecl(&percent_decode(e)).map(|f| rule(vec![f], false))
+                    Filter::ecl(&percent_decode(e))
+                        .map(|f| rule(vec![f], false))
+                        .map_err(OpError::from)
                 } else if v == "refset" {
                     Err(bad_request(
                         "not-supported",
@@ -521,16 +379,11 @@ impl Rule {
     /// The concepts that pass every filter (all concepts when there are
     /// none), sorted by ordinal. Concept lists are the caller's.
     pub fn filtered_concepts(&self, ed: &Ed, budget: &Budget) -> Result<Vec<u32>, OpError> {
-        let mut filters = self.filters.iter();
-        let Some(first) = filters.next() else {
-            return Ok((0..ed.concept_count()).collect());
-        };
-        let mut set = first.evaluate(ed, budget)?;
-        for f in filters {
-            let other = f.evaluate(ed, budget)?;
-            set.retain(|o| other.binary_search(o).is_ok());
-        }
-        Ok(set)
+        Ok(txmap_snomed::constraint::evaluate_all(
+            &self.filters,
+            ed,
+            budget,
+        )?)
     }
 }
 
@@ -644,45 +497,5 @@ mod tests {
             .unwrap()
             .unwrap_err();
         assert_eq!(bad.message_id, Some(INVALID_ECL));
-    }
-
-    #[test]
-    fn compose_filters_are_ecl() {
-        for (p, op, v, ecl) in [
-            ("concept", "is-a", "71388002", "<< 71388002"),
-            ("concept", "descendent-of", "71388002", "< 71388002"),
-            ("concept", "child-of", "71388002", "<! 71388002"),
-            ("concept", "generalizes", "71388002", ">> 71388002"),
-            ("concept", "=", "71388002", "71388002"),
-            ("concept", "in", "734139008", "^ 734139008"),
-            ("parent", "=", "71388002", "<! 71388002"),
-            (
-                "363698007",
-                "is-a",
-                "71388002",
-                "* : 363698007 = << 71388002",
-            ),
-        ] {
-            let f = Filter::compose(p, op, v).unwrap();
-            assert_eq!(f.ecl.to_string(), ecl, "{p} {op} {v}");
-            assert!(!f.is_ecl);
-        }
-        let f = Filter::compose("constraint", "=", "<< 71388002 OR << 404684003").unwrap();
-        assert!(f.is_ecl);
-        for (p, op, v) in [
-            ("concept", "regex", "x"),
-            ("concept", "is-a", "abc"),
-            ("constraint", "=", "<< 1 OR << 2 AND << 3"),
-            ("inactive", "=", "maybe"),
-        ] {
-            let e = Filter::compose(p, op, v).unwrap_err();
-            assert!(e.status.is_client_error(), "{p} {op} {v}: {e:?}");
-        }
-    }
-
-    #[test]
-    fn urls_are_decoded() {
-        assert_eq!(percent_decode("%3C%3C%20123%2"), "<< 123%2");
-        assert_eq!(percent_decode("a+b"), "a+b");
     }
 }
