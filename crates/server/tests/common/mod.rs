@@ -128,7 +128,8 @@ macro_rules! one_server {
 
 /// `folder` of the HL7 tx-ecosystem data (`$TX_ECOSYSTEM_DIR`, else
 /// `../shared/tx-ecosystem` beside the checkout) when it holds `probe`, or
-/// `None` with a notice: tests that need it skip without it.
+/// `None` with a notice: tests that need it skip without it, except under
+/// CI (`CI=true`), where its absence fails them.
 pub fn tx_ecosystem(folder: &str, probe: &str) -> Option<PathBuf> {
     let base = std::env::var_os("TX_ECOSYSTEM_DIR")
         .map(PathBuf::from)
@@ -139,6 +140,11 @@ pub fn tx_ecosystem(folder: &str, probe: &str) -> Option<PathBuf> {
     if dir.join(probe).exists() {
         Some(dir)
     } else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{} is missing under CI",
+            dir.join(probe).display()
+        );
         eprintln!(
             "skipped: {} not found (set TX_ECOSYSTEM_DIR)",
             dir.join(probe).display()
