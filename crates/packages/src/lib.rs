@@ -90,6 +90,13 @@ pub struct Entry {
     pub kind: Kind,
     pub url: String,
     pub version: Option<String>,
+    /// The search parameters of the resource (FHIR read and search).
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub title: Option<String>,
+    pub status: Option<String>,
+    /// `CodeSystem.content` (`supplement`...).
+    pub content: Option<String>,
     start: usize,
     len: usize,
 }
@@ -101,6 +108,11 @@ struct Head<'a> {
     resource_type: Option<String>,
     url: Option<String>,
     version: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    title: Option<String>,
+    status: Option<String>,
+    content: Option<String>,
     /// The narrative, located to be cut out.
     #[serde(borrow, default)]
     text: Option<&'a RawValue>,
@@ -253,6 +265,11 @@ impl Package {
                 kind,
                 url,
                 version: head.version,
+                id: head.id,
+                name: head.name,
+                title: head.title,
+                status: head.status,
+                content: head.content,
                 start,
                 len: bytes.len() - start,
             });
@@ -301,6 +318,26 @@ impl Package {
     pub fn is_for(&self, fhir_version: &str) -> bool {
         let mm = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
         self.fhir_versions.iter().any(|v| mm(v) == mm(fhir_version))
+    }
+}
+
+/// One resource as an endpoint lists it: its index entry, the version it
+/// is reported in, and its JSON on demand.
+#[derive(Clone, Copy, Debug)]
+pub struct Listed<'a> {
+    pub entry: &'a Entry,
+    /// The version reported (a core package's at the endpoint's FHIR
+    /// version).
+    pub version: Option<&'a str>,
+    packages: &'a Packages,
+    slot: &'a Slot,
+}
+
+impl Listed<'_> {
+    /// The resource as JSON (without its narrative), in the version
+    /// reported.
+    pub fn resource(&self) -> Option<Value> {
+        self.packages.value(self.slot)
     }
 }
 
@@ -403,6 +440,34 @@ impl Packages {
         self.slots_of(kind, url)
             .filter_map(|s| self.value(s))
             .collect()
+    }
+
+    /// Every resource of `kind`, in package order, as the endpoint
+    /// reports it.
+    pub fn listed(&self, kind: Kind) -> impl Iterator<Item = Listed<'_>> {
+        self.slots
+            .iter()
+            .filter(move |s| self.entry(s).kind == kind)
+            .map(|s| self.listing(s))
+    }
+
+    /// The resources of `kind` whose URL is `url`.
+    pub fn listed_by_url(&self, kind: Kind, url: &str) -> impl Iterator<Item = Listed<'_>> {
+        self.slots_of(kind, url).map(|s| self.listing(s))
+    }
+
+    fn entry(&self, slot: &Slot) -> &Entry {
+        &self.packages[slot.package].entries[slot.entry]
+    }
+
+    fn listing<'a>(&'a self, slot: &'a Slot) -> Listed<'a> {
+        let entry = self.entry(slot);
+        Listed {
+            entry,
+            version: slot.version.as_deref().or(entry.version.as_deref()),
+            packages: self,
+            slot,
+        }
     }
 
     fn slots_of(&self, kind: Kind, url: &str) -> impl Iterator<Item = &Slot> + use<'_> {

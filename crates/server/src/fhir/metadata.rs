@@ -87,8 +87,19 @@ pub const OPERATIONS: [(Option<&str>, &str, &str); 7] = [
 /// Resource types with their RESTful interactions (besides operations).
 const RESOURCES: [(&str, &[&str]); 3] = [
     ("CodeSystem", &["read", "search-type"]),
-    ("ConceptMap", &[]),
+    ("ConceptMap", &["read", "search-type"]),
     ("ValueSet", &["read", "search-type"]),
+];
+
+/// The search parameters of each resource type (`fhir::resources`), with
+/// their FHIR types.
+const SEARCH_PARAMETERS: [(&str, &str); 6] = [
+    ("_id", "token"),
+    ("name", "string"),
+    ("status", "token"),
+    ("title", "string"),
+    ("url", "uri"),
+    ("version", "token"),
 ];
 
 /// `$expand` parameters declared in `TerminologyCapabilities.expansion`,
@@ -122,6 +133,15 @@ pub const EXPANSION_PARAMETERS: [(&str, &str); 12] = [
         "A CodeSystem, ValueSet or ConceptMap given with the request and used in preference to stored content.",
     ),
 ];
+
+/// One code system of `TerminologyCapabilities`: its URI and versions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeSystemEntry {
+    pub uri: String,
+    pub versions: Vec<CodeSystemVersion>,
+    /// Whether `$subsumes` answers for it.
+    pub subsumption: bool,
+}
 
 /// One version of a code system, for `TerminologyCapabilities`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,6 +177,10 @@ pub fn capability_statement(v: FhirVersion, base: &str) -> Value {
                 r["interaction"] = interactions
                     .iter()
                     .map(|code| json!({ "code": code }))
+                    .collect();
+                r["searchParam"] = SEARCH_PARAMETERS
+                    .iter()
+                    .map(|(name, ty)| json!({ "name": name, "type": ty }))
                     .collect();
             }
             r["operation"] = operations(Some(ty));
@@ -205,14 +229,12 @@ fn operations(ty: Option<&str>) -> Value {
         .collect()
 }
 
-/// `GET [base]/metadata?mode=terminology`: SNOMED CT with one `version`
-/// per loaded edition version (`versions` as [`super::snomed_versions`]
-/// gives them), and the expansion parameters.
-pub fn terminology_capabilities(
-    v: FhirVersion,
-    base: &str,
-    versions: &[CodeSystemVersion],
-) -> Value {
+/// `GET [base]/metadata?mode=terminology`: every code system the
+/// endpoint knows (SNOMED CT with one `version` per loaded edition
+/// version, then each package code system, as
+/// [`super::resources::code_systems`] lists them), and the expansion
+/// parameters.
+pub fn terminology_capabilities(v: FhirVersion, base: &str, systems: &[CodeSystemEntry]) -> Value {
     let mut tc = json!({
         "resourceType": "TerminologyCapabilities",
         "url": format!("{base}/metadata?mode=terminology"),
@@ -239,26 +261,35 @@ pub fn terminology_capabilities(
                 .collect::<Vec<_>>(),
         },
     });
-    if !versions.is_empty() {
-        let mut cs = json!({
-            "uri": SNOMED_CT,
-            "version": versions
-                .iter()
-                .map(|cv| {
-                    let mut e = json!({ "code": cv.code });
-                    if cv.is_default {
-                        e["isDefault"] = Value::Bool(true);
-                    }
-                    e
-                })
-                .collect::<Vec<_>>(),
-            "subsumption": true,
-        });
-        if v == FhirVersion::R5 {
-            // R5 only (1..1 there): every concept of each edition is served.
-            cs["content"] = Value::from("complete");
-        }
-        tc["codeSystem"] = json!([cs]);
+    if !systems.is_empty() {
+        let list: Vec<Value> = systems
+            .iter()
+            .map(|system| {
+                let mut cs = json!({ "uri": system.uri });
+                if !system.versions.is_empty() {
+                    cs["version"] = system
+                        .versions
+                        .iter()
+                        .map(|cv| {
+                            let mut e = json!({ "code": cv.code });
+                            if cv.is_default {
+                                e["isDefault"] = Value::Bool(true);
+                            }
+                            e
+                        })
+                        .collect();
+                }
+                if system.subsumption {
+                    cs["subsumption"] = Value::Bool(true);
+                }
+                if v == FhirVersion::R5 {
+                    // R5 only (1..1 there): every concept of each is served.
+                    cs["content"] = Value::from("complete");
+                }
+                cs
+            })
+            .collect();
+        tc["codeSystem"] = Value::Array(list);
     }
     tc
 }
@@ -293,15 +324,31 @@ mod tests {
 
     #[test]
     fn terminology_capabilities_differ_by_version_only_in_content() {
-        let versions = [CodeSystemVersion {
-            code: "http://snomed.info/sct/900000000000207008/version/20250201".into(),
-            is_default: true,
-        }];
-        let r4 = terminology_capabilities(FhirVersion::R4, "http://x/r4", &versions);
-        let r5 = terminology_capabilities(FhirVersion::R5, "http://x/r4", &versions);
+        let systems = [
+            CodeSystemEntry {
+                uri: SNOMED_CT.into(),
+                versions: vec![CodeSystemVersion {
+                    code: "http://snomed.info/sct/900000000000207008/version/20250201".into(),
+                    is_default: true,
+                }],
+                subsumption: true,
+            },
+            CodeSystemEntry {
+                uri: "http://terminology.hl7.org/CodeSystem/v3-RoleCode".into(),
+                versions: vec![CodeSystemVersion {
+                    code: "3.0.0".into(),
+                    is_default: true,
+                }],
+                subsumption: false,
+            },
+        ];
+        let r4 = terminology_capabilities(FhirVersion::R4, "http://x/r4", &systems);
+        let r5 = terminology_capabilities(FhirVersion::R5, "http://x/r4", &systems);
         assert!(r4["codeSystem"][0].get("content").is_none());
         assert_eq!(r5["codeSystem"][0]["content"], "complete");
         assert_eq!(r4["codeSystem"][0]["version"][0]["isDefault"], true);
+        assert_eq!(r4["codeSystem"][1]["uri"], systems[1].uri);
+        assert!(r4["codeSystem"][1].get("subsumption").is_none());
         let none = terminology_capabilities(FhirVersion::R4, "http://x/r4", &[]);
         assert!(none.get("codeSystem").is_none());
     }

@@ -24,6 +24,7 @@ pub mod metadata;
 pub mod mrcm;
 pub mod parameters;
 pub mod params;
+pub mod resources;
 pub mod translate;
 pub mod validate;
 pub mod valueset;
@@ -135,8 +136,6 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
                 Box::pin(validate::cs_validate_code(s, c))
             }),
         )
-        .route("/CodeSystem", translate::search_route(v))
-        .route("/CodeSystem/{id}", translate::read_route())
         .route(
             "/ConceptMap/$translate",
             operation(v, Some(general::Kind::Translate), |s, v, c| {
@@ -162,6 +161,7 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
                 Box::pin(validate::vs_validate_code(s, c))
             }),
         )
+        .merge(resources::routes(v))
         .route_layer(middleware::from_fn(format::negotiate))
 }
 
@@ -245,7 +245,7 @@ fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &Heade
         }
         Some("terminology") => fhir_json(
             StatusCode::OK,
-            &metadata::terminology_capabilities(v, &base, &snomed_versions(&state.editions)),
+            &metadata::terminology_capabilities(v, &base, &resources::code_systems(state, v)),
         ),
         Some(other) => outcome::response(
             StatusCode::BAD_REQUEST,

@@ -1,5 +1,4 @@
-//! `ConceptMap/$translate` over SNOMED CT's implicit concept maps, and the
-//! `CodeSystem` search and read interactions for the loaded editions.
+//! `ConceptMap/$translate` over SNOMED CT's implicit concept maps.
 //!
 //! ## `$translate`
 //!
@@ -24,19 +23,9 @@
 //! system is unknown, so the Coding has one only when `targetSystem` is
 //! given. A `targetSystem` other than SNOMED CT excludes association
 //! targets. An unknown code is `result` false with a `message`.
-//!
-//! ## `CodeSystem` search and read
-//!
-//! `GET [base]/CodeSystem?url=http://snomed.info/sct[&version=…]` answers a
-//! searchset Bundle with one CodeSystem per loaded edition (`version` may be
-//! a version URI or an edition URI). Each edition's resource id is
-//! `sct-<edition module SCTID>-<effective time YYYYMMDD>`, stable across
-//! restarts; `GET [base]/CodeSystem/{id}` reads it, 404 for any other id.
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
 use txmap_store::RefsetKind;
@@ -45,10 +34,10 @@ use txmap_store::sctid::association::{
     REPLACED_BY, SAME_AS, WAS_A,
 };
 
+use super::FhirVersion;
 use super::codesystem::{Cost, check_system, resolve_edition, respond, run, term_of};
 use super::metadata::SNOMED_CT;
 use super::params::{Call, OpError, Params, merge};
-use super::{FhirVersion, base_url, fhir_json};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
 
@@ -269,84 +258,4 @@ fn result(v: FhirVersion, targets: &[Target], message: Option<String>) -> Value 
         out.push(json!({ "name": "match", "part": parts }));
     }
     json!({ "resourceType": "Parameters", "parameter": out })
-}
-
-// ----- CodeSystem search and read --------------------------------------------
-
-/// The resource id of an edition's CodeSystem.
-pub fn codesystem_id(e: &ServedEdition) -> String {
-    let identity = e.edition.identity();
-    format!(
-        "sct-{}-{}",
-        identity.edition_module, identity.effective_time
-    )
-}
-
-fn codesystem_resource(e: &ServedEdition) -> Value {
-    let name = e.edition_name();
-    json!({
-        "resourceType": "CodeSystem",
-        "id": codesystem_id(e),
-        "url": SNOMED_CT,
-        "version": e.names.version_uri,
-        "name": "SNOMED_CT",
-        "title": format!("SNOMED CT {name}"),
-        "status": "active",
-        "content": "not-present",
-        "count": e.edition.concept_count(),
-    })
-}
-
-/// `GET [base]/CodeSystem`: search by `url` and `version`.
-pub fn search_route(v: FhirVersion) -> axum::routing::MethodRouter<Arc<AppState>> {
-    axum::routing::get(
-        move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
-            let base = base_url(v, &uri, &headers);
-            match Params::from_query(&uri) {
-                Ok(p) => respond(search(&state, &base, &p)),
-                Err(e) => e.response(),
-            }
-        },
-    )
-    .fallback(super::method_not_allowed)
-}
-
-fn search(state: &AppState, base: &str, params: &Params) -> Result<Value, OpError> {
-    let url = params.text("url")?;
-    let version = params.text("version")?;
-    let id = params.text("_id")?;
-    let entries: Vec<Value> = state
-        .editions
-        .list
-        .iter()
-        .filter(|_| url.is_none_or(|u| u == SNOMED_CT))
-        .filter(|e| version.is_none_or(|v| v == e.names.version_uri || v == e.names.edition_uri))
-        .filter(|e| id.is_none_or(|i| i == codesystem_id(e)))
-        .map(|e| {
-            json!({
-                "fullUrl": format!("{base}/CodeSystem/{}", codesystem_id(e)),
-                "resource": codesystem_resource(e),
-                "search": { "mode": "match" },
-            })
-        })
-        .collect();
-    Ok(json!({
-        "resourceType": "Bundle",
-        "type": "searchset",
-        "total": entries.len(),
-        "entry": entries,
-    }))
-}
-
-/// `GET [base]/CodeSystem/{id}`.
-pub fn read_route() -> axum::routing::MethodRouter<Arc<AppState>> {
-    axum::routing::get(
-        |State(state): State<Arc<AppState>>, Path(id): Path<String>| async move {
-            match state.editions.list.iter().find(|e| codesystem_id(e) == id) {
-                Some(e) => fhir_json(StatusCode::OK, &codesystem_resource(e)),
-                None => OpError::not_found(format!("CodeSystem/{id} is not known")).response(),
-            }
-        },
-    )
-    .fallback(super::method_not_allowed)
 }

@@ -1,0 +1,530 @@
+//! FHIR read and search of the terminology resources the server holds:
+//! every loaded SNOMED CT edition as a CodeSystem (`content:
+//! not-present`, with its concept count), and every CodeSystem, ValueSet
+//! and ConceptMap of the endpoint's FHIR packages.
+//!
+//! Clients decide what a server supports by searching: HAPI's remote
+//! terminology client asks `CodeSystem?url=…` before it validates a code,
+//! the IG Publisher and the validator fetch value sets by URL, and the
+//! ecosystem's requirements say a server SHALL support `url` and `version`
+//! search and `_summary`. So:
+//!
+//! - `GET [base]/{type}/{id}` reads one (404 with an OperationOutcome
+//!   otherwise). An edition's id is `sct-<module>-<YYYYMMDD>`, stable
+//!   across restarts; a package resource keeps its own id (the first
+//!   package's, when two share one).
+//! - `GET [base]/{type}?…` searches: `url` (exact), `version` (exact),
+//!   `status` (exact), `name` and `title` (FHIR string search: case- and
+//!   accent-blind prefix; `:exact` and `:contains` modifiers), `_id`; a
+//!   comma means any of the values. Results come in a `searchset` Bundle
+//!   in a stable order (editions first, then packages in config order),
+//!   paged by `_count` (default [`DEFAULT_COUNT`], at most [`MAX_COUNT`])
+//!   and `_offset`, with `self`, `first`, `previous`, `next` and `last`
+//!   links; `_total=none` leaves the total out; `_summary` (`true`,
+//!   `text`, `data`, `count`, `false`) and `_elements` trim the resources
+//!   and tag them `SUBSETTED`. Other parameters are ignored, as FHIR
+//!   allows a server to do with parameters it does not support.
+//!
+//! `url` searches use the packages' URL index; other searches read each
+//! resource's index entry (id, url, version, name, title, status), and
+//! parse the JSON of the page's resources only.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use serde_json::{Map, Value, json};
+use txmap_packages::{Kind, Listed};
+use txmap_text::fold;
+
+use super::metadata::SNOMED_CT;
+use super::params::OpError;
+use super::{FhirVersion, base_url, fhir_json, format};
+use crate::app::AppState;
+use crate::editions::ServedEdition;
+
+/// Resources per page when `_count` is not given.
+pub const DEFAULT_COUNT: usize = 100;
+/// The largest page `_count` may ask for.
+pub const MAX_COUNT: usize = 1000;
+
+/// The read and search routes of the three resource types.
+pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
+    [
+        (Kind::CodeSystem, "CodeSystem"),
+        (Kind::ValueSet, "ValueSet"),
+        (Kind::ConceptMap, "ConceptMap"),
+    ]
+    .into_iter()
+    .fold(Router::new(), |r, (kind, name)| {
+        r.route(
+            &format!("/{name}"),
+            axum::routing::get(
+                move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
+                    let base = base_url(v, &uri, &headers);
+                    match search(&state, v, kind, &base, &uri) {
+                        Ok(bundle) => fhir_json(StatusCode::OK, &bundle),
+                        Err(e) => e.response(),
+                    }
+                },
+            )
+            .fallback(super::method_not_allowed),
+        )
+        .route(
+            &format!("/{name}/{{id}}"),
+            axum::routing::get(
+                move |State(state): State<Arc<AppState>>, Path(id): Path<String>| async move {
+                    match read(&state, v, kind, &id) {
+                        Some(resource) => fhir_json(StatusCode::OK, &resource),
+                        None => OpError::not_found(format!("{name}/{id} is not known")).response(),
+                    }
+                },
+            )
+            .fallback(super::method_not_allowed),
+        )
+    })
+}
+
+fn type_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::CodeSystem => "CodeSystem",
+        Kind::ValueSet => "ValueSet",
+        Kind::ConceptMap => "ConceptMap",
+    }
+}
+
+// ----- the editions as CodeSystems -------------------------------------------
+
+/// The resource id of an edition's CodeSystem.
+pub fn codesystem_id(e: &ServedEdition) -> String {
+    let identity = e.edition.identity();
+    format!(
+        "sct-{}-{}",
+        identity.edition_module, identity.effective_time
+    )
+}
+
+/// An edition as a CodeSystem resource.
+pub fn codesystem_resource(e: &ServedEdition) -> Value {
+    let name = e.edition_name();
+    json!({
+        "resourceType": "CodeSystem",
+        "id": codesystem_id(e),
+        "url": SNOMED_CT,
+        "version": e.names.version_uri,
+        "name": "SNOMED_CT",
+        "title": format!("SNOMED CT {name}"),
+        "status": "active",
+        "content": "not-present",
+        "count": e.edition.concept_count(),
+    })
+}
+
+// ----- what a search matches ------------------------------------------------
+
+/// One resource a search can find: an edition or a package resource.
+#[derive(Clone, Copy)]
+enum Hit<'a> {
+    Edition(&'a ServedEdition),
+    Package(Listed<'a>),
+}
+
+impl Hit<'_> {
+    fn field(&self, name: &str) -> Option<String> {
+        match self {
+            Hit::Edition(e) => match name {
+                "_id" => Some(codesystem_id(e)),
+                "url" => Some(SNOMED_CT.into()),
+                "version" => Some(e.names.version_uri.clone()),
+                "name" => Some("SNOMED_CT".into()),
+                "title" => Some(format!("SNOMED CT {}", e.edition_name())),
+                "status" => Some("active".into()),
+                _ => None,
+            },
+            Hit::Package(l) => match name {
+                "_id" => l.entry.id.clone(),
+                "url" => Some(l.entry.url.clone()),
+                "version" => l.version.map(str::to_owned),
+                "name" => l.entry.name.clone(),
+                "title" => l.entry.title.clone(),
+                "status" => l.entry.status.clone(),
+                _ => None,
+            },
+        }
+    }
+
+    fn resource(&self) -> Option<Value> {
+        match self {
+            Hit::Edition(e) => Some(codesystem_resource(e)),
+            Hit::Package(l) => l.resource(),
+        }
+    }
+}
+
+/// One search condition: a parameter, its modifier, and the values any
+/// of which may match.
+#[derive(Debug)]
+struct Condition {
+    name: String,
+    modifier: Option<String>,
+    values: Vec<String>,
+}
+
+impl Condition {
+    fn matches(&self, hit: &Hit) -> bool {
+        let Some(have) = hit.field(&self.name) else {
+            return false;
+        };
+        let string = matches!(self.name.as_str(), "name" | "title");
+        self.values.iter().any(|want| {
+            if !string {
+                return have == *want;
+            }
+            match self.modifier.as_deref() {
+                Some("exact") => have == *want,
+                Some("contains") => fold(&have).contains(&fold(want)),
+                _ => fold(&have).starts_with(&fold(want)),
+            }
+        })
+    }
+}
+
+/// `_summary`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Summary {
+    False,
+    True,
+    Text,
+    Data,
+    Count,
+}
+
+/// What a search asks for.
+#[derive(Debug)]
+struct Query {
+    conditions: Vec<Condition>,
+    summary: Summary,
+    elements: Option<Vec<String>>,
+    count: usize,
+    offset: usize,
+    total: bool,
+    /// The parameters as given, for the paging links.
+    pairs: Vec<(String, String)>,
+}
+
+const SEARCHED: [&str; 6] = ["_id", "url", "version", "name", "title", "status"];
+
+fn parse_query(pairs: Vec<(String, String)>) -> Result<Query, OpError> {
+    let mut q = Query {
+        conditions: Vec::new(),
+        summary: Summary::False,
+        elements: None,
+        count: DEFAULT_COUNT,
+        offset: 0,
+        total: true,
+        pairs: Vec::new(),
+    };
+    let number = |k: &str, v: &str| {
+        v.trim()
+            .parse::<usize>()
+            .map_err(|_| OpError::invalid(format!("{k}={v:?} is not a non-negative integer")))
+    };
+    for (k, v) in &pairs {
+        let (name, modifier) = match k.split_once(':') {
+            Some((n, m)) => (n, Some(m.to_owned())),
+            None => (k.as_str(), None),
+        };
+        match name {
+            "_count" => q.count = number(k, v)?.min(MAX_COUNT),
+            "_offset" => q.offset = number(k, v)?,
+            "_total" => q.total = v != "none",
+            "_summary" => {
+                q.summary = match v.as_str() {
+                    "true" => Summary::True,
+                    "text" => Summary::Text,
+                    "data" => Summary::Data,
+                    "count" => Summary::Count,
+                    "false" => Summary::False,
+                    other => {
+                        return Err(OpError::invalid(format!(
+                            "_summary={other:?} is not one of true, text, data, count, false"
+                        )));
+                    }
+                }
+            }
+            "_elements" => {
+                q.elements = Some(
+                    v.split(',')
+                        .map(|e| e.trim().to_owned())
+                        .filter(|e| !e.is_empty())
+                        .collect(),
+                )
+            }
+            n if SEARCHED.contains(&n) => {
+                if let Some(m) = &modifier
+                    && !(matches!(n, "name" | "title")
+                        && matches!(m.as_str(), "exact" | "contains"))
+                {
+                    return Err(OpError::invalid(format!(
+                        "the modifier :{m} is not supported on {n}"
+                    )));
+                }
+                q.conditions.push(Condition {
+                    name: n.to_owned(),
+                    modifier,
+                    values: v.split(',').map(str::to_owned).collect(),
+                });
+            }
+            // `_format` was negotiated already; others are ignored.
+            _ => continue,
+        }
+        if name != "_offset" {
+            q.pairs.push((k.clone(), v.clone()));
+        }
+    }
+    Ok(q)
+}
+
+/// The resources of `kind` the endpoint holds, narrowed by a `url`
+/// condition through the packages' URL index when there is one.
+fn candidates<'a>(state: &'a AppState, v: FhirVersion, kind: Kind, q: &Query) -> Vec<Hit<'a>> {
+    let mut out: Vec<Hit<'a>> = Vec::new();
+    if kind == Kind::CodeSystem {
+        out.extend(state.editions.list.iter().map(Hit::Edition));
+    }
+    if let Some(packages) = state.packages.view(v) {
+        match q.conditions.iter().find(|c| c.name == "url") {
+            Some(c) => {
+                for url in &c.values {
+                    out.extend(packages.listed_by_url(kind, url).map(Hit::Package));
+                }
+            }
+            None => out.extend(packages.listed(kind).map(Hit::Package)),
+        }
+    }
+    out.retain(|h| q.conditions.iter().all(|c| c.matches(h)));
+    out
+}
+
+/// The `meta.tag` of a resource shown in part.
+fn subsetted(o: &mut Map<String, Value>) {
+    let tag = json!({
+        "system": "http://terminology.hl7.org/CodeSystem/v3-ObservationValue",
+        "code": "SUBSETTED",
+        "display": "Resource encoded in summary mode",
+    });
+    let meta = o.entry("meta").or_insert_with(|| json!({}));
+    if let Some(m) = meta.as_object_mut() {
+        let tags = m.entry("tag").or_insert_with(|| json!([]));
+        if let Some(t) = tags.as_array_mut() {
+            t.push(tag);
+        }
+    }
+}
+
+/// Whether `_summary=true` keeps an element of a resource of `kind`:
+/// the ones FHIR marks as in the summary, besides `resourceType`, `id`
+/// and `meta`.
+fn in_summary(kind: Kind, element: &str) -> bool {
+    const COMMON: [&str; 12] = [
+        "url",
+        "identifier",
+        "version",
+        "name",
+        "title",
+        "status",
+        "experimental",
+        "date",
+        "publisher",
+        "contact",
+        "useContext",
+        "jurisdiction",
+    ];
+    let own: &[&str] = match kind {
+        Kind::CodeSystem => &[
+            "caseSensitive",
+            "valueSet",
+            "hierarchyMeaning",
+            "compositional",
+            "versionNeeded",
+            "content",
+            "supplements",
+            "count",
+        ],
+        Kind::ValueSet => &["immutable"],
+        Kind::ConceptMap => &[
+            "sourceUri",
+            "sourceCanonical",
+            "targetUri",
+            "targetCanonical",
+            "sourceScopeUri",
+            "sourceScopeCanonical",
+            "targetScopeUri",
+            "targetScopeCanonical",
+        ],
+    };
+    COMMON.contains(&element) || own.contains(&element)
+}
+
+/// The resource as `_summary` and `_elements` ask.
+fn shaped(kind: Kind, resource: Value, q: &Query) -> Value {
+    let Value::Object(mut o) = resource else {
+        return resource;
+    };
+    let trimmed = q.elements.is_some() || matches!(q.summary, Summary::True | Summary::Text);
+    if !trimmed {
+        return Value::Object(o);
+    }
+    let kept = |k: &str| {
+        matches!(k, "resourceType" | "id" | "meta")
+            || match (&q.elements, q.summary) {
+                (Some(list), _) => list.iter().any(|e| e == k),
+                (None, Summary::True) => in_summary(kind, k),
+                // The narrative is not kept; what is left is the mandatory
+                // part.
+                _ => matches!(k, "status" | "content"),
+            }
+    };
+    o.retain(|k, _| kept(k));
+    subsetted(&mut o);
+    Value::Object(o)
+}
+
+fn search(
+    state: &AppState,
+    v: FhirVersion,
+    kind: Kind,
+    base: &str,
+    uri: &Uri,
+) -> Result<Value, OpError> {
+    let q = parse_query(format::query_pairs(uri).map_err(OpError::invalid)?)?;
+    let hits = candidates(state, v, kind, &q);
+    let total = hits.len();
+    let name = type_name(kind);
+    let mut bundle = Map::new();
+    bundle.insert("resourceType".into(), json!("Bundle"));
+    bundle.insert("type".into(), json!("searchset"));
+    if q.total || q.summary == Summary::Count {
+        bundle.insert("total".into(), json!(total));
+    }
+    if q.summary != Summary::Count {
+        let link = |offset: usize| {
+            let mut query: Vec<String> = q
+                .pairs
+                .iter()
+                .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+                .collect();
+            if offset > 0 {
+                query.push(format!("_offset={offset}"));
+            }
+            if !q.pairs.iter().any(|(k, _)| k == "_count") {
+                query.push(format!("_count={}", q.count));
+            }
+            format!("{base}/{name}?{}", query.join("&"))
+        };
+        let page = q.count.max(1);
+        let last = if total == 0 {
+            0
+        } else {
+            (total - 1) / page * page
+        };
+        let mut links = vec![
+            json!({"relation": "self", "url": link(q.offset)}),
+            json!({"relation": "first", "url": link(0)}),
+        ];
+        if q.offset > 0 {
+            links.push(json!({"relation": "previous", "url": link(q.offset.saturating_sub(page))}));
+        }
+        if q.count > 0 && q.offset + q.count < total {
+            links.push(json!({"relation": "next", "url": link(q.offset + q.count)}));
+        }
+        links.push(json!({"relation": "last", "url": link(last)}));
+        bundle.insert("link".into(), Value::Array(links));
+        let entries: Vec<Value> = hits
+            .iter()
+            .skip(q.offset)
+            .take(q.count)
+            .filter_map(|h| {
+                let resource = shaped(kind, h.resource()?, &q);
+                let id = resource
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                Some(json!({
+                    "fullUrl": format!("{base}/{name}/{id}"),
+                    "resource": resource,
+                    "search": {"mode": "match"},
+                }))
+            })
+            .collect();
+        bundle.insert("entry".into(), Value::Array(entries));
+    }
+    Ok(Value::Object(bundle))
+}
+
+/// Percent-encodes a query component (RFC 3986 unreserved kept).
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn read(state: &AppState, v: FhirVersion, kind: Kind, id: &str) -> Option<Value> {
+    if kind == Kind::CodeSystem
+        && let Some(e) = state.editions.list.iter().find(|e| codesystem_id(e) == id)
+    {
+        return Some(codesystem_resource(e));
+    }
+    state
+        .packages
+        .view(v)?
+        .listed(kind)
+        .find(|l| l.entry.id.as_deref() == Some(id))?
+        .resource()
+}
+
+/// Every code system the endpoint knows, for TerminologyCapabilities:
+/// each SNOMED CT edition version and each package CodeSystem that is not
+/// a supplement, by URL, versions sorted, the default (or latest) marked.
+pub fn code_systems(state: &AppState, v: FhirVersion) -> Vec<super::metadata::CodeSystemEntry> {
+    let mut out = vec![super::metadata::CodeSystemEntry {
+        uri: SNOMED_CT.to_owned(),
+        versions: super::snomed_versions(&state.editions),
+        subsumption: true,
+    }];
+    out.retain(|e| !e.versions.is_empty());
+    let Some(packages) = state.packages.view(v) else {
+        return out;
+    };
+    let mut by_url: std::collections::BTreeMap<&str, Vec<Option<&str>>> = Default::default();
+    for l in packages.listed(Kind::CodeSystem) {
+        if l.entry.content.as_deref() != Some("supplement") {
+            by_url.entry(&l.entry.url).or_default().push(l.version);
+        }
+    }
+    for (url, mut versions) in by_url {
+        versions.sort_by(|a, b| txmap_terminology::resolver::version_cmp(*a, *b));
+        versions.dedup();
+        let latest = versions.last().copied().flatten();
+        out.push(super::metadata::CodeSystemEntry {
+            uri: url.to_owned(),
+            versions: versions
+                .into_iter()
+                .flatten()
+                .map(|code| super::metadata::CodeSystemVersion {
+                    code: code.to_owned(),
+                    is_default: Some(code) == latest,
+                })
+                .collect(),
+            subsumption: false,
+        });
+    }
+    out
+}
