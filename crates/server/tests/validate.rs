@@ -516,3 +516,121 @@ async fn ecl_value_sets_test_concepts_and_expressions() {
     assert_eq!(status, StatusCode::OK, "{v}");
     assert!(!result(&v), "{v}");
 }
+
+#[tokio::test]
+async fn a_display_is_checked_in_the_languages_asked_for() {
+    let state = state();
+    let e = state.editions.default_edition().unwrap();
+    let (o, id) = active_with_child();
+    let pt = e.edition.preferred_term(o).unwrap().unwrap().to_owned();
+    let ask = |display: &str, language: Option<&str>, header: Option<&'static str>| {
+        let mut uri = format!(
+            "/r4/CodeSystem/$validate-code?system={SCT}&code={id}&display={}",
+            display.replace(' ', "+")
+        );
+        if let Some(l) = language {
+            uri.push_str(&format!("&displayLanguage={l}"));
+        }
+        let state = state.clone();
+        async move {
+            let headers: Vec<(&str, &str)> =
+                header.map(|h| ("Accept-Language", h)).into_iter().collect();
+            common::call_with_headers(state, Method::GET, &uri, &headers, None).await
+        }
+    };
+    // A wrong display names the languages it was checked in.
+    for (language, header, named) in [
+        (None, None, "--"),
+        (Some("en-GB"), None, "en-GB"),
+        (None, Some("en-US"), "en-US"),
+    ] {
+        let (status, v) = ask("No such display", language, header).await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        assert!(!result(&v));
+        let text = &issues(&v)[0].2;
+        assert!(
+            text.ends_with(&format!("(for the language(s) '{named}')")),
+            "{named}: {text}"
+        );
+    }
+    // The synthetic edition has English descriptions only: in German, the
+    // right English display is information, a wrong one an error that
+    // says so.
+    let (_, v) = ask(&pt, Some("de"), None).await;
+    assert!(result(&v), "{v}");
+    assert_eq!(issues(&v)[0].0, "information");
+    assert!(issues(&v)[0].2.contains("for language(s) 'de'"), "{v}");
+    let (_, v) = ask("No such display", None, Some("de")).await;
+    assert!(!result(&v), "{v}");
+    assert_eq!(
+        issues(&v)[0].2,
+        format!(
+            "Wrong Display Name 'No such display' for {SCT}#{id}. There are no valid display names found for language(s) 'de'. Default display is '{pt}'"
+        )
+    );
+}
+
+#[tokio::test]
+async fn codeable_concepts_bare_codes_and_versioned_value_set_names() {
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    let (o, id) = active_with_child();
+    let child = ed
+        .sctid(ed.children(o).unwrap().iter().next().unwrap())
+        .unwrap();
+    let vs = json!({
+        "resourceType": "ValueSet", "url": "http://example.org/vs", "version": "2.0",
+        "compose": { "include": [{ "system": SCT, "filter": [
+            { "property": "concept", "op": "descendent-of", "value": id.to_string() }
+        ] }] },
+    });
+    // Every coding of a CodeableConcept counts: the second one is in.
+    let cc = json!({ "coding": [
+        { "system": SCT, "code": id.to_string() },
+        { "system": SCT, "code": child.to_string() },
+    ] });
+    let (status, v) = post(
+        "/r4/ValueSet/$validate-code",
+        json!([
+            { "name": "codeableConcept", "valueCodeableConcept": cc },
+            { "name": "valueSet", "resource": vs },
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(result(&v), "{v}");
+    assert_eq!(param(&v, "code").unwrap()["valueCode"], child.to_string());
+    // A code without a system: inferred from the value set.
+    let (_, v) = post(
+        "/r4/ValueSet/$validate-code",
+        json!([
+            { "name": "code", "valueCode": child.to_string() },
+            { "name": "valueSet", "resource": vs },
+        ]),
+    )
+    .await;
+    assert!(result(&v), "{v}");
+    assert_eq!(param(&v, "system").unwrap()["valueUri"], SCT);
+    // A tx-resource named as url|version.
+    for (url, found) in [
+        ("http://example.org/vs|2.0", true),
+        ("http://example.org/vs|9", false),
+    ] {
+        let (status, v) = post(
+            "/r4/ValueSet/$validate-code",
+            json!([
+                { "name": "url", "valueUri": url },
+                { "name": "system", "valueUri": SCT },
+                { "name": "code", "valueCode": child.to_string() },
+                { "name": "tx-resource", "resource": vs },
+            ]),
+        )
+        .await;
+        if found {
+            assert_eq!(status, StatusCode::OK, "{v}");
+            assert!(result(&v), "{v}");
+        } else {
+            assert_eq!(status, StatusCode::NOT_FOUND, "{v}");
+        }
+    }
+}

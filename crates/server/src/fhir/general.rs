@@ -1,8 +1,14 @@
-//! Dispatch to the general terminology engine (`txmap-terminology`) for
-//! requests that are not about SNOMED CT: a code system other than
-//! `http://snomed.info/sct`, or a value set (inline, or a `tx-resource`
-//! matching `url`) that includes another system or imports value sets.
-//! Everything else stays on the SNOMED CT handlers, unchanged.
+//! Dispatch to the general terminology engine (`txmap-terminology`), which
+//! knows every code system the server holds — the SNOMED CT editions as
+//! providers (`txmap-snomed`), the packages' and the request's
+//! CodeSystems: a code system other than `http://snomed.info/sct`; a
+//! value set that includes another system or imports value sets (inline,
+//! a `tx-resource` matching `url`), or that only the packages hold; a
+//! CodeableConcept of several codings or a bare code against a value set;
+//! `$batch-validate-code`. Pure SNOMED CT requests (implicit value sets,
+//! SNOMED CT composes sent with the request, post-coordinated
+//! expressions, the CodeSystem operations) stay on the SNOMED CT handlers
+//! until the engine answers them the same way.
 //!
 //! The engine reads the request as a FHIR Parameters resource: a POSTed
 //! body as sent (so value types are echoed as given), a query string as
@@ -75,9 +81,32 @@ fn code_system(params: &Params) -> Option<&str> {
         })
 }
 
+/// Whether a CodeableConcept has more than one coding: against a value
+/// set each is checked in its own system, and one good coding can make it
+/// valid, which only the general engine weighs. (`CodeSystem/$validate-code`
+/// of SNOMED CT checks the concept's SNOMED CT coding.)
+fn several_codings(params: &Params) -> bool {
+    params
+        .codeable_concept("codeableConcept")
+        .ok()
+        .flatten()
+        .is_some_and(|cs| cs.len() > 1)
+}
+
 /// Whether the request goes to the general engine.
 pub fn wants(kind: Kind, params: &Params) -> bool {
     let text = |name: &str| params.text(name).ok().flatten();
+    if kind == Kind::VsValidate && several_codings(params) {
+        return true;
+    }
+    // A bare code: its system is inferred from the value set's includes.
+    if kind == Kind::VsValidate
+        && text("code").is_some()
+        && text("system").is_none()
+        && code_system(params).is_none()
+    {
+        return true;
+    }
     match kind {
         Kind::Lookup => not_snomed(code_system(params)),
         Kind::CsValidate => not_snomed(text("url").or_else(|| code_system(params))),
@@ -102,11 +131,7 @@ pub fn wants(kind: Kind, params: &Params) -> bool {
             if url.starts_with(SNOMED_CT) || super::valueset::implicit_value_set(url).is_some() {
                 return false;
             }
-            let bare = url.split('|').next().unwrap_or(url);
-            let found = params.resources("tx-resource").into_iter().find(|r| {
-                r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
-                    && r.get("url").and_then(Value::as_str) == Some(bare)
-            });
+            let found = super::valueset::tx_resource_value_set(params, url);
             match found {
                 Some(vs) => general_value_set(vs),
                 // Not sent with the request: only the general engine can
@@ -290,8 +315,24 @@ mod tests {
         assert!(!wants(Kind::Expand, &vs(SNOMED_CT)));
         assert!(wants(Kind::Expand, &vs("http://example.org/cs")));
         let implicit = params(json!({"resourceType": "Parameters", "parameter": [
-            {"name": "url", "valueUri": "http://snomed.info/sct?fhir_vs"}]}));
+            {"name": "url", "valueUri": "http://snomed.info/sct?fhir_vs"},
+            {"name": "system", "valueUri": SNOMED_CT}, {"name": "code", "valueCode": "1"}]}));
         assert!(!wants(Kind::VsValidate, &implicit));
+        let bare = params(json!({"resourceType": "Parameters", "parameter": [
+            {"name": "url", "valueUri": "http://snomed.info/sct?fhir_vs"},
+            {"name": "code", "valueCode": "1"}]}));
+        assert!(wants(Kind::VsValidate, &bare));
+        let cc = |n: usize| {
+            let codings: Vec<Value> = (0..n)
+                .map(|i| json!({"system": SNOMED_CT, "code": i.to_string()}))
+                .collect();
+            params(json!({"resourceType": "Parameters", "parameter": [
+                {"name": "url", "valueUri": "http://snomed.info/sct?fhir_vs"},
+                {"name": "codeableConcept", "valueCodeableConcept": {"coding": codings}}]}))
+        };
+        assert!(!wants(Kind::VsValidate, &cc(1)));
+        assert!(wants(Kind::VsValidate, &cc(2)));
+        assert!(!wants(Kind::CsValidate, &cc(2)));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! for a language the edition lacks still gets a display.
 
 use txmap_store::sctid;
+use txmap_terminology::language::Prefs;
 
 use super::codesystem::Ed;
 use super::params::OpError;
@@ -43,25 +44,26 @@ impl DisplayLanguage {
         let Some(tags) = tags else {
             return DisplayLanguage::default();
         };
-        let mut weighted: Vec<(u16, usize, Want)> = tags
-            .split(',')
-            .enumerate()
-            .filter_map(|(i, t)| {
-                let mut parts = t.split(';');
-                let tag = parts.next()?.trim();
-                let q = super::format::weight(parts);
-                (!tag.is_empty() && q > 0).then(|| (q, i, want(tag)))
-            })
-            .collect();
-        // Highest quality first; equal qualities keep their order.
-        weighted.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        // The engine's parser orders the tags (highest quality first,
+        // equal ones in order, none of weight 0); `*` means the default,
+        // which is where the list falls back to anyway.
         let mut wants: Vec<Want> = Vec::new();
-        for (_, _, w) in weighted {
+        for w in Prefs::parse(tags).tags.iter().map(|t| want(t)) {
             if !wants.contains(&w) {
                 wants.push(w);
             }
         }
         DisplayLanguage { wants }
+    }
+
+    /// Whether a description in language `code` (`en`) answers the
+    /// request: its language is one asked for, a dialect of it (`en-GB`)
+    /// or the default's (`en`).
+    pub fn accepts(&self, code: &str) -> bool {
+        self.wants.iter().any(|w| match w {
+            Want::Refset(_) | Want::Default => code.eq_ignore_ascii_case("en"),
+            Want::Language(l) => code.eq_ignore_ascii_case(l),
+        })
     }
 
     /// Whether the edition's default display is all that is asked for.

@@ -1,13 +1,19 @@
 //! `CodeSystem/$validate-code` and `ValueSet/$validate-code` for SNOMED CT.
 //!
 //! The code comes from `code` (+`system`, `version`, `display`), `coding`
-//! or the first SNOMED CT coding of `codeableConcept`; the edition from
+//! or the SNOMED CT coding of `codeableConcept` (a concept with several
+//! codings against a value set, and a code without a system, go to the
+//! general engine, [`super::general`], which weighs every coding and
+//! infers systems); the edition from
 //! `version`, `system-version` (`http://snomed.info/sct|<version>`), the
 //! value set's include, or the default edition (see
 //! [`codesystem::resolve_edition`]). An SCTID is checked against the
 //! edition (unknown → `result` false; inactive → a warning and `inactive`);
-//! a `display` against the concept's active descriptions (one of its
-//! inactive ones is a warning, anything else an error); a simple
+//! a `display` against the concept's active descriptions in the languages
+//! asked for (`displayLanguage`, else `Accept-Language`; one of its
+//! inactive ones is a warning, anything else an error, worded with those
+//! languages; with no description in them, the default language's
+//! display is information); a simple
 //! post-coordinated expression ([`expression`]) has each concept checked,
 //! each attribute type checked to descend from |Concept model attribute|
 //! or |Linkage concept|, and each attribute checked against the MRCM
@@ -28,6 +34,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::codesystem::{self, Cost, Ed, check_system, respond, run, term_of};
+use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Call, Coding, MESSAGE_ID, OpError, Params, TX_ISSUE_TYPE, merge};
 use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
@@ -194,6 +201,7 @@ pub fn validate_code(
     e: &ServedEdition,
     code: &str,
     display: Option<&str>,
+    language: &Language,
     budget: &Budget,
 ) -> Result<(Outcome, Target), OpError> {
     let ed = &e.edition;
@@ -287,10 +295,7 @@ pub fn validate_code(
     let concept = ed.concept_at(ord)?;
     out.code = concept.id.to_string();
     out.valid = true;
-    let preferred = match ed.preferred_term(ord)? {
-        Some(t) => Some(t.to_owned()),
-        None => ed.fsn(ord, &[])?.map(|d| d.term.to_owned()),
-    };
+    let preferred = language.wanted.display(ed, ord)?.map(str::to_owned);
     out.display = preferred.clone();
     if !concept.active {
         out.inactive = true;
@@ -310,9 +315,44 @@ pub fn validate_code(
         let descriptions = ed.descriptions(ord)?;
         let active: Vec<&txmap_store::Description<'_>> =
             descriptions.iter().filter(|d| d.active).collect();
+        // The displays in the languages asked for (all, when none is).
+        let in_language: Vec<&txmap_store::Description<'_>> = active
+            .iter()
+            .filter(|d| language.text.is_none() || language.wanted.accepts(d.language))
+            .copied()
+            .collect();
+        let langs = language.text.as_deref().unwrap_or("--");
         let matches = |d: &&txmap_store::Description<'_>| d.term == given;
         let loose = |d: &&txmap_store::Description<'_>| d.term.eq_ignore_ascii_case(given);
-        if active.iter().any(matches) || active.iter().any(loose) {
+        if in_language.is_empty() {
+            // Nothing in the languages asked for: the default language's
+            // display is right or wrong on its own.
+            let ok = active.iter().any(matches) || active.iter().any(loose);
+            out.valid &= ok;
+            out.issues.push(Issue {
+                severity: if ok { "information" } else { "error" },
+                code: "invalid",
+                tx_type: "invalid-display",
+                message_id: Some(if ok {
+                    "NO_VALID_DISPLAY_FOUND_NONE_FOR_LANG_OK"
+                } else {
+                    "NO_VALID_DISPLAY_FOUND_NONE_FOR_LANG_ERR"
+                }),
+                text: if ok {
+                    format!(
+                        "There are no valid display names found for the code {SNOMED_CT}#{} for language(s) '{langs}'. The display is '{given}' which is a valid display for the default language",
+                        concept.id
+                    )
+                } else {
+                    format!(
+                        "Wrong Display Name '{given}' for {SNOMED_CT}#{}. There are no valid display names found for language(s) '{langs}'. Default display is '{}'",
+                        concept.id,
+                        preferred.as_deref().unwrap_or_default()
+                    )
+                },
+                expression: "display",
+            });
+        } else if in_language.iter().any(matches) || in_language.iter().any(loose) {
             // Valid.
         } else if descriptions
             .iter()
@@ -335,9 +375,13 @@ pub fn validate_code(
         } else {
             let mut terms: Vec<(String, String)> = Vec::new();
             if let Some(p) = &preferred {
-                terms.push((p.clone(), "en".into()));
+                let lang = in_language
+                    .iter()
+                    .find(|d| d.term == p.as_str())
+                    .map_or("en", |d| d.language);
+                terms.push((p.clone(), lang.to_owned()));
             }
-            for d in active
+            for d in in_language
                 .iter()
                 .filter(|d| d.type_id != txmap_store::sctid::DEFINITION)
             {
@@ -353,7 +397,7 @@ pub fn validate_code(
                 tx_type: "invalid-display",
                 message_id: None,
                 text: format!(
-                    "Wrong Display Name '{given}' for {SNOMED_CT}#{}. {} (for the language(s) '--')",
+                    "Wrong Display Name '{given}' for {SNOMED_CT}#{}. {} (for the language(s) '{langs}')",
                     concept.id,
                     choices(&terms)
                 ),
@@ -362,6 +406,24 @@ pub fn validate_code(
         }
     }
     Ok((out, Target::Concept(ord)))
+}
+
+/// The display languages of a validation: as asked (`displayLanguage`,
+/// else `Accept-Language`), for messages, and what they want.
+#[derive(Clone, Debug, Default)]
+pub struct Language {
+    pub text: Option<String>,
+    pub wanted: DisplayLanguage,
+}
+
+impl Language {
+    pub fn of(call: &Call) -> Result<Language, OpError> {
+        let text = call.display_language()?.map(str::to_owned);
+        Ok(Language {
+            wanted: DisplayLanguage::parse(text.as_deref()),
+            text,
+        })
+    }
 }
 
 /// The answering Parameters.
@@ -494,10 +556,11 @@ async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
     let system = merge("system", url, input.system.as_deref())?;
     check_system(system)?;
     let index = codesystem::resolve_edition(&state.editions, input.version.as_deref())?;
+    let language = Language::of(&call)?;
     run(state, Cost::Cheap, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
-        let (out, _) = validate_code(e, &input.code, input.display.as_deref(), &budget)?;
+        let (out, _) = validate_code(e, &input.code, input.display.as_deref(), &language, &budget)?;
         Ok(parameters(e, &out, out.valid, input.codeable.as_deref()))
     })
     .await
@@ -527,13 +590,15 @@ async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
         .clone()
         .or_else(|| def.version().map(str::to_owned));
     let index = codesystem::resolve_edition(&state.editions, version.as_deref())?;
+    let language = Language::of(&call)?;
     run(state, cost, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
         if let Some(u) = &implicit {
             check_implicit(&e.edition, u)?;
         }
-        let (mut out, target) = validate_code(e, &input.code, input.display.as_deref(), &budget)?;
+        let (mut out, target) =
+            validate_code(e, &input.code, input.display.as_deref(), &language, &budget)?;
         // The concept model note is for CodeSystem validation only.
         out.issues.retain(|i| i.tx_type != "process-note");
         let mut result = out.valid;

@@ -411,6 +411,19 @@ pub struct Resolved {
     pub resource: Option<Value>,
 }
 
+/// The `tx-resource` ValueSet a canonical names: `url` or `url|version`.
+pub fn tx_resource_value_set<'p>(params: &'p Params, canonical: &str) -> Option<&'p Value> {
+    let (url, version) = match canonical.split_once('|') {
+        Some((u, v)) => (u, Some(v)),
+        None => (canonical, None),
+    };
+    params.resources("tx-resource").into_iter().find(|r| {
+        r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
+            && r.get("url").and_then(Value::as_str) == Some(url)
+            && version.is_none_or(|v| r.get("version").and_then(Value::as_str) == Some(v))
+    })
+}
+
 /// The value set of `url` (implicit, or a matching `tx-resource`) or an
 /// inline `valueSet`.
 pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
@@ -434,13 +447,11 @@ pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
                 resource: None,
             },
             None => {
-                let found = params.resources("tx-resource").into_iter().find(|r| {
-                    r.get("resourceType").and_then(Value::as_str) == Some("ValueSet")
-                        && r.get("url").and_then(Value::as_str) == Some(u)
-                        && value_set_version
-                            .is_none_or(|v| r.get("version").and_then(Value::as_str) == Some(v))
-                });
-                match found {
+                let named = match value_set_version {
+                    Some(v) => format!("{u}|{v}"),
+                    None => u.to_owned(),
+                };
+                match tx_resource_value_set(params, &named) {
                     Some(vs) => Resolved {
                         def: value_set_def(vs)?,
                         implicit: None,
