@@ -4,9 +4,12 @@
 //! added after its own; each answer (Parameters, or the OperationOutcome
 //! of an error) comes back as a `validation` parameter, in order.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use crate::error::Error;
+use crate::external::ResourceSource;
 use crate::request::Request;
 
 fn name(p: &Value) -> Option<&str> {
@@ -60,7 +63,9 @@ fn plain_outcome(mut outcome: Value) -> Value {
 }
 
 /// Answers a batch; `setup` prepares each validation's [`Request`]
-/// (language, limits, packages) as the caller would a single one.
+/// (language, limits, packages) as the caller would a single one. The
+/// shared `tx-resource`s are parsed once, into a resolver that stands
+/// behind each validation's own.
 pub fn batch_validate(parameters: &Value, setup: impl Fn(&mut Request)) -> Result<Value, Error> {
     let params = parameters
         .get("parameter")
@@ -69,8 +74,19 @@ pub fn batch_validate(parameters: &Value, setup: impl Fn(&mut Request)) -> Resul
         .unwrap_or_default();
     let shared: Vec<&Value> = params
         .iter()
-        .filter(|p| name(p) != Some("validation"))
+        .filter(|p| !matches!(name(p), Some("validation" | "tx-resource")))
         .collect();
+    let resources: Vec<Value> = params
+        .iter()
+        .filter(|p| name(p) == Some("tx-resource"))
+        .cloned()
+        .collect();
+    let shared_resources = {
+        let all = json!({"resourceType": "Parameters", "parameter": resources});
+        let mut req = Request::new(&all);
+        setup(&mut req);
+        Arc::new(req.resolver) as Arc<dyn ResourceSource>
+    };
     let mut out = Vec::new();
     for v in params.iter().filter(|p| name(p) == Some("validation")) {
         let own = v
@@ -84,6 +100,8 @@ pub fn batch_validate(parameters: &Value, setup: impl Fn(&mut Request)) -> Resul
         let one = json!({"resourceType": "Parameters", "parameter": list});
         let mut req = Request::new(&one);
         setup(&mut req);
+        req.resolver
+            .set_external(Some(Arc::clone(&shared_resources)));
         req.check_deadline()?;
         let has_code = list
             .iter()
@@ -139,5 +157,46 @@ mod tests {
             })
             .collect();
         assert_eq!(results, [&json!(true), &json!(false)]);
+    }
+
+    #[test]
+    fn a_validations_own_resources_win_over_the_shared_ones() {
+        let cs = |codes: &[&str]| {
+            let concepts: Vec<Value> = codes.iter().map(|c| json!({"code": c})).collect();
+            json!({"name": "tx-resource", "resource": {"resourceType": "CodeSystem",
+                "url": "http://cs", "version": "1", "content": "complete", "concept": concepts}})
+        };
+        let validation = |own: Vec<Value>| {
+            let mut list = own;
+            list.push(
+                json!({"name": "coding", "valueCoding": {"system": "http://cs", "code": "b"}}),
+            );
+            json!({"name": "validation", "resource": {"resourceType": "Parameters", "parameter": list}})
+        };
+        let p = json!({"resourceType": "Parameters", "parameter": [
+            cs(&["a"]),
+            {"name": "tx-resource", "resource": {"resourceType": "ValueSet", "url": "http://vs",
+                "compose": {"include": [{"system": "http://cs"}]}}},
+            {"name": "url", "valueUri": "http://vs"},
+            validation(vec![]),
+            validation(vec![cs(&["a", "b"])]),
+        ]});
+        let out = batch_validate(&p, |_| {}).unwrap();
+        let results: Vec<bool> = out["parameter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                v["resource"]["parameter"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p["name"] == "result")
+                    .unwrap()["valueBoolean"]
+                    .as_bool()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(results, [false, true]);
     }
 }

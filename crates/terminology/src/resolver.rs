@@ -198,14 +198,52 @@ impl Resolver {
         }
         r
     }
+}
 
-    /// The supplements of the code system `url`.
-    pub fn supplements_of<'a>(&'a self, url: &'a str) -> impl Iterator<Item = &'a CodeSystem> {
-        self.code_systems.iter().filter(move |cs| {
-            cs.supplements
+/// A resolver is itself a source for another one: a batch's shared
+/// `tx-resource`s, parsed once, behind each validation's own (which win),
+/// with the packages and stores behind them.
+impl ResourceSource for Resolver {
+    fn code_systems(&self, url: &str) -> Vec<&CodeSystem> {
+        match self.cs_by_url.get(url) {
+            Some(list) => list.iter().map(|&i| &self.code_systems[i]).collect(),
+            None => self
+                .external
                 .as_deref()
-                .is_some_and(|s| crate::valueset::split_canonical(s).0 == url)
-        })
+                .map(|e| e.code_systems(url))
+                .unwrap_or_default(),
+        }
+    }
+
+    fn value_sets(&self, url: &str) -> Vec<&ValueSet> {
+        if self
+            .value_sets
+            .iter()
+            .any(|vs| vs.url.as_deref() == Some(url))
+        {
+            return self.value_sets.iter().collect();
+        }
+        self.external
+            .as_deref()
+            .map(|e| e.value_sets(url))
+            .unwrap_or_default()
+    }
+
+    fn providers(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
+        if self.cs_by_url.contains_key(url) {
+            return Vec::new();
+        }
+        self.external
+            .as_deref()
+            .map(|e| e.providers(url))
+            .unwrap_or_default()
+    }
+
+    fn implicit_value_set(
+        &self,
+        url: &str,
+    ) -> Option<(&dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>)> {
+        self.external.as_deref()?.implicit_value_set(url)
     }
 }
 
