@@ -51,6 +51,7 @@ pub mod http;
 pub mod load;
 pub mod pools;
 pub mod report;
+pub mod requests;
 #[cfg(target_os = "linux")]
 pub mod scan;
 pub mod tho;

@@ -47,6 +47,9 @@ pub enum BenchCommand {
     /// Time $expand, $validate-code and $lookup of one large value set of
     /// a FHIR package, in process; first (parsing) calls apart.
     Tho(ThoArgs),
+    /// Time given GET requests in process, each on its own, against the
+    /// packages and an edition.
+    Requests(RequestsArgs),
     /// Time a newline scan of a large file by read() and four kinds of
     /// mmap, cold and warm, each in a fresh child process (issue 8).
     #[cfg(target_os = "linux")]
@@ -136,6 +139,30 @@ pub struct ThoArgs {
     /// Seed of the request pools.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Write the JSON results here.
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RequestsArgs {
+    /// A FHIR package (.tgz) to load, as `packages = [...]` does
+    /// (repeatable).
+    #[arg(long, value_name = "FILE.tgz")]
+    package: Vec<PathBuf>,
+    /// A SNOMED CT edition to serve (mapped and read through once).
+    #[arg(long, value_name = "FILE")]
+    edition: Option<PathBuf>,
+    /// A GET path with its query, percent-encoded (repeatable), e.g.
+    /// `/r4/ValueSet?url=http://hl7.org/fhir/uv/ips/ValueSet/problems-uv-ips`.
+    #[arg(long, value_name = "PATH", required = true)]
+    request: Vec<String>,
+    /// Timed calls per request, after a warm-up.
+    #[arg(long, default_value_t = 20_000)]
+    calls: usize,
+    /// Stop a request once its timed calls take this many seconds.
+    #[arg(long, default_value_t = 10.0)]
+    max_seconds: f64,
     /// Write the JSON results here.
     #[arg(long, value_name = "FILE.json")]
     out: PathBuf,
@@ -350,6 +377,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Corpus(a) => run_corpus(a),
         BenchCommand::Load(a) => run_load(a),
         BenchCommand::Tho(a) => run_tho(a),
+        BenchCommand::Requests(a) => run_requests(a),
         #[cfg(target_os = "linux")]
         BenchCommand::Scan(a) => run_scan(a),
         #[cfg(target_os = "linux")]
@@ -383,6 +411,21 @@ fn run_ecl(a: EclArgs) -> Result<()> {
         a.budget_ms
     );
     let report = ecl::run(&edition, &corpus, &exprs, parse_total, &options, |_| {})?;
+    let json = serde_json::to_string_pretty(&report.to_json())?;
+    std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
+    print!("{}", report.markdown());
+    Ok(())
+}
+
+fn run_requests(a: RequestsArgs) -> Result<()> {
+    let options = txmap_bench::requests::RequestOptions {
+        packages: a.package,
+        edition: a.edition,
+        requests: a.request,
+        calls: a.calls,
+        max_time: seconds(a.max_seconds, "max-seconds")?,
+    };
+    let report = txmap_bench::requests::run(&options)?;
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
     print!("{}", report.markdown());

@@ -1,23 +1,34 @@
-//! FHIR OperationOutcome responses for errors.
+//! FHIR OperationOutcome responses for errors: one issue, written by the
+//! terminology engine's writer ([`txmap_terminology::error::outcome`]), so
+//! every OperationOutcome the server sends has one shape.
 
 use axum::http::StatusCode;
 use axum::response::Response;
-use serde_json::json;
+use txmap_terminology::Issue;
 
 use crate::fhir;
 
-/// An OperationOutcome with one error issue, as `application/fhir+json`
+/// The error issue of `code` saying `text`.
+pub fn error_issue(code: &'static str, text: impl Into<String>) -> Issue {
+    Issue {
+        severity: "error",
+        code,
+        tx_type: "",
+        message_id: None,
+        text: text.into(),
+        expression: None,
+    }
+}
+
+/// An OperationOutcome of one issue, as `application/fhir+json`
 /// ([`fhir::FHIR_JSON`]).
-pub fn response(status: StatusCode, code: &str, diagnostics: &str) -> Response {
-    let body = json!({
-        "resourceType": "OperationOutcome",
-        "issue": [{
-            "severity": "error",
-            "code": code,
-            "diagnostics": diagnostics,
-        }],
-    });
-    fhir::fhir_json(status, &body)
+pub fn issue_response(status: StatusCode, issue: Issue) -> Response {
+    fhir::fhir_json(status, &txmap_terminology::error::outcome(&[issue]))
+}
+
+/// An OperationOutcome with one error issue.
+pub fn response(status: StatusCode, code: &'static str, text: &str) -> Response {
+    issue_response(status, error_issue(code, text))
 }
 
 /// The response for an operation the memory guard aborted.

@@ -357,7 +357,7 @@ async fn xml_is_refused_with_406_and_an_operation_outcome() {
             assert_eq!(v["issue"][0]["severity"], "error");
             assert_eq!(v["issue"][0]["code"], "not-supported");
             assert!(
-                v["issue"][0]["diagnostics"]
+                v["issue"][0]["details"]["text"]
                     .as_str()
                     .unwrap()
                     .contains("JSON only")

@@ -15,8 +15,9 @@ use crate::provider::CodeSystemProvider;
 use crate::request::Request;
 use crate::valueset::ValueSet;
 
-/// The value set properties an expansion repeats.
-const KEPT: [&str; 11] = [
+/// The value set properties an expansion repeats (for every code system:
+/// the server's SNOMED CT expansions keep the same).
+pub const KEPT: [&str; 11] = [
     "language",
     "resourceType",
     "id",
@@ -292,9 +293,11 @@ fn display<'a>(e: &Entry<'a>) -> Option<&'a str> {
         .or_else(|| e.cs.display(e.id))
 }
 
-const UNCLOSED: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed";
-const UNCLOSED_REASON: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason";
-const STATUS_URI: &str = "http://hl7.org/fhir/concept-properties#status";
+/// Marks an expansion that may not hold every code.
+pub const UNCLOSED: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed";
+pub const UNCLOSED_REASON: &str =
+    "http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason";
+pub const STATUS_URI: &str = "http://hl7.org/fhir/concept-properties#status";
 
 const PREFERRED: &str = "http://terminology.hl7.org/CodeSystem/hl7TermMaintInfra";
 

@@ -43,28 +43,12 @@ use super::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resol
 use super::{FhirVersion, expression};
 use crate::app::AppState;
 
-const UNCLOSED: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed";
-const UNCLOSED_REASON: &str = "http://hl7.org/fhir/StructureDefinition/valueset-unclosed-reason";
-const STATUS_URI: &str = "http://hl7.org/fhir/concept-properties#status";
-const EXT_EXPANSION_PROPERTY: &str =
-    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property";
-const EXT_CONTAINS_PROPERTY: &str =
-    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
+use txmap_terminology::expand::{STATUS_URI, UNCLOSED, UNCLOSED_REASON};
 
-/// The properties of a given value set that its expansion repeats (not
-/// its compose, nor narrative or descriptive text).
-const KEPT: [&str; 10] = [
-    "resourceType",
-    "id",
-    "url",
-    "identifier",
-    "version",
-    "name",
-    "title",
-    "status",
-    "experimental",
-    "date",
-];
+pub(super) const EXT_EXPANSION_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property";
+pub(super) const EXT_CONTAINS_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
 
 /// `ValueSet/$expand`.
 pub async fn expand(state: Arc<AppState>, v: FhirVersion, call: Call) -> Response {
@@ -280,7 +264,7 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
         let mut vs = match resource {
             Some(Value::Object(r)) => Value::Object(
                 r.into_iter()
-                    .filter(|(k, _)| KEPT.contains(&k.as_str()))
+                    .filter(|(k, _)| txmap_terminology::expand::KEPT.contains(&k.as_str()))
                     .collect(),
             ),
             _ => implicit_resource(ed, implicit.as_deref())?,

@@ -181,10 +181,7 @@ fn parameters(params: &Params, body: Option<&[u8]>) -> Value {
     json!({"resourceType": "Parameters", "parameter": list})
 }
 
-const EXT_EXPANSION_PROPERTY: &str =
-    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property";
-const EXT_CONTAINS_PROPERTY: &str =
-    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
+use super::expand::{EXT_CONTAINS_PROPERTY, EXT_EXPANSION_PROPERTY};
 
 /// R4 has no `expansion.property` nor `contains.property`: they become
 /// the R5 cross-version extensions.

@@ -4,18 +4,11 @@
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use std::time::Instant;
 
-use super::fhir_json;
 use crate::app::Limits;
-
-/// The `tx-issue-type` code system of the HL7 terminology tooling.
-pub const TX_ISSUE_TYPE: &str = "http://hl7.org/fhir/tools/CodeSystem/tx-issue-type";
-
-/// The extension naming an issue's message in the HL7 tooling's catalogue.
-pub const MESSAGE_ID: &str = "http://hl7.org/fhir/StructureDefinition/operationoutcome-message-id";
 
 /// A Coding given as a parameter value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -114,21 +107,14 @@ impl OpError {
 
     /// The OperationOutcome, as a response.
     pub fn response(&self) -> Response {
-        let mut details = json!({ "text": self.text });
-        if let Some(t) = self.tx_type {
-            details["coding"] = json!([{ "system": TX_ISSUE_TYPE, "code": t }]);
-        }
-        let mut issue = json!({
-            "severity": "error",
-            "code": self.code,
-            "details": details,
-            "diagnostics": self.text,
-        });
-        if let Some(id) = self.message_id {
-            issue["extension"] = json!([{ "url": MESSAGE_ID, "valueString": id }]);
-        }
-        let body = json!({ "resourceType": "OperationOutcome", "issue": [issue] });
-        fhir_json(self.status, &body)
+        crate::outcome::issue_response(
+            self.status,
+            txmap_terminology::Issue {
+                tx_type: self.tx_type.unwrap_or(""),
+                message_id: self.message_id,
+                ..crate::outcome::error_issue(self.code, self.text.clone())
+            },
+        )
     }
 }
 
@@ -451,6 +437,7 @@ fn coding(v: &Value) -> Coding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parameters_keep_primitives_and_codings_and_skip_the_rest() {

@@ -36,42 +36,14 @@ use serde_json::{Value, json};
 use super::codesystem::{self, Cost, Ed, check_system, respond, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Coding, MESSAGE_ID, OpError, Params, TX_ISSUE_TYPE, merge};
+use super::params::{Call, Coding, OpError, Params, merge};
 use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
 use super::{expression, mrcm};
 use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
+use txmap_terminology::Issue;
 
 use crate::app::AppState;
 use crate::editions::ServedEdition;
-
-/// One issue of the `issues` OperationOutcome.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Issue {
-    pub severity: &'static str,
-    pub code: &'static str,
-    pub tx_type: &'static str,
-    pub message_id: Option<&'static str>,
-    pub text: String,
-    pub expression: &'static str,
-}
-
-impl Issue {
-    fn to_json(&self) -> Value {
-        let mut v = json!({
-            "severity": self.severity,
-            "code": self.code,
-            "details": {
-                "coding": [{ "system": TX_ISSUE_TYPE, "code": self.tx_type }],
-                "text": self.text,
-            },
-            "expression": [self.expression],
-        });
-        if let Some(id) = self.message_id {
-            v["extension"] = json!([{ "url": MESSAGE_ID, "valueString": id }]);
-        }
-        v
-    }
-}
 
 /// What validating one code found.
 #[derive(Clone, Debug, Default)]
@@ -215,7 +187,7 @@ pub fn validate_code(
             "Unknown code '{what}' in the CodeSystem '{SNOMED_CT}' version '{version_uri}' ({})",
             e.edition_name()
         ),
-        expression: "code",
+        expression: Some("code".into()),
     };
     let mut out = Outcome {
         code: code.to_owned(),
@@ -233,7 +205,7 @@ pub fn validate_code(
                 tx_type: "invalid-code",
                 message_id: None,
                 text: format!("Not a valid expression: {why}"),
-                expression: "code",
+                expression: Some("code".into()),
             });
             Ok((out, Target::None))
         };
@@ -273,7 +245,7 @@ pub fn validate_code(
                 text: format!(
                     "The expression is grammatically correct and the concepts are valid, but it does not conform to the SNOMED CT concept model (MRCM): {why}"
                 ),
-                expression: "code",
+                expression: Some("code".into()),
             },
             None => Issue {
                 severity: "information",
@@ -283,7 +255,7 @@ pub fn validate_code(
                 // Domains and ranges were checked; cardinality and grouping
                 // were not.
                 text: "The expression is grammatically correct and the concepts are valid, but the expression has not been checked against the SNOMED CT concept model (MRCM)".into(),
-                expression: "code",
+                expression: Some("code".into()),
             },
         });
         return Ok((out, Target::Expression(subject(ed, &expr))));
@@ -308,7 +280,7 @@ pub fn validate_code(
                 "The concept '{}' has a status of inactive and its use should be reviewed",
                 concept.id
             ),
-            expression: "code",
+            expression: Some("code".into()),
         });
     }
     if let Some(given) = display.filter(|d| !d.is_empty()) {
@@ -350,7 +322,7 @@ pub fn validate_code(
                         preferred.as_deref().unwrap_or_default()
                     )
                 },
-                expression: "display",
+                expression: Some("display".into()),
             });
         } else if in_language.iter().any(matches) || in_language.iter().any(loose) {
             // Valid.
@@ -370,7 +342,7 @@ pub fn validate_code(
                     concept.id,
                     quoted_list(&terms)
                 ),
-                expression: "display",
+                expression: Some("display".into()),
             });
         } else {
             let mut terms: Vec<(String, String)> = Vec::new();
@@ -401,7 +373,7 @@ pub fn validate_code(
                     concept.id,
                     choices(&terms)
                 ),
-                expression: "display",
+                expression: Some("display".into()),
             });
         }
     }
@@ -475,10 +447,9 @@ fn parameters(
         p.push(json!({ "name": "message", "valueString": errors.join("; ") }));
     }
     if !out.issues.is_empty() {
-        let issues: Vec<Value> = out.issues.iter().map(Issue::to_json).collect();
         p.push(json!({
             "name": "issues",
-            "resource": { "resourceType": "OperationOutcome", "issue": issues },
+            "resource": txmap_terminology::error::outcome(&out.issues),
         }));
     }
     json!({ "resourceType": "Parameters", "parameter": p })
@@ -617,7 +588,7 @@ async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
                     "The provided code '{shown}' was not found in the value set '{}'",
                     def.name()
                 ),
-                expression: "code",
+                expression: Some("code".into()),
             });
         }
         Ok(parameters(e, &out, result, input.codeable.as_deref()))
