@@ -54,3 +54,7 @@ ARGS=(--server "$URL" --suite-dir "$SUITE/tests" --fhir r4,r5 --modes general,sn
       --ratchet conformance/passing.txt)
 if [ "${UPDATE_RATCHET:-}" = 1 ]; then ARGS+=(--update-ratchet); fi
 "$TXMAP" conformance "${ARGS[@]}"
+# The same without the official runner's lenient string rule, for
+# docs/conformance.md (reported, not judged).
+"$TXMAP" conformance --server "$URL" --suite-dir "$SUITE/tests" --fhir r4,r5 --modes general,snomed \
+    --strict-strings --report target/conformance/report-strict.json >/dev/null 2>&1 || true
