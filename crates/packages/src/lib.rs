@@ -333,11 +333,18 @@ pub struct Listed<'a> {
     slot: &'a Slot,
 }
 
-impl Listed<'_> {
+impl<'a> Listed<'a> {
     /// The resource as JSON (without its narrative), in the version
     /// reported.
     pub fn resource(&self) -> Option<Value> {
         self.packages.value(self.slot)
+    }
+
+    /// The resource's JSON text as held (without its narrative, in its
+    /// own version: [`Listed::version`] is the one to report).
+    pub fn json(&self) -> &'a [u8] {
+        let p = &self.packages.packages[self.slot.package];
+        p.json(&p.entries[self.slot.entry])
     }
 }
 

@@ -2,17 +2,18 @@
 //! (5.0.0), with format negotiation in front ([`format`]) and the
 //! resources that describe the server ([`metadata`]).
 //!
-//! Routes so far: `GET [base]/metadata` (a CapabilityStatement, or with
+//! Routes: `GET [base]/metadata` (a CapabilityStatement, or with
 //! `mode=terminology` a TerminologyCapabilities), `GET|POST
-//! [base]/$versions`, and `GET|POST [base]/CodeSystem/$lookup` and
-//! `[base]/CodeSystem/$subsumes` for SNOMED CT ([`codesystem`], with
-//! their input read by [`params`]), and `CodeSystem/$validate-code` and
-//! `ValueSet/$validate-code` ([`validate`]), `ValueSet/$expand`
-//! ([`expand`]), and `ConceptMap/$translate` with `CodeSystem` search and
-//! read ([`translate`]). `$lookup`, both `$validate-code`s and `$expand`
-//! about other code systems go to the general engine ([`general`]). The
-//! other terminology operations come next and are added to
-//! [`version_routes`].
+//! [base]/$versions`, the operations — `CodeSystem/$lookup`,
+//! `$subsumes`, `$validate-code`, `ValueSet/$validate-code`, `$expand`,
+//! `$batch-validate-code`, `ConceptMap/$translate` — by GET and POST, and
+//! read and search of CodeSystem, ValueSet and ConceptMap
+//! ([`resources`]). Each operation's route (`operation`) reads its
+//! parameters ([`params`]) into one [`params::Call`] (time budget,
+//! expansion limit, language) and gives it to the terminology engine
+//! ([`general`]) or, for pure SNOMED CT requests, to the SNOMED CT
+//! handlers ([`codesystem`], [`validate`], [`expand`], [`translate`]),
+//! under the same time budget either way.
 
 pub mod codesystem;
 pub mod expand;

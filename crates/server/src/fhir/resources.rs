@@ -34,6 +34,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use txmap_packages::{Kind, Listed};
 use txmap_text::fold;
@@ -154,10 +155,29 @@ impl Hit<'_> {
         }
     }
 
-    fn resource(&self) -> Option<Value> {
+    /// The resource as the query shapes it. A package resource shown in
+    /// part is read from its JSON text member by member, parsing only the
+    /// members kept (a big CodeSystem's concepts are never parsed for a
+    /// summary).
+    fn shaped(&self, kind: Kind, q: &Query) -> Option<Value> {
         match self {
-            Hit::Edition(e) => Some(codesystem_resource(e)),
-            Hit::Package(l) => l.resource(),
+            Hit::Edition(e) => Some(shaped(kind, codesystem_resource(e), q)),
+            Hit::Package(l) if trimmed(q) => {
+                let raw: std::collections::BTreeMap<String, &RawValue> =
+                    serde_json::from_slice(l.json()).ok()?;
+                let mut o = Map::new();
+                for (k, v) in raw {
+                    if kept(kind, q, &k) {
+                        o.insert(k, serde_json::from_str(v.get()).ok()?);
+                    }
+                }
+                if let (Some(v), true) = (l.version, o.contains_key("version")) {
+                    o.insert("version".into(), json!(v));
+                }
+                subsetted(&mut o);
+                Some(Value::Object(o))
+            }
+            Hit::Package(l) => Some(shaped(kind, l.resource()?, q)),
         }
     }
 }
@@ -367,27 +387,32 @@ fn in_summary(kind: Kind, element: &str) -> bool {
     COMMON.contains(&element) || own.contains(&element)
 }
 
+/// Whether the query shows resources in part.
+fn trimmed(q: &Query) -> bool {
+    q.elements.is_some() || matches!(q.summary, Summary::True | Summary::Text)
+}
+
+/// Whether a resource shown in part keeps member `k`.
+fn kept(kind: Kind, q: &Query, k: &str) -> bool {
+    matches!(k, "resourceType" | "id" | "meta")
+        || match (&q.elements, q.summary) {
+            (Some(list), _) => list.iter().any(|e| e == k),
+            (None, Summary::True) => in_summary(kind, k),
+            // The narrative is not kept; what is left is the mandatory
+            // part.
+            _ => matches!(k, "status" | "content"),
+        }
+}
+
 /// The resource as `_summary` and `_elements` ask.
 fn shaped(kind: Kind, resource: Value, q: &Query) -> Value {
     let Value::Object(mut o) = resource else {
         return resource;
     };
-    let trimmed = q.elements.is_some() || matches!(q.summary, Summary::True | Summary::Text);
-    if !trimmed {
-        return Value::Object(o);
+    if trimmed(q) {
+        o.retain(|k, _| kept(kind, q, k));
+        subsetted(&mut o);
     }
-    let kept = |k: &str| {
-        matches!(k, "resourceType" | "id" | "meta")
-            || match (&q.elements, q.summary) {
-                (Some(list), _) => list.iter().any(|e| e == k),
-                (None, Summary::True) => in_summary(kind, k),
-                // The narrative is not kept; what is left is the mandatory
-                // part.
-                _ => matches!(k, "status" | "content"),
-            }
-    };
-    o.retain(|k, _| kept(k));
-    subsetted(&mut o);
     Value::Object(o)
 }
 
@@ -446,7 +471,7 @@ fn search(
             .skip(q.offset)
             .take(q.count)
             .filter_map(|h| {
-                let resource = shaped(kind, h.resource()?, &q);
+                let resource = h.shaped(kind, &q)?;
                 let id = resource
                     .get("id")
                     .and_then(Value::as_str)
