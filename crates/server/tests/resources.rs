@@ -228,6 +228,9 @@ async fn each_type_reads_by_id_and_code_systems_include_the_editions() {
         assert_eq!(status, StatusCode::OK, "{path}: {v}");
         assert_eq!(v["url"], url);
     }
+    let (status, v) = get(&s, "/r4/ValueSet/%00%ff").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(v["resourceType"], "OperationOutcome");
     for path in [
         "/r4/ValueSet/nope",
         "/r4/ConceptMap/alpha",

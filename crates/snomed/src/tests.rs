@@ -215,6 +215,43 @@ fn a_value_set_mixing_snomed_ct_with_another_system_expands_and_validates() {
     assert_eq!(codes(&expansion), expected);
     assert_eq!(expansion["expansion"]["total"], expected.len());
 
+    // Pages of the mixed expansion are slices of one list, whatever the
+    // systems, and `total` is the whole list's.
+    let flat = |v: &Value| -> Vec<String> {
+        v["expansion"]["contains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}#{}",
+                    c["system"].as_str().unwrap(),
+                    c["code"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let whole = flat(&run(
+        &params(vec![json!({"name": "excludeNested", "valueBoolean": true})]),
+        &source,
+        "expand",
+    ));
+    assert_eq!(whole.len(), expected.len());
+    let mut paged = Vec::new();
+    for offset in (0..whole.len()).step_by(3) {
+        let page = run(
+            &params(vec![
+                json!({"name": "offset", "valueInteger": offset}),
+                json!({"name": "count", "valueInteger": 3}),
+            ]),
+            &source,
+            "expand",
+        );
+        assert_eq!(page["expansion"]["total"], whole.len());
+        paged.extend(flat(&page));
+    }
+    assert_eq!(paged, whole);
+
     let validate = |system: &str, code: String| {
         result(&run(
             &params(vec![

@@ -32,6 +32,7 @@
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use serde_json::value::RawValue;
@@ -75,7 +76,12 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
         .route(
             &format!("/{name}/{{id}}"),
             axum::routing::get(
-                move |State(state): State<Arc<AppState>>, Path(id): Path<String>| async move {
+                move |State(state): State<Arc<AppState>>,
+                      id: Result<Path<String>, PathRejection>| async move {
+                    let Ok(Path(id)) = id else {
+                        return OpError::invalid(format!("the {name} id is not UTF-8 text"))
+                            .response();
+                    };
                     match read(&state, v, kind, &id) {
                         Some(resource) => fhir_json(StatusCode::OK, &resource),
                         None => OpError::not_found(format!("{name}/{id} is not known")).response(),
