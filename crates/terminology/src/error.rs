@@ -115,6 +115,13 @@ pub enum Error {
     Budget(String),
     /// A code system's store could not be read.
     Store(String),
+    /// Something the request names that the server does not hold (a
+    /// code, an edition, a resource); the text says what.
+    NotFound(String),
+    /// A request body in a format the server does not read.
+    UnsupportedMediaType(String),
+    /// The server failed (a task that did not finish); the text says how.
+    Internal(String),
     /// The code system's content cannot be expanded.
     NotEnumerable { system: String },
     /// The version used is not the one `check-system-version` requires.
@@ -132,6 +139,26 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::Invalid`]: the request got something wrong.
+    pub fn invalid(text: impl Into<String>) -> Error {
+        Error::Invalid(text.into())
+    }
+
+    /// [`Error::NotFound`].
+    pub fn not_found(text: impl Into<String>) -> Error {
+        Error::NotFound(text.into())
+    }
+
+    /// [`Error::Required`].
+    pub fn required(name: &'static str) -> Error {
+        Error::Required(name)
+    }
+
+    /// [`Error::Budget`]: 422 `too-costly`.
+    pub fn too_costly(text: impl Into<String>) -> Error {
+        Error::Budget(text.into())
+    }
+
     /// The HTTP status.
     pub fn status(&self) -> u16 {
         match self {
@@ -141,7 +168,9 @@ impl Error {
             | Error::CodeSystemVersionNotFound { .. }
             | Error::UnknownCode { .. } => 404,
             Error::TooCostly { .. } | Error::OutOfTime | Error::Budget(_) => 422,
-            Error::Store(_) => 500,
+            Error::Store(_) | Error::Internal(_) => 500,
+            Error::NotFound(_) => 404,
+            Error::UnsupportedMediaType(_) => 415,
             _ => 400,
         }
     }
@@ -195,7 +224,9 @@ impl Error {
             Error::OutOfTime | Error::Budget(_) => ("too-costly", "", None),
             Error::InvalidConstraint(_) => ("invalid", "vs-invalid", Some("INVALID_ECL")),
             Error::NotSupported(_) => ("not-supported", "", None),
-            Error::Store(_) => ("exception", "", None),
+            Error::Store(_) | Error::Internal(_) => ("exception", "", None),
+            Error::NotFound(_) => ("not-found", "not-found", None),
+            Error::UnsupportedMediaType(_) => ("not-supported", "", None),
             Error::NotEnumerable { .. } => (
                 "too-costly",
                 "too-costly",
@@ -209,7 +240,9 @@ impl Error {
                 "invalid-display",
                 Some("INVALID_DISPLAY_NAME"),
             ),
-            Error::Required(_) | Error::Invalid(_) => ("invalid", "invalid-data", None),
+            // FHIR's issue type for a missing element.
+            Error::Required(_) => ("required", "invalid-data", None),
+            Error::Invalid(_) => ("invalid", "invalid-data", None),
         };
         Issue {
             severity: "error",
@@ -313,7 +346,10 @@ impl fmt::Display for Error {
             Error::InvalidConstraint(text)
             | Error::NotSupported(text)
             | Error::Budget(text)
-            | Error::Store(text) => f.write_str(text),
+            | Error::Store(text)
+            | Error::NotFound(text)
+            | Error::UnsupportedMediaType(text)
+            | Error::Internal(text) => f.write_str(text),
             Error::NotEnumerable { system } => write!(
                 f,
                 "The code system '{system}' cannot be expanded because its codes cannot be iterated or enumerated in any meaningful sense"

@@ -36,7 +36,7 @@ use txmap_store::{Edition, sctid};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::parameters::{Param, Parameters, Scalar};
-use super::params::{Call, OpError, Params, merge};
+use super::params::{Call, Error, Params, Respond, Stored, merge};
 use super::{expression, fhir_json, fhir_json_text};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
@@ -65,12 +65,12 @@ impl PropertyFilter {
 }
 
 /// The edition `version` names, or the default one.
-pub fn resolve_edition(editions: &Editions, version: Option<&str>) -> Result<usize, OpError> {
+pub fn resolve_edition(editions: &Editions, version: Option<&str>) -> Result<usize, Error> {
     let Some(version) = version.filter(|v| !v.is_empty()) else {
         return editions
             .default
             .filter(|&i| i < editions.list.len())
-            .ok_or_else(|| OpError::not_found("no SNOMED CT edition is loaded"));
+            .ok_or_else(|| Error::not_found("no SNOMED CT edition is loaded"));
     };
     if let Some(i) = editions
         .list
@@ -97,7 +97,7 @@ pub fn resolve_edition(editions: &Editions, version: Option<&str>) -> Result<usi
             .into_iter()
             .map(|v| v.code)
             .collect();
-        OpError::not_found(format!(
+        Error::not_found(format!(
             "A definition for CodeSystem '{SNOMED_CT}' version '{version}' could not be found. Valid versions: {}",
             if valid.is_empty() {
                 "(none)".to_owned()
@@ -108,11 +108,11 @@ pub fn resolve_edition(editions: &Editions, version: Option<&str>) -> Result<usi
     })
 }
 
-pub(super) fn check_system(system: Option<&str>) -> Result<(), OpError> {
+pub(super) fn check_system(system: Option<&str>) -> Result<(), Error> {
     match system {
-        None => Err(OpError::required("system")),
+        None => Err(Error::required("system")),
         Some(SNOMED_CT) => Ok(()),
-        Some(other) => Err(OpError::not_found(format!(
+        Some(other) => Err(Error::not_found(format!(
             "A definition for CodeSystem '{other}' could not be found: this server serves {SNOMED_CT} only"
         ))),
     }
@@ -168,8 +168,8 @@ fn lower_priority() {
 pub(super) async fn run<T: Send + 'static>(
     state: Arc<AppState>,
     cost: Cost,
-    f: impl FnOnce(&AppState) -> Result<T, OpError> + Send + 'static,
-) -> Result<T, OpError> {
+    f: impl FnOnce(&AppState) -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
     if cost == Cost::Cheap {
         return f(&state);
     }
@@ -184,17 +184,11 @@ pub(super) async fn run<T: Send + 'static>(
     .await
     .map_err(|e| {
         tracing::error!("an operation's task failed: {e}");
-        OpError {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: "exception",
-            tx_type: None,
-            message_id: None,
-            text: "the operation failed unexpectedly".into(),
-        }
+        Error::Internal("the operation failed unexpectedly".into())
     })?
 }
 
-pub(super) fn respond(r: Result<Value, OpError>) -> Response {
+pub(super) fn respond(r: Result<Value, Error>) -> Response {
     match r {
         Ok(v) => fhir_json(StatusCode::OK, &v),
         Err(e) => e.response(),
@@ -211,12 +205,12 @@ pub async fn lookup(state: Arc<AppState>, call: Call) -> Response {
     }
 }
 
-async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<String, OpError> {
+async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {
     let params = &call.params;
     let named = params.coded(params.coding("coding")?)?;
     let code = named
         .code
-        .ok_or_else(|| OpError::required("code"))?
+        .ok_or_else(|| Error::required("code"))?
         .to_owned();
     check_system(named.system)?;
     let index = resolve_edition(&state.editions, named.version)?;
@@ -230,15 +224,19 @@ async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<String, OpErro
     .await
 }
 
-fn unknown_code(e: &ServedEdition, code: &str) -> OpError {
-    OpError::not_found(format!(
+fn unknown_code(e: &ServedEdition, code: &str) -> Error {
+    Error::not_found(unknown_code_text(e, code))
+}
+
+fn unknown_code_text(e: &ServedEdition, code: &str) -> String {
+    format!(
         "Unable to find code '{code}' in {SNOMED_CT} version {}",
         e.names.version_uri
-    ))
+    )
 }
 
 /// A concept's ordinal from its code as text.
-fn find(e: &ServedEdition, code: &str) -> Result<u32, OpError> {
+fn find(e: &ServedEdition, code: &str) -> Result<u32, Error> {
     let code = code.trim();
     if code.is_empty() || code.len() > 18 || !code.bytes().all(|b| b.is_ascii_digit()) {
         return Err(unknown_code(e, code));
@@ -251,9 +249,9 @@ fn find(e: &ServedEdition, code: &str) -> Result<u32, OpError> {
 
 pub(super) type Ed = Edition<EditionBytes>;
 
-pub(super) fn term_of(ed: &Ed, id: u64) -> Result<Option<&str>, OpError> {
+pub(super) fn term_of(ed: &Ed, id: u64) -> Result<Option<&str>, Error> {
     match ed.ordinal(id) {
-        Some(o) => Ok(ed.preferred_term(o)?),
+        Some(o) => Ok(ed.preferred_term(o).stored()?),
         None => Ok(None),
     }
 }
@@ -277,7 +275,7 @@ fn property<'a>(
 }
 
 /// The display of a description type.
-pub(super) fn description_type_display(ed: &Ed, type_id: u64) -> Result<Option<&str>, OpError> {
+pub(super) fn description_type_display(ed: &Ed, type_id: u64) -> Result<Option<&str>, Error> {
     Ok(match type_id {
         sctid::FSN => Some("Fully specified name"),
         sctid::SYNONYM => Some("Synonym"),
@@ -318,18 +316,16 @@ pub fn lookup_code<'e>(
     code: &str,
     filter: &PropertyFilter,
     language: &DisplayLanguage,
-) -> Result<Parameters<'e>, OpError> {
+) -> Result<Parameters<'e>, Error> {
     let trimmed = code.trim();
     let parameters = if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
         concept_parameters(e, find(e, trimmed)?, filter, language, true)?
     } else {
         let expr = expression::parse(code).map_err(|why| {
-            let mut err = unknown_code(e, code);
-            err.text = format!(
+            Error::not_found(format!(
                 "{}: it is neither an SCTID nor an expression ({why})",
-                err.text
-            );
-            err
+                unknown_code_text(e, code)
+            ))
         })?;
         expression_parameters(e, code, &expr, filter)?
     };
@@ -354,21 +350,15 @@ fn expression_parameters<'e>(
     code: &str,
     expr: &expression::Expression,
     filter: &PropertyFilter,
-) -> Result<Vec<Param<'e>>, OpError> {
+) -> Result<Vec<Param<'e>>, Error> {
     let ed = &e.edition;
     for c in expr.concepts() {
         find(e, &c.to_string())?;
     }
     let [focus] = expr.focus[..] else {
-        return Err(OpError {
-            status: StatusCode::BAD_REQUEST,
-            code: "not-supported",
-            tx_type: None,
-            message_id: None,
-            text: format!(
-                "$lookup of an expression with more than one focus concept is not supported: {code}"
-            ),
-        });
+        return Err(Error::NotSupported(format!(
+            "$lookup of an expression with more than one focus concept is not supported: {code}"
+        )));
     };
     let focus = find(e, &focus.to_string())?;
     let mut out = concept_parameters(e, focus, filter, &DisplayLanguage::default(), false)?;
@@ -385,7 +375,7 @@ fn expression_parameters<'e>(
             ],
         ));
     }
-    let own = ed.attributes(focus)?;
+    let own = ed.attributes(focus).stored()?;
     for a in expr.attributes() {
         let type_code = a.type_id.to_string();
         if !filter.has(&type_code, true) {
@@ -430,10 +420,10 @@ fn concept_parameters<'e>(
     filter: &PropertyFilter,
     language: &DisplayLanguage,
     designations: bool,
-) -> Result<Vec<Param<'e>>, OpError> {
+) -> Result<Vec<Param<'e>>, Error> {
     let ed = &e.edition;
     let version_uri = e.names.version_uri.as_str();
-    let concept = ed.concept_at(ord)?;
+    let concept = ed.concept_at(ord).stored()?;
     let mut out = vec![
         Param::text("code", "valueCode", concept.id.to_string()),
         Param::text("system", "valueUri", SNOMED_CT),
@@ -444,7 +434,12 @@ fn concept_parameters<'e>(
         out.push(Param::text("display", "valueString", d));
     }
     if designations && filter.has("designation", true) {
-        for d in ed.descriptions(ord)?.into_iter().filter(|d| d.active) {
+        for d in ed
+            .descriptions(ord)
+            .stored()?
+            .into_iter()
+            .filter(|d| d.active)
+        {
             let use_ = Scalar::Coding(
                 SNOMED_CT,
                 d.type_id.to_string().into(),
@@ -495,7 +490,10 @@ fn concept_parameters<'e>(
             ("valueBoolean", Scalar::Bool(concept.defined)),
         ));
     }
-    for (name, list) in [("parent", ed.parents(ord)?), ("child", ed.children(ord)?)] {
+    for (name, list) in [
+        ("parent", ed.parents(ord).stored()?),
+        ("child", ed.children(ord).stored()?),
+    ] {
         if !filter.has(name, true) {
             continue;
         }
@@ -503,12 +501,15 @@ fn concept_parameters<'e>(
             out.push(property(
                 name,
                 None,
-                ed.preferred_term(o)?,
-                ("valueCode", Scalar::Str(ed.sctid(o)?.to_string().into())),
+                ed.preferred_term(o).stored()?,
+                (
+                    "valueCode",
+                    Scalar::Str(ed.sctid(o).stored()?.to_string().into()),
+                ),
             ));
         }
     }
-    for r in ed.attributes(ord)? {
+    for r in ed.attributes(ord).stored()? {
         let type_code = r.type_id.to_string();
         if filter.has(&type_code, true) {
             out.push(property(
@@ -519,7 +520,7 @@ fn concept_parameters<'e>(
             ));
         }
     }
-    for c in ed.concrete_values(ord)? {
+    for c in ed.concrete_values(ord).stored()? {
         let type_code = c.type_id.to_string();
         if filter.has(&type_code, true) {
             out.push(property(
@@ -548,8 +549,8 @@ fn concept_parameters<'e>(
 /// `===` (sufficiently defined) or `<<<` (primitive), the parents, then
 /// ungrouped attributes and `{…}` role groups. Terse leaves out terms and
 /// spaces.
-pub fn normal_form(ed: &Ed, ord: u32, defined: bool, terse: bool) -> Result<String, OpError> {
-    let concept_ref = |id: u64| -> Result<String, OpError> {
+pub fn normal_form(ed: &Ed, ord: u32, defined: bool, terse: bool) -> Result<String, Error> {
+    let concept_ref = |id: u64| -> Result<String, Error> {
         Ok(match (terse, term_of(ed, id)?) {
             (false, Some(t)) => format!("{id}|{t}|"),
             _ => id.to_string(),
@@ -561,10 +562,12 @@ pub fn normal_form(ed: &Ed, ord: u32, defined: bool, terse: bool) -> Result<Stri
         (" + ", " : ", ", ", " = ")
     };
     let mut parents: Vec<u64> = ed
-        .parents(ord)?
+        .parents(ord)
+        .stored()?
         .iter()
         .map(|o| ed.sctid(o))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .stored()?;
     parents.sort_unstable();
     let mut out = String::from(if defined { "===" } else { "<<<" });
     if !terse {
@@ -577,13 +580,13 @@ pub fn normal_form(ed: &Ed, ord: u32, defined: bool, terse: bool) -> Result<Stri
     out.push_str(&focus.join(and));
     // (group, "type = value"), sorted by group then text.
     let mut refinements: Vec<(u16, String)> = Vec::new();
-    for r in ed.attributes(ord)? {
+    for r in ed.attributes(ord).stored()? {
         refinements.push((
             r.group,
             format!("{}{eq}{}", concept_ref(r.type_id)?, concept_ref(r.target)?),
         ));
     }
-    for c in ed.concrete_values(ord)? {
+    for c in ed.concrete_values(ord).stored()? {
         refinements.push((
             c.group,
             format!("{}{eq}{}", concept_ref(c.type_id)?, c.value),
@@ -628,7 +631,7 @@ pub async fn subsumes(state: Arc<AppState>, call: Call) -> Response {
     respond(subsumes_inner(state, call.params).await)
 }
 
-async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, OpError> {
+async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, Error> {
     let coding_a = params.coding("codingA")?;
     let coding_b = params.coding("codingB")?;
     let code_a = merge(
@@ -636,14 +639,14 @@ async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, O
         params.text("codeA")?,
         coding_a.and_then(|c| c.code.as_deref()),
     )?
-    .ok_or_else(|| OpError::required("codeA"))?
+    .ok_or_else(|| Error::required("codeA"))?
     .to_owned();
     let code_b = merge(
         "codeB",
         params.text("codeB")?,
         coding_b.and_then(|c| c.code.as_deref()),
     )?
-    .ok_or_else(|| OpError::required("codeB"))?
+    .ok_or_else(|| Error::required("codeB"))?
     .to_owned();
     let system = params.text("system")?;
     for s in [
@@ -675,9 +678,9 @@ async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, O
         let b = find(e, &code_b)?;
         let outcome = if a == b {
             "equivalent"
-        } else if e.edition.subsumes(a, b)? {
+        } else if e.edition.subsumes(a, b).stored()? {
             "subsumes"
-        } else if e.edition.subsumes(b, a)? {
+        } else if e.edition.subsumes(b, a).stored()? {
             "subsumed-by"
         } else {
             "not-subsumed"

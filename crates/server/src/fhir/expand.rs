@@ -28,7 +28,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 use txmap_ecl_eval::Budget;
@@ -38,7 +37,7 @@ use txmap_store::SearchOptions;
 use super::codesystem::{self, Cost, Ed, description_type_display, respond, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{Call, OpError, ParamValue, Params, check_deadline};
+use super::params::{Call, Error, ParamValue, Params, Stored, check_deadline};
 use super::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set};
 use super::{FhirVersion, expression};
 use crate::app::AppState;
@@ -70,12 +69,12 @@ struct Options {
     language: DisplayLanguage,
 }
 
-fn number(params: &Params, name: &str) -> Result<Option<usize>, OpError> {
+fn number(params: &Params, name: &str) -> Result<Option<usize>, Error> {
     params
         .text(name)?
         .map(|t| {
             t.trim().parse::<usize>().map_err(|_| {
-                OpError::invalid(format!(
+                Error::invalid(format!(
                     "the parameter {name:?} must be a non-negative integer, not {t:?}"
                 ))
             })
@@ -83,12 +82,12 @@ fn number(params: &Params, name: &str) -> Result<Option<usize>, OpError> {
         .transpose()
 }
 
-fn flag(params: &Params, name: &str) -> Result<bool, OpError> {
+fn flag(params: &Params, name: &str) -> Result<bool, Error> {
     match params.text(name)? {
         None => Ok(false),
         Some("true") => Ok(true),
         Some("false") => Ok(false),
-        Some(other) => Err(OpError::invalid(format!(
+        Some(other) => Err(Error::invalid(format!(
             "the parameter {name:?} must be true or false, not {other:?}"
         ))),
     }
@@ -124,7 +123,7 @@ fn echoed(params: &Params) -> Vec<Value> {
     out
 }
 
-async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Result<Value, OpError> {
+async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Result<Value, Error> {
     let params = &call.params;
     let threshold = call.max_expansion;
     let deadline = call.deadline;
@@ -180,7 +179,7 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
             state
                 .guard
                 .check_running(&mut sampler)
-                .map_err(|t| OpError::too_costly(format!("the expansion was aborted: {t}")))
+                .map_err(|t| Error::too_costly(format!("the expansion was aborted: {t}")))
         };
         let items = members(ed, &def, &options, &budget, &mut check)?;
         let total = items.len();
@@ -190,16 +189,9 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
             None => total,
         };
         if end - start > options.limit {
-            return Err(OpError {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
-                code: "too-costly",
-                tx_type: None,
-                message_id: None,
-                text: format!(
-                    "The value set '{}' expansion has too many codes to produce (>{})",
-                    vs_url,
-                    options.limit
-                ),
+            return Err(Error::TooCostly {
+                value_set: vs_url.to_string(),
+                limit: options.limit,
             });
         }
         let mut contains = Vec::with_capacity(end - start);
@@ -276,7 +268,7 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
 }
 
 /// An implicit value set's resource (without its expansion).
-fn implicit_resource(ed: &Ed, url: Option<&str>) -> Result<Value, OpError> {
+fn implicit_resource(ed: &Ed, url: Option<&str>) -> Result<Value, Error> {
     let url = url.unwrap_or(SNOMED_CT);
     let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
     let (name, title) = if let Some(id) = query.strip_prefix("fhir_vs=isa/") {
@@ -333,8 +325,8 @@ fn members(
     def: &ValueSetDef,
     options: &Options,
     budget: &Budget,
-    check: &mut dyn FnMut() -> Result<(), OpError>,
-) -> Result<Vec<Item>, OpError> {
+    check: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<Vec<Item>, Error> {
     let ValueSetDef::Compose {
         include, exclude, ..
     } = def;
@@ -361,7 +353,7 @@ fn members(
                 let mut kept = Vec::with_capacity(concepts.len());
                 for &ord in &concepts {
                     check()?;
-                    let code = ed.sctid(ord)?.to_string();
+                    let code = ed.sctid(ord).stored()?.to_string();
                     if !r.matches(ed, &code, &Target::Concept(ord), budget)? {
                         kept.push(ord);
                     }
@@ -381,7 +373,7 @@ fn members(
         let mut kept = Vec::with_capacity(concepts.len());
         for &ord in &concepts {
             check()?;
-            if ed.concept_at(ord)?.active {
+            if ed.concept_at(ord).stored()?.active {
                 kept.push(ord);
             }
         }
@@ -394,7 +386,7 @@ fn members(
     // concept: a whole `?fhir_vs` is 535,000 of them, for a page of 20.
     let mut out: Vec<(CodeKey, Item)> = Vec::with_capacity(concepts.len() + expressions.len());
     for ord in concepts {
-        out.push((CodeKey::id(ed.sctid(ord)?), Item::Concept(ord)));
+        out.push((CodeKey::id(ed.sctid(ord).stored()?), Item::Concept(ord)));
     }
     check()?;
     expressions.sort_unstable();
@@ -464,20 +456,20 @@ fn text_filtered(
     text: &str,
     options: &Options,
     members: Option<&[u32]>,
-    check: &mut dyn FnMut() -> Result<(), OpError>,
-) -> Result<Vec<Item>, OpError> {
+    check: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<Vec<Item>, Error> {
     let search = SearchOptions {
         include_inactive: !options.active_only,
         ..SearchOptions::default()
     };
     let hits = ed.search_concepts(text, &search).map_err(|e| match e {
         txmap_store::StoreError::EmptyQuery => {
-            OpError::invalid(format!("the filter {text:?} has no words"))
+            Error::invalid(format!("the filter {text:?} has no words"))
         }
         txmap_store::StoreError::TooCostly => {
-            OpError::too_costly(format!("the filter {text:?} matches too many descriptions"))
+            Error::too_costly(format!("the filter {text:?} matches too many descriptions"))
         }
-        other => other.into(),
+        other => super::params::store_error(other),
     })?;
     let mut out = Vec::with_capacity(hits.len());
     for ord in hits {
@@ -496,8 +488,8 @@ fn rule_members(
     concepts: &mut Vec<u32>,
     expressions: &mut Vec<(String, String)>,
     budget: &Budget,
-    check: &mut dyn FnMut() -> Result<(), OpError>,
-) -> Result<(), OpError> {
+    check: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<(), Error> {
     let Some(list) = &rule.concepts else {
         concepts.extend(rule.filtered_concepts(ed, budget)?);
         return Ok(());
@@ -525,12 +517,7 @@ fn rule_members(
 }
 
 /// One `contains` entry, and whether its concept is inactive.
-fn entry(
-    ed: &Ed,
-    v: FhirVersion,
-    item: &Item,
-    options: &Options,
-) -> Result<(Value, bool), OpError> {
+fn entry(ed: &Ed, v: FhirVersion, item: &Item, options: &Options) -> Result<(Value, bool), Error> {
     let ord = match item {
         Item::Expression(code, display) => {
             return Ok((
@@ -540,7 +527,7 @@ fn entry(
         }
         Item::Concept(ord) => *ord,
     };
-    let concept = ed.concept_at(ord)?;
+    let concept = ed.concept_at(ord).stored()?;
     let display = options.language.display(ed, ord)?;
     let mut c = json!({ "system": SNOMED_CT, "code": concept.id.to_string() });
     if let Some(d) = display {
@@ -566,10 +553,11 @@ fn entry(
     if options.designations {
         // Active descriptions preferred in a language reference set.
         let mut list = Vec::new();
-        for d in ed.descriptions(ord)? {
+        for d in ed.descriptions(ord).stored()? {
             if d.active
                 && ed
-                    .acceptability(d.ordinal)?
+                    .acceptability(d.ordinal)
+                    .stored()?
                     .iter()
                     .any(|&(_, a)| a == txmap_store::sctid::PREFERRED)
             {
@@ -581,7 +569,7 @@ fn entry(
             let order = match d.type_id {
                 txmap_store::sctid::FSN => 0,
                 txmap_store::sctid::SYNONYM => {
-                    if ed.is_preferred_term(d.ordinal)? {
+                    if ed.is_preferred_term(d.ordinal).stored()? {
                         1
                     } else {
                         2

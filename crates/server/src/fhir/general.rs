@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use txmap_terminology::{Request, ResourceSource};
 
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Coding, ParamValue, Params};
+use super::params::{Call, Coding, ParamValue, Params, Respond};
 use super::{FhirVersion, fhir_json};
 use crate::app::AppState;
 

@@ -15,7 +15,7 @@ use txmap_store::sctid;
 use txmap_terminology::language::Prefs;
 
 use super::codesystem::Ed;
-use super::params::OpError;
+use super::params::{Error, Stored};
 
 /// |Great Britain English language reference set|.
 pub const GB_ENGLISH: u64 = 900000000000508004;
@@ -73,20 +73,20 @@ impl DisplayLanguage {
 
     /// The display of the concept at `ord`: the first wanted language's
     /// term, else the default preferred term, else an FSN.
-    pub fn display<'e>(&self, ed: &'e Ed, ord: u32) -> Result<Option<&'e str>, OpError> {
+    pub fn display<'e>(&self, ed: &'e Ed, ord: u32) -> Result<Option<&'e str>, Error> {
         for w in &self.wants {
             let term = match w {
                 Want::Default => break,
-                Want::Refset(r) => ed.preferred_term_in(ord, &[*r])?.map(|d| d.term),
+                Want::Refset(r) => ed.preferred_term_in(ord, &[*r]).stored()?.map(|d| d.term),
                 Want::Language(code) => in_language(ed, ord, code)?,
             };
             if term.is_some() {
                 return Ok(term);
             }
         }
-        Ok(match ed.preferred_term(ord)? {
+        Ok(match ed.preferred_term(ord).stored()? {
             Some(t) => Some(t),
-            None => ed.fsn(ord, &[])?.map(|d| d.term),
+            None => ed.fsn(ord, &[]).stored()?.map(|d| d.term),
         })
     }
 }
@@ -106,14 +106,15 @@ fn want(tag: &str) -> Want {
 
 /// An active synonym of the concept in language `code`, one preferred in
 /// some refset if there is one.
-fn in_language<'e>(ed: &'e Ed, ord: u32, code: &str) -> Result<Option<&'e str>, OpError> {
+fn in_language<'e>(ed: &'e Ed, ord: u32, code: &str) -> Result<Option<&'e str>, Error> {
     let mut fallback = None;
-    for d in ed.descriptions(ord)? {
+    for d in ed.descriptions(ord).stored()? {
         if !d.active || d.type_id != sctid::SYNONYM || !d.language.eq_ignore_ascii_case(code) {
             continue;
         }
         if ed
-            .acceptability(d.ordinal)?
+            .acceptability(d.ordinal)
+            .stored()?
             .iter()
             .any(|&(_, a)| a == sctid::PREFERRED)
         {

@@ -42,7 +42,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 
-use self::params::{Call, OpError, Params};
+use self::params::{Call, Error, Params, Respond};
 
 use crate::app::AppState;
 use crate::editions::Editions;
@@ -221,7 +221,7 @@ async fn run(
     };
     match tokio::time::timeout(budget + GRACE, work).await {
         Ok(response) => response,
-        Err(_) => OpError::too_costly(format!(
+        Err(_) => Error::too_costly(format!(
             "the operation did not finish within its time budget of {:.1} s",
             budget.as_secs_f64()
         ))

@@ -21,7 +21,7 @@ use txmap_store::{Member, RefsetKind};
 
 use super::codesystem::{Ed, term_of};
 use super::expression::{AttributeValue, Expression};
-use super::params::OpError;
+use super::params::{Error, Stored};
 
 /// |Mandatory concept model rule|.
 const MANDATORY: &str = "723597001";
@@ -47,7 +47,7 @@ struct Ranges {
 }
 
 impl Rules {
-    pub fn load(ed: &Ed) -> Result<Rules, OpError> {
+    pub fn load(ed: &Ed) -> Result<Rules, Error> {
         let mut rules = Rules::default();
         for (kind, field) in [
             (RefsetKind::MrcmAttributeDomain, "domainId"),
@@ -59,7 +59,7 @@ impl Rules {
             let mut pre: HashMap<u64, Vec<String>> = HashMap::new();
             for info in ed.refsets().filter(|r| r.kind == kind) {
                 let names = info.field_names();
-                for m in ed.members(info.id)? {
+                for m in ed.members(info.id).stored()? {
                     match applicable(names, &m, field) {
                         Some((true, value)) => post.entry(m.component).or_default().push(value),
                         Some((false, value)) => pre.entry(m.component).or_default().push(value),
@@ -97,9 +97,9 @@ pub fn violation(
     rules: &Rules,
     expr: &Expression,
     budget: &Budget,
-) -> Result<Option<String>, OpError> {
+) -> Result<Option<String>, Error> {
     let focus: Vec<u32> = expr.focus.iter().filter_map(|&c| ed.ordinal(c)).collect();
-    let named = |id: u64| -> Result<String, OpError> {
+    let named = |id: u64| -> Result<String, Error> {
         Ok(match term_of(ed, id)? {
             Some(t) => format!("{id} |{t}|"),
             None => id.to_string(),
@@ -113,7 +113,7 @@ pub fn violation(
                     continue;
                 };
                 for &f in &focus {
-                    if ed.subsumes(d, f)? {
+                    if ed.subsumes(d, f).stored()? {
                         allowed = true;
                         break 'domains;
                     }
@@ -152,7 +152,7 @@ pub fn violation(
                 }
                 Ok(false) => {}
                 Err(txmap_ecl_eval::EvalError::TooCostly { why }) => {
-                    return Err(OpError::too_costly(format!(
+                    return Err(Error::too_costly(format!(
                         "checking the concept model was too costly: {why}"
                     )));
                 }

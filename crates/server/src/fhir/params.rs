@@ -33,9 +33,9 @@ pub fn merge<'a>(
     what: &str,
     a: Option<&'a str>,
     b: Option<&'a str>,
-) -> Result<Option<&'a str>, OpError> {
+) -> Result<Option<&'a str>, Error> {
     match (a, b) {
-        (Some(x), Some(y)) if x != y => Err(OpError::invalid(format!(
+        (Some(x), Some(y)) if x != y => Err(Error::invalid(format!(
             "the {what} is given twice, differently: {x:?} and {y:?}"
         ))),
         (Some(x), _) | (None, Some(x)) => Ok(Some(x)),
@@ -61,74 +61,40 @@ pub enum ParamValue {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Params(pub Vec<(String, ParamValue)>);
 
-/// An operation's failure: an OperationOutcome with one error issue.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OpError {
-    pub status: StatusCode,
-    /// The issue type (`invalid`, `not-found`, `required`...).
-    pub code: &'static str,
-    /// A `tx-issue-type` code for `details.coding`, if one applies.
-    pub tx_type: Option<&'static str>,
-    /// An `operationoutcome-message-id` extension (`INVALID_ECL`...).
-    pub message_id: Option<&'static str>,
-    pub text: String,
+/// An operation's failure is the engine's [`Error`]: one type of reasons,
+/// with their HTTP status and OperationOutcome, for both engines.
+pub use txmap_terminology::Error;
+
+/// An error as the response to send.
+pub trait Respond {
+    fn response(&self) -> Response;
 }
 
-impl OpError {
-    pub fn invalid(text: impl Into<String>) -> OpError {
-        OpError {
-            status: StatusCode::BAD_REQUEST,
-            code: "invalid",
-            tx_type: None,
-            message_id: None,
-            text: text.into(),
-        }
-    }
-
-    pub fn not_found(text: impl Into<String>) -> OpError {
-        OpError {
-            status: StatusCode::NOT_FOUND,
-            code: "not-found",
-            tx_type: Some("not-found"),
-            message_id: None,
-            text: text.into(),
-        }
-    }
-
-    pub fn required(name: &str) -> OpError {
-        OpError {
-            status: StatusCode::BAD_REQUEST,
-            code: "required",
-            tx_type: None,
-            message_id: None,
-            text: format!("the parameter {name:?} is required"),
-        }
-    }
-
-    /// The OperationOutcome, as a response.
-    pub fn response(&self) -> Response {
+impl Respond for Error {
+    fn response(&self) -> Response {
         crate::outcome::issue_response(
-            self.status,
-            txmap_terminology::Issue {
-                tx_type: self.tx_type.unwrap_or(""),
-                message_id: self.message_id,
-                ..crate::outcome::error_issue(self.code, self.text.clone())
-            },
+            StatusCode::from_u16(self.status()).unwrap_or(StatusCode::BAD_REQUEST),
+            self.issue(),
         )
     }
 }
 
-impl OpError {
-    /// 422 `too-costly`: the request asks for more work than allowed.
-    pub fn too_costly(text: impl Into<String>) -> OpError {
-        OpError {
-            status: StatusCode::UNPROCESSABLE_ENTITY,
-            code: "too-costly",
-            tx_type: None,
-            message_id: None,
-            text: text.into(),
-        }
+/// `?` for the store's results in handlers: a store error is a 500 that
+/// names the cause, and is logged.
+pub trait Stored<T> {
+    fn stored(self) -> Result<T, Error>;
+}
+
+impl<T> Stored<T> for Result<T, txmap_store::StoreError> {
+    fn stored(self) -> Result<T, Error> {
+        self.map_err(store_error)
     }
+}
+
+/// A store error as the 500 it answers, logged.
+pub fn store_error(e: txmap_store::StoreError) -> Error {
+    tracing::error!("store: {e}");
+    Error::Store(format!("the edition could not be read: {e}"))
 }
 
 /// The request header that overrides the expansion size limit, as the
@@ -163,7 +129,7 @@ impl Call {
 
     /// The languages displays are asked in: `displayLanguage`, else
     /// `Accept-Language`.
-    pub fn display_language(&self) -> Result<Option<&str>, OpError> {
+    pub fn display_language(&self) -> Result<Option<&str>, Error> {
         Ok(self
             .params
             .text("displayLanguage")?
@@ -173,7 +139,7 @@ impl Call {
     }
 
     /// An error once the time budget has run out.
-    pub fn check_deadline(&self) -> Result<(), OpError> {
+    pub fn check_deadline(&self) -> Result<(), Error> {
         check_deadline(self.deadline)
     }
 }
@@ -188,26 +154,11 @@ pub fn expansion_limit(header: Option<&str>, limits: &Limits) -> usize {
 }
 
 /// An error once `deadline` has passed.
-pub fn check_deadline(deadline: Instant) -> Result<(), OpError> {
+pub fn check_deadline(deadline: Instant) -> Result<(), Error> {
     if Instant::now() >= deadline {
-        Err(OpError::too_costly(
-            "the operation ran out of its time budget",
-        ))
+        Err(Error::OutOfTime)
     } else {
         Ok(())
-    }
-}
-
-impl From<txmap_store::StoreError> for OpError {
-    fn from(e: txmap_store::StoreError) -> OpError {
-        tracing::error!("store: {e}");
-        OpError {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: "exception",
-            tx_type: None,
-            message_id: None,
-            text: format!("the edition could not be read: {e}"),
-        }
     }
 }
 
@@ -223,15 +174,15 @@ impl Params {
     }
 
     /// From the request's query string.
-    pub fn from_query(uri: &axum::http::Uri) -> Result<Params, OpError> {
+    pub fn from_query(uri: &axum::http::Uri) -> Result<Params, Error> {
         super::format::query_pairs(uri)
             .map(Params::from_pairs)
-            .map_err(OpError::invalid)
+            .map_err(Error::invalid)
     }
 
     /// From a POST body: a FHIR `Parameters` resource in JSON, or a form
     /// when the content type says so.
-    pub fn from_body(headers: &HeaderMap, body: &[u8]) -> Result<Params, OpError> {
+    pub fn from_body(headers: &HeaderMap, body: &[u8]) -> Result<Params, Error> {
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|h| h.to_str().ok())
@@ -246,36 +197,30 @@ impl Params {
         match content_type.as_str() {
             "application/x-www-form-urlencoded" => {
                 let text = std::str::from_utf8(body)
-                    .map_err(|_| OpError::invalid("the form body is not UTF-8"))?;
+                    .map_err(|_| Error::invalid("the form body is not UTF-8"))?;
                 let uri: axum::http::Uri = format!("/?{text}")
                     .parse()
-                    .map_err(|_| OpError::invalid("the form body cannot be read"))?;
+                    .map_err(|_| Error::invalid("the form body cannot be read"))?;
                 super::format::query_pairs(&uri)
                     .map(Params::from_pairs)
-                    .map_err(OpError::invalid)
+                    .map_err(Error::invalid)
             }
             "" | "application/fhir+json" | "application/json" | "application/json+fhir" => {
                 let v: Value = serde_json::from_slice(body).map_err(|e| {
-                    OpError::invalid(format!("the body is not a JSON Parameters resource: {e}"))
+                    Error::invalid(format!("the body is not a JSON Parameters resource: {e}"))
                 })?;
                 Params::from_parameters(&v)
             }
-            other => Err(OpError {
-                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                code: "not-supported",
-                tx_type: None,
-                message_id: None,
-                text: format!(
-                    "Content-Type {other} is not supported: POST a Parameters resource as application/fhir+json"
-                ),
-            }),
+            other => Err(Error::UnsupportedMediaType(format!(
+                "Content-Type {other} is not supported: POST a Parameters resource as application/fhir+json"
+            ))),
         }
     }
 
     /// From a `Parameters` resource.
-    pub fn from_parameters(v: &Value) -> Result<Params, OpError> {
+    pub fn from_parameters(v: &Value) -> Result<Params, Error> {
         if v.get("resourceType").and_then(Value::as_str) != Some("Parameters") {
-            return Err(OpError::invalid(
+            return Err(Error::invalid(
                 "the body must be a FHIR Parameters resource",
             ));
         }
@@ -283,11 +228,11 @@ impl Params {
         let list = match v.get("parameter") {
             None => return Ok(Params(out)),
             Some(Value::Array(a)) => a,
-            Some(_) => return Err(OpError::invalid("Parameters.parameter must be an array")),
+            Some(_) => return Err(Error::invalid("Parameters.parameter must be an array")),
         };
         for p in list {
             let Some(name) = p.get("name").and_then(Value::as_str) else {
-                return Err(OpError::invalid("a parameter has no name"));
+                return Err(Error::invalid("a parameter has no name"));
             };
             let Value::Object(map) = p else { continue };
             let value = map
@@ -324,21 +269,21 @@ impl Params {
 
     /// A single-valued text parameter; given twice with different values
     /// or as a Coding, it is an error.
-    pub fn text(&self, name: &str) -> Result<Option<&str>, OpError> {
+    pub fn text(&self, name: &str) -> Result<Option<&str>, Error> {
         let mut found: Option<&str> = None;
         for v in self.values(name) {
             let t = match v {
                 ParamValue::Text(t) => t,
                 ParamValue::Resource(_) => continue,
                 _ => {
-                    return Err(OpError::invalid(format!(
+                    return Err(Error::invalid(format!(
                         "the parameter {name:?} must be a primitive value"
                     )));
                 }
             };
             match found {
                 Some(f) if f != t => {
-                    return Err(OpError::invalid(format!(
+                    return Err(Error::invalid(format!(
                         "the parameter {name:?} is given more than once"
                     )));
                 }
@@ -351,7 +296,7 @@ impl Params {
     /// A single-valued Coding parameter.
     /// The code the request names, from the `system`, `version` and `code`
     /// parameters and `coding`, each field merged by [`merge`].
-    pub fn coded<'a>(&'a self, coding: Option<&'a Coding>) -> Result<Coded<'a>, OpError> {
+    pub fn coded<'a>(&'a self, coding: Option<&'a Coding>) -> Result<Coded<'a>, Error> {
         let field = |name: &str, of: fn(&Coding) -> &Option<String>| {
             merge(
                 name,
@@ -366,16 +311,16 @@ impl Params {
         })
     }
 
-    pub fn coding(&self, name: &str) -> Result<Option<&Coding>, OpError> {
+    pub fn coding(&self, name: &str) -> Result<Option<&Coding>, Error> {
         let mut found: Option<&Coding> = None;
         for v in self.values(name) {
             let ParamValue::Coding(c) = v else {
-                return Err(OpError::invalid(format!(
+                return Err(Error::invalid(format!(
                     "the parameter {name:?} must be a Coding"
                 )));
             };
             if found.is_some_and(|f| f != c) {
-                return Err(OpError::invalid(format!(
+                return Err(Error::invalid(format!(
                     "the parameter {name:?} is given more than once"
                 )));
             }
@@ -395,16 +340,16 @@ impl Params {
     }
 
     /// A single-valued CodeableConcept parameter's codings.
-    pub fn codeable_concept(&self, name: &str) -> Result<Option<&[Coding]>, OpError> {
+    pub fn codeable_concept(&self, name: &str) -> Result<Option<&[Coding]>, Error> {
         let mut found: Option<&[Coding]> = None;
         for v in self.values(name) {
             let ParamValue::CodeableConcept(c) = v else {
-                return Err(OpError::invalid(format!(
+                return Err(Error::invalid(format!(
                     "the parameter {name:?} must be a CodeableConcept"
                 )));
             };
             if found.is_some_and(|f| f != c.as_slice()) {
-                return Err(OpError::invalid(format!(
+                return Err(Error::invalid(format!(
                     "the parameter {name:?} is given more than once"
                 )));
             }

@@ -41,7 +41,7 @@ use txmap_packages::{Kind, Listed};
 use txmap_text::fold;
 
 use super::metadata::SNOMED_CT;
-use super::params::OpError;
+use super::params::{Error, Respond};
 use super::{FhirVersion, base_url, fhir_json, format};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
@@ -79,12 +79,12 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                 move |State(state): State<Arc<AppState>>,
                       id: Result<Path<String>, PathRejection>| async move {
                     let Ok(Path(id)) = id else {
-                        return OpError::invalid(format!("the {name} id is not UTF-8 text"))
+                        return Error::invalid(format!("the {name} id is not UTF-8 text"))
                             .response();
                     };
                     match read(&state, v, kind, &id) {
                         Some(resource) => fhir_json(StatusCode::OK, &resource),
-                        None => OpError::not_found(format!("{name}/{id} is not known")).response(),
+                        None => Error::not_found(format!("{name}/{id} is not known")).response(),
                     }
                 },
             )
@@ -241,7 +241,7 @@ struct Query {
 
 const SEARCHED: [&str; 6] = ["_id", "url", "version", "name", "title", "status"];
 
-fn parse_query(pairs: Vec<(String, String)>) -> Result<Query, OpError> {
+fn parse_query(pairs: Vec<(String, String)>) -> Result<Query, Error> {
     let mut q = Query {
         conditions: Vec::new(),
         summary: Summary::False,
@@ -254,7 +254,7 @@ fn parse_query(pairs: Vec<(String, String)>) -> Result<Query, OpError> {
     let number = |k: &str, v: &str| {
         v.trim()
             .parse::<usize>()
-            .map_err(|_| OpError::invalid(format!("{k}={v:?} is not a non-negative integer")))
+            .map_err(|_| Error::invalid(format!("{k}={v:?} is not a non-negative integer")))
     };
     for (k, v) in &pairs {
         let (name, modifier) = match k.split_once(':') {
@@ -273,7 +273,7 @@ fn parse_query(pairs: Vec<(String, String)>) -> Result<Query, OpError> {
                     "count" => Summary::Count,
                     "false" => Summary::False,
                     other => {
-                        return Err(OpError::invalid(format!(
+                        return Err(Error::invalid(format!(
                             "_summary={other:?} is not one of true, text, data, count, false"
                         )));
                     }
@@ -292,7 +292,7 @@ fn parse_query(pairs: Vec<(String, String)>) -> Result<Query, OpError> {
                     && !(matches!(n, "name" | "title")
                         && matches!(m.as_str(), "exact" | "contains"))
                 {
-                    return Err(OpError::invalid(format!(
+                    return Err(Error::invalid(format!(
                         "the modifier :{m} is not supported on {n}"
                     )));
                 }
@@ -428,8 +428,8 @@ fn search(
     kind: Kind,
     base: &str,
     uri: &Uri,
-) -> Result<Value, OpError> {
-    let q = parse_query(format::query_pairs(uri).map_err(OpError::invalid)?)?;
+) -> Result<Value, Error> {
+    let q = parse_query(format::query_pairs(uri).map_err(Error::invalid)?)?;
     let hits = candidates(state, v, kind, &q);
     let total = hits.len();
     let name = type_name(kind);

@@ -37,7 +37,7 @@ use txmap_store::sctid::association::{
 use super::FhirVersion;
 use super::codesystem::{Cost, check_system, resolve_edition, respond, run, term_of};
 use super::metadata::SNOMED_CT;
-use super::params::{Call, OpError, Params, merge};
+use super::params::{Call, Error, Params, Stored, merge};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
 
@@ -81,7 +81,7 @@ async fn translate_inner(
     state: Arc<AppState>,
     v: FhirVersion,
     params: Params,
-) -> Result<Value, OpError> {
+) -> Result<Value, Error> {
     let coding = merge_codings(params.coding("coding")?, params.coding("sourceCoding")?)?;
     let pick = |f: fn(&super::params::Coding) -> Option<&str>| coding.and_then(f);
     let system = merge(
@@ -107,7 +107,7 @@ async fn translate_inner(
         merge("code", params.text("code")?, params.text("sourceCode")?)?,
         pick(|c| c.code.as_deref()),
     )?
-    .ok_or_else(|| OpError::required("code"))?
+    .ok_or_else(|| Error::required("code"))?
     .trim()
     .to_owned();
     check_system(system)?;
@@ -118,7 +118,7 @@ async fn translate_inner(
             u.strip_prefix(FHIR_CM)
                 .and_then(|id| id.parse::<u64>().ok())
                 .ok_or_else(|| {
-                    OpError::not_found(format!(
+                    Error::not_found(format!(
                         "A definition for ConceptMap '{u}' could not be found: this server knows the implicit SNOMED CT concept maps {FHIR_CM}<refset id>"
                     ))
                 })?,
@@ -137,9 +137,9 @@ async fn translate_inner(
 fn merge_codings<'a>(
     a: Option<&'a super::params::Coding>,
     b: Option<&'a super::params::Coding>,
-) -> Result<Option<&'a super::params::Coding>, OpError> {
+) -> Result<Option<&'a super::params::Coding>, Error> {
     match (a, b) {
-        (Some(x), Some(y)) if x != y => Err(OpError::invalid(
+        (Some(x), Some(y)) if x != y => Err(Error::invalid(
             "coding and sourceCoding are both given, differently",
         )),
         (Some(x), _) | (None, Some(x)) => Ok(Some(x)),
@@ -153,14 +153,14 @@ fn translate_code(
     code: &str,
     map: Option<u64>,
     target_system: Option<&str>,
-) -> Result<Value, OpError> {
+) -> Result<Value, Error> {
     let ed = &e.edition;
     let info = match map {
         None => None,
         Some(id) => match ed.refset(id) {
             Some(r) if r.kind == RefsetKind::Association || is_map(r.kind) => Some(r),
             _ => {
-                return Err(OpError::not_found(format!(
+                return Err(Error::not_found(format!(
                     "A definition for ConceptMap '{FHIR_CM}{id}' could not be found: {id} is not an association or map reference set in {}",
                     e.names.version_uri
                 )));
@@ -190,7 +190,7 @@ fn translate_code(
                 .iter()
                 .position(|c| c == "mapTarget")
                 .unwrap_or(0);
-            for m in ed.component_refsets(id)? {
+            for m in ed.component_refsets(id).stored()? {
                 if m.refset != r.id {
                     continue;
                 }
@@ -207,7 +207,7 @@ fn translate_code(
             }
         }
         _ if snomed_targets => {
-            for a in ed.associations(id)? {
+            for a in ed.associations(id).stored()? {
                 if map.is_some_and(|m| m != a.refset) {
                     continue;
                 }

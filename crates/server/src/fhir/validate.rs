@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use super::codesystem::{self, Cost, Ed, check_system, respond, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Coding, OpError, Params, merge};
+use super::params::{Call, Coding, Error, Params, Stored, merge};
 use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
 use super::{expression, mrcm};
 use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
@@ -94,7 +94,7 @@ const ATTRIBUTE_ROOTS: [u64; 2] = [410662002, 106237007];
 
 /// Why an expression's attribute type cannot be one, if it cannot: it
 /// must descend from [`ATTRIBUTE_ROOTS`] (when the edition has them).
-fn misplaced_attribute(ed: &Ed, expr: &expression::Expression) -> Result<Option<String>, OpError> {
+fn misplaced_attribute(ed: &Ed, expr: &expression::Expression) -> Result<Option<String>, Error> {
     let roots: Vec<u32> = ATTRIBUTE_ROOTS
         .iter()
         .filter_map(|&r| ed.ordinal(r))
@@ -108,7 +108,7 @@ fn misplaced_attribute(ed: &Ed, expr: &expression::Expression) -> Result<Option<
         };
         let mut ok = false;
         for &r in &roots {
-            if r != t && ed.subsumes(r, t)? {
+            if r != t && ed.subsumes(r, t).stored()? {
                 ok = true;
                 break;
             }
@@ -175,7 +175,7 @@ pub fn validate_code(
     display: Option<&str>,
     language: &Language,
     budget: &Budget,
-) -> Result<(Outcome, Target), OpError> {
+) -> Result<(Outcome, Target), Error> {
     let ed = &e.edition;
     let version_uri = &e.names.version_uri;
     let unknown = |what: &str| Issue {
@@ -264,7 +264,7 @@ pub fn validate_code(
         out.issues.push(unknown(code));
         return Ok((out, Target::None));
     };
-    let concept = ed.concept_at(ord)?;
+    let concept = ed.concept_at(ord).stored()?;
     out.code = concept.id.to_string();
     out.valid = true;
     let preferred = language.wanted.display(ed, ord)?.map(str::to_owned);
@@ -284,7 +284,7 @@ pub fn validate_code(
         });
     }
     if let Some(given) = display.filter(|d| !d.is_empty()) {
-        let descriptions = ed.descriptions(ord)?;
+        let descriptions = ed.descriptions(ord).stored()?;
         let active: Vec<&txmap_store::Description<'_>> =
             descriptions.iter().filter(|d| d.active).collect();
         // The displays in the languages asked for (all, when none is).
@@ -389,7 +389,7 @@ pub struct Language {
 }
 
 impl Language {
-    pub fn of(call: &Call) -> Result<Language, OpError> {
+    pub fn of(call: &Call) -> Result<Language, Error> {
         let text = call.display_language()?.map(str::to_owned);
         Ok(Language {
             wanted: DisplayLanguage::parse(text.as_deref()),
@@ -464,7 +464,7 @@ struct Input {
     codeable: Option<Vec<Coding>>,
 }
 
-fn input(params: &Params) -> Result<Input, OpError> {
+fn input(params: &Params) -> Result<Input, Error> {
     let system_version = params.text("system-version")?.and_then(|sv| {
         sv.strip_prefix(SNOMED_CT)
             .and_then(|r| r.strip_prefix('|'))
@@ -475,12 +475,9 @@ fn input(params: &Params) -> Result<Input, OpError> {
             .iter()
             .find(|c| c.system.as_deref() == Some(SNOMED_CT) && c.code.is_some())
             .or_else(|| cc.first())
-            .ok_or_else(|| OpError::invalid("the codeableConcept has no coding"))?;
+            .ok_or_else(|| Error::invalid("the codeableConcept has no coding"))?;
         return Ok(Input {
-            code: chosen
-                .code
-                .clone()
-                .ok_or_else(|| OpError::required("code"))?,
+            code: chosen.code.clone().ok_or_else(|| Error::required("code"))?,
             system: chosen.system.clone(),
             version: merge(
                 "version",
@@ -503,7 +500,7 @@ fn input(params: &Params) -> Result<Input, OpError> {
     Ok(Input {
         code: named
             .code
-            .ok_or_else(|| OpError::required("code"))?
+            .ok_or_else(|| Error::required("code"))?
             .to_owned(),
         system: named.system.map(str::to_owned),
         version: named.version.map(str::to_owned).or(system_version),
@@ -519,7 +516,7 @@ pub async fn cs_validate_code(state: Arc<AppState>, call: Call) -> Response {
     respond(cs_inner(state, call).await)
 }
 
-async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
+async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, Error> {
     let params = &call.params;
     let input = input(params)?;
     let budget = codesystem::ecl_budget(&state, call.deadline);
@@ -544,7 +541,7 @@ pub async fn vs_validate_code(state: Arc<AppState>, call: Call) -> Response {
     respond(vs_inner(state, call).await)
 }
 
-async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, OpError> {
+async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, Error> {
     let params = &call.params;
     let input = input(params)?;
     check_system(Some(input.system.as_deref().unwrap_or(SNOMED_CT)))?;

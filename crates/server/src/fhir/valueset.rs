@@ -20,17 +20,13 @@
 
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use serde_json::Value;
 use txmap_ecl_eval::{Budget, ExpressionSubject, Subject};
-use txmap_snomed::{ConstraintError, percent_decode};
+use txmap_snomed::percent_decode;
 
 use super::codesystem::Ed;
 use super::metadata::SNOMED_CT;
-use super::params::{OpError, Params};
-
-/// The message id of an unusable ECL text, in the HL7 tooling's catalogue.
-pub const INVALID_ECL: &str = "INVALID_ECL";
+use super::params::{Error, Params, Stored};
 
 /// How a value set's membership is decided.
 #[derive(Clone, Debug)]
@@ -71,45 +67,15 @@ pub enum Target {
     Expression(ExpressionSubject),
 }
 
-fn bad_request(code: &'static str, text: String) -> OpError {
-    OpError {
-        status: StatusCode::BAD_REQUEST,
-        code,
-        tx_type: None,
-        message_id: None,
-        text,
-    }
-}
-
-pub(super) fn vs_not_found(url: &str) -> OpError {
-    OpError::not_found(format!(
-        "A definition for the value Set '{url}' could not be found"
-    ))
-}
-
-/// A filter that cannot be used; invalid ECL as the HL7 suite expects it
-/// reported.
-impl From<ConstraintError> for OpError {
-    fn from(e: ConstraintError) -> OpError {
-        match e {
-            ConstraintError::InvalidEcl { .. } => OpError {
-                status: StatusCode::BAD_REQUEST,
-                code: "invalid",
-                tx_type: Some("vs-invalid"),
-                message_id: Some(INVALID_ECL),
-                text: e.to_string(),
-            },
-            ConstraintError::NotSupported { text } => bad_request("not-supported", text),
-            ConstraintError::Invalid { text } => OpError::invalid(text),
-            ConstraintError::TooCostly { text } => OpError::too_costly(text),
-            ConstraintError::Store(e) => e.into(),
-        }
+pub(super) fn vs_not_found(url: &str) -> Error {
+    Error::ValueSetNotFound {
+        url: url.to_owned(),
     }
 }
 
 /// An implicit SNOMED CT value set URL (`http://snomed.info/sct?fhir_vs…`,
 /// or after an edition or version URI), or `None` when `url` is not one.
-pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
+pub fn implicit_value_set(url: &str) -> Option<Result<Rule, Error>> {
     let (base, query) = url.split_once('?')?;
     let qualified =
         base.starts_with("http://snomed.info/sct/") || base.starts_with("http://snomed.info/xsct/");
@@ -126,7 +92,7 @@ pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
     };
     let id = |s: &str| s.parse::<u64>().map_err(|_| vs_not_found(url));
     // An SCTID the ECL parser refuses (a bad check digit) names no value set.
-    let filter = |ecl: String| -> Result<Filter, OpError> {
+    let filter = |ecl: String| -> Result<Filter, Error> {
         Ok(Filter {
             ecl: Arc::new(txmap_ecl::parse(&ecl).map_err(|_| vs_not_found(url))?),
             written: ecl,
@@ -148,14 +114,11 @@ pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
                 } else if let Some(e) = v.strip_prefix("ecl/") {
                     Filter::ecl(&percent_decode(e))
                         .map(|f| rule(vec![f], false))
-                        .map_err(OpError::from)
+                        .map_err(Error::from)
                 } else if v == "refset" {
-                    Err(bad_request(
-                        "not-supported",
-                        format!(
-                            "the value set {url} (all reference sets) is not supported for $validate-code"
-                        ),
-                    ))
+                    Err(Error::NotSupported(format!(
+                        "the value set {url} (all reference sets) is not supported for $validate-code"
+                    )))
                 } else {
                     Err(vs_not_found(url))
                 }
@@ -165,28 +128,24 @@ pub fn implicit_value_set(url: &str) -> Option<Result<Rule, OpError>> {
     })
 }
 
-fn parse_rules(list: Option<&Value>) -> Result<Vec<Rule>, OpError> {
+fn parse_rules(list: Option<&Value>) -> Result<Vec<Rule>, Error> {
     let mut out = Vec::new();
     let Some(list) = list else { return Ok(out) };
     let Some(list) = list.as_array() else {
-        return Err(OpError::invalid("compose.include must be an array"));
+        return Err(Error::invalid("compose.include must be an array"));
     };
     for inc in list {
         let system = inc.get("system").and_then(Value::as_str);
         if inc.get("valueSet").is_some() {
-            return Err(bad_request(
-                "not-supported",
+            return Err(Error::NotSupported(
                 "a value set including other value sets is not supported".into(),
             ));
         }
         if system != Some(SNOMED_CT) {
-            return Err(bad_request(
-                "not-supported",
-                format!(
-                    "value set includes of {} are not supported: this server serves {SNOMED_CT} only",
-                    system.unwrap_or("(no system)")
-                ),
-            ));
+            return Err(Error::NotSupported(format!(
+                "value set includes of {} are not supported: this server serves {SNOMED_CT} only",
+                system.unwrap_or("(no system)")
+            )));
         }
         let mut rule = Rule {
             version: inc
@@ -222,10 +181,9 @@ fn parse_rules(list: Option<&Value>) -> Result<Vec<Rule>, OpError> {
                         rule.expressions_off = true;
                     }
                     _ => {
-                        return Err(bad_request(
-                            "not-supported",
-                            format!("the filter {property} {op} {value} is not supported"),
-                        ));
+                        return Err(Error::NotSupported(format!(
+                            "the filter {property} {op} {value} is not supported"
+                        )));
                     }
                 }
                 continue;
@@ -241,17 +199,16 @@ fn parse_rules(list: Option<&Value>) -> Result<Vec<Rule>, OpError> {
 }
 
 /// A ValueSet resource's definition.
-pub fn value_set_def(vs: &Value) -> Result<ValueSetDef, OpError> {
+pub fn value_set_def(vs: &Value) -> Result<ValueSetDef, Error> {
     let url = vs.get("url").and_then(Value::as_str).unwrap_or("");
     let name = match vs.get("version").and_then(Value::as_str) {
         Some(v) => format!("{url}|{v}"),
         None => url.to_owned(),
     };
     let Some(compose) = vs.get("compose") else {
-        return Err(bad_request(
-            "not-supported",
-            format!("the value set {name} has no compose"),
-        ));
+        return Err(Error::NotSupported(format!(
+            "the value set {name} has no compose"
+        )));
     };
     Ok(ValueSetDef::Compose {
         name,
@@ -293,7 +250,7 @@ impl ValueSetDef {
         code: &str,
         target: &Target,
         budget: &Budget,
-    ) -> Result<bool, OpError> {
+    ) -> Result<bool, Error> {
         let ValueSetDef::Compose {
             include, exclude, ..
         } = self;
@@ -324,13 +281,13 @@ impl Rule {
         code: &str,
         target: &Target,
         budget: &Budget,
-    ) -> Result<bool, OpError> {
+    ) -> Result<bool, Error> {
         let code = code.trim();
         match target {
             Target::None => Ok(false),
             Target::Concept(ord) => {
                 if let Some(list) = &self.concepts {
-                    let id = ed.sctid(*ord)?;
+                    let id = ed.sctid(*ord).stored()?;
                     if !list.iter().any(|c| c.parse::<u64>().ok() == Some(id)) {
                         return Ok(false);
                     }
@@ -367,7 +324,7 @@ impl Rule {
     }
 
     /// Whether the concept at `ord` passes every filter.
-    pub fn concept_passes(&self, ed: &Ed, ord: u32, budget: &Budget) -> Result<bool, OpError> {
+    pub fn concept_passes(&self, ed: &Ed, ord: u32, budget: &Budget) -> Result<bool, Error> {
         for f in &self.filters {
             if !f.matches(ed, &Subject::Concept(ord), budget)? {
                 return Ok(false);
@@ -378,7 +335,7 @@ impl Rule {
 
     /// The concepts that pass every filter (all concepts when there are
     /// none), sorted by ordinal. Concept lists are the caller's.
-    pub fn filtered_concepts(&self, ed: &Ed, budget: &Budget) -> Result<Vec<u32>, OpError> {
+    pub fn filtered_concepts(&self, ed: &Ed, budget: &Budget) -> Result<Vec<u32>, Error> {
         Ok(txmap_snomed::constraint::evaluate_all(
             &self.filters,
             ed,
@@ -389,7 +346,7 @@ impl Rule {
 
 /// Checks an implicit value set's own references against the edition: an
 /// implicit value set on an unknown concept or refset is not found.
-pub fn check_implicit(ed: &Ed, url: &str) -> Result<(), OpError> {
+pub fn check_implicit(ed: &Ed, url: &str) -> Result<(), Error> {
     let query = url.split_once('?').map_or("", |(_, q)| q);
     let ok = if let Some(x) = query.strip_prefix("fhir_vs=isa/") {
         x.parse::<u64>().ok().and_then(|x| ed.ordinal(x)).is_some()
@@ -426,7 +383,7 @@ pub fn tx_resource_value_set<'p>(params: &'p Params, canonical: &str) -> Option<
 
 /// The value set of `url` (implicit, or a matching `tx-resource`) or an
 /// inline `valueSet`.
-pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
+pub fn resolve_value_set(params: &Params) -> Result<Resolved, Error> {
     let url = params.text("url")?.map(str::to_owned);
     let value_set_version = params.text("valueSetVersion")?;
     let inline = params.resources("valueSet").into_iter().next();
@@ -461,7 +418,7 @@ pub fn resolve_value_set(params: &Params) -> Result<Resolved, OpError> {
                 }
             }
         },
-        (None, None) => return Err(OpError::required("url")),
+        (None, None) => return Err(Error::required("url")),
     })
 }
 
@@ -507,6 +464,6 @@ mod tests {
         let bad = implicit_value_set("http://snomed.info/sct?fhir_vs=ecl/%3C%3C")
             .unwrap()
             .unwrap_err();
-        assert_eq!(bad.message_id, Some(INVALID_ECL));
+        assert_eq!(bad.issue().message_id, Some("INVALID_ECL"));
     }
 }
