@@ -148,7 +148,7 @@ fn run(body: &Value, source: &Arc<Editions>, op: &str) -> Value {
         .set_external(Some(Arc::clone(source) as Arc<dyn ResourceSource>));
     let out = match op {
         "expand" => txmap_terminology::expand::expand(&req, "urn:uuid:t", "2026-01-01T00:00:00Z"),
-        _ => txmap_terminology::validate::validate_code(&req, true),
+        _ => txmap_terminology::validate::validate_code(&req, true).map(|p| p.to_value()),
     };
     out.unwrap()
 }

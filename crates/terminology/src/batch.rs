@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::error::Error;
 use crate::external::ResourceSource;
+use crate::parameters::{Body, Param, Parameters, Resource, Scalar};
 use crate::request::Request;
 
 fn name(p: &Value) -> Option<&str> {
@@ -21,28 +22,22 @@ const NO_CODE: &str = "Unable to find code to validate (looked for coding | code
 
 /// The `status` of an inactive concept, which a batch answer states (a
 /// single `$validate-code` may leave it out).
-fn add_status(req: &Request, answer: &mut Value) {
-    let Some(list) = answer.get_mut("parameter").and_then(Value::as_array_mut) else {
-        return;
-    };
-    let get = |n: &str| {
-        list.iter()
-            .find(|p| name(p) == Some(n))
-            .and_then(|p| crate::codesystem::value_x(p).map(|(_, v)| v.clone()))
-    };
-    if get("inactive") != Some(json!(true)) || get("status").is_some() {
+fn add_status(req: &Request, answer: &mut Parameters<'static>) {
+    let text = |n: &str| answer.get(n).and_then(Param::text_value);
+    let inactive = answer
+        .get("inactive")
+        .is_some_and(|p| p.body == Body::Value("valueBoolean".into(), Scalar::Bool(true)));
+    if !inactive || answer.get("status").is_some() {
         return;
     }
-    let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
-    let (Some(system), Some(code)) = (text(get("system")), text(get("code"))) else {
+    let (Some(system), Some(code)) = (text("system"), text("code")) else {
         return;
     };
-    let version = text(get("version"));
-    let Ok(cs) = req.resolver.code_system(&system, version.as_deref()) else {
+    let Ok(cs) = req.resolver.code_system(system, text("version")) else {
         return;
     };
-    if let Some(status) = cs.locate(&code).and_then(|l| cs.status(l.id).status) {
-        list.push(json!({"name": "status", "valueCode": status}));
+    if let Some(status) = cs.locate(code).and_then(|l| cs.status(l.id).status) {
+        answer.0.push(Param::text("status", "valueCode", status));
     }
 }
 
@@ -66,7 +61,10 @@ fn plain_outcome(mut outcome: Value) -> Value {
 /// (language, limits, packages) as the caller would a single one. The
 /// shared `tx-resource`s are parsed once, into a resolver that stands
 /// behind each validation's own.
-pub fn batch_validate(parameters: &Value, setup: impl Fn(&mut Request)) -> Result<Value, Error> {
+pub fn batch_validate(
+    parameters: &Value,
+    setup: impl Fn(&mut Request),
+) -> Result<Parameters<'static>, Error> {
     let params = parameters
         .get("parameter")
         .and_then(Value::as_array)
@@ -114,13 +112,16 @@ pub fn batch_validate(parameters: &Value, setup: impl Fn(&mut Request)) -> Resul
         let answer = match result {
             Ok(mut answer) => {
                 add_status(&req, &mut answer);
-                answer
+                Resource::Parameters(answer)
             }
-            Err(e) => plain_outcome(e.outcome()),
+            Err(e) => Resource::Json(plain_outcome(e.outcome())),
         };
-        out.push(json!({"name": "validation", "resource": answer}));
+        out.push(Param {
+            name: "validation".into(),
+            body: Body::Resource(answer),
+        });
     }
-    Ok(json!({"resourceType": "Parameters", "parameter": out}))
+    Ok(Parameters(out))
 }
 
 #[cfg(test)]
@@ -141,7 +142,7 @@ mod tests {
             {"name": "validation", "resource": {"resourceType": "Parameters", "parameter": [
                 {"name": "coding", "valueCoding": {"system": "http://cs", "code": "zz"}}]}},
         ]});
-        let out = batch_validate(&p, |_| {}).unwrap();
+        let out = batch_validate(&p, |_| {}).unwrap().to_value();
         let results: Vec<&Value> = out["parameter"]
             .as_array()
             .unwrap()
@@ -181,7 +182,7 @@ mod tests {
             validation(vec![]),
             validation(vec![cs(&["a", "b"])]),
         ]});
-        let out = batch_validate(&p, |_| {}).unwrap();
+        let out = batch_validate(&p, |_| {}).unwrap().to_value();
         let results: Vec<bool> = out["parameter"]
             .as_array()
             .unwrap()

@@ -21,8 +21,9 @@
 //!   (`useSupplement`, `valueset-supplement`) and what concept extensions
 //!   show in expansions; [`language`] reads display language preferences;
 //! * [`validate`] (and [`batch`]), [`expand`], [`lookup`] and
-//!   [`translate`] are the operations, and [`error`] their issues and errors, with the
-//!   tooling's messages.
+//!   [`translate`] are the operations, [`error`] their issues and errors,
+//!   with the tooling's messages, and [`parameters`] the writer of their
+//!   Parameters answers.
 #![forbid(unsafe_code)]
 
 pub mod batch;
@@ -34,6 +35,7 @@ pub mod external;
 pub mod filter;
 pub mod language;
 pub mod lookup;
+pub mod parameters;
 pub mod provider;
 pub mod request;
 pub mod resolver;

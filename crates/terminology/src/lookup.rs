@@ -2,23 +2,20 @@
 //! and properties (with `parent`, `child` and `inactive` derived from the
 //! hierarchy and status) as a Parameters resource.
 
-use serde_json::{Value, json};
-
 use crate::error::Error;
+use crate::parameters::{Param, Parameters, Scalar};
 use crate::provider::CodeSystemProvider;
 use crate::request::Request;
 
 const PREFERRED_FOR_LANGUAGE: &str = "http://terminology.hl7.org/CodeSystem/hl7TermMaintInfra";
 
-fn part(name: &str, key: &str, value: Value) -> Value {
-    let mut p = serde_json::Map::new();
-    p.insert("name".into(), json!(name));
-    p.insert(key.into(), value);
-    Value::Object(p)
+/// A text `value[x]` part, owned.
+fn text(name: &'static str, kind: &'static str, value: impl Into<String>) -> Param<'static> {
+    Param::text(name, kind, value.into())
 }
 
-/// `$lookup` for a code system that is not SNOMED CT.
-pub fn lookup(req: &Request) -> Result<Value, Error> {
+/// `$lookup` in any code system the request can see.
+pub fn lookup(req: &Request) -> Result<Parameters<'static>, Error> {
     let coding = req.coding("coding").unwrap_or_default();
     let system = req
         .text("system")
@@ -45,44 +42,48 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
     let id = located.id;
     let wanted = req.texts("property");
     let want = |p: &str| wanted.is_empty() || wanted.iter().any(|w| w == "*" || w == p);
-    let mut out: Vec<Value> = Vec::new();
+    let mut out: Vec<Param<'static>> = Vec::new();
     if let Some(n) = cs.name() {
-        out.push(part("name", "valueString", json!(n)));
+        out.push(text("name", "valueString", n));
     }
     if let Some(v) = cs.version() {
-        out.push(part("version", "valueString", json!(v)));
+        out.push(text("version", "valueString", v));
     }
-    out.push(part("system", "valueUri", json!(cs.url())));
-    out.push(part("code", "valueCode", json!(cs.code(id))));
+    out.push(text("system", "valueUri", cs.url()));
+    out.push(text("code", "valueCode", cs.code(id)));
     if let Some(d) = cs.display(id) {
-        out.push(part("display", "valueString", json!(d)));
+        out.push(text("display", "valueString", d));
     }
     if let Some(d) = cs.definition(id) {
-        out.push(part("definition", "valueString", json!(d)));
+        out.push(text("definition", "valueString", d));
     }
     let status = cs.status(id);
-    out.push(part(
+    out.push(Param::value(
         "abstract",
         "valueBoolean",
-        json!(status.not_selectable),
+        Scalar::Bool(status.not_selectable),
     ));
     if let Some(d) = cs.display(id) {
         let mut parts = Vec::new();
         if let Some(l) = cs.language() {
-            parts.push(part("language", "valueCode", json!(l)));
+            parts.push(text("language", "valueCode", l));
         }
-        parts.push(part(
+        parts.push(Param::value(
             "use",
             "valueCoding",
-            json!({"system": PREFERRED_FOR_LANGUAGE, "code": "preferredForLanguage", "display": "Preferred For Language"}),
+            Scalar::Coding(
+                PREFERRED_FOR_LANGUAGE,
+                "preferredForLanguage".into(),
+                Some("Preferred For Language".into()),
+            ),
         ));
-        parts.push(part("value", "valueString", json!(d)));
-        out.push(json!({"name": "designation", "part": parts}));
+        parts.push(text("value", "valueString", d));
+        out.push(Param::parts("designation", parts));
     }
     for d in cs.designations(id).iter() {
         let mut parts = Vec::new();
         if let Some(l) = &d.language {
-            parts.push(part("language", "valueCode", json!(l)));
+            parts.push(text("language", "valueCode", l.as_str()));
         }
         if let Some(u) = &d.use_ {
             let mut u = u.clone();
@@ -91,31 +92,27 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
             {
                 u["display"] = c;
             }
-            parts.push(part("use", "valueCoding", u));
+            parts.push(Param::json("use", "valueCoding", u));
         }
         if let Some(s) = &d.source {
-            parts.push(part("source", "valueCanonical", json!(s)));
+            parts.push(text("source", "valueCanonical", s.as_str()));
         }
-        parts.push(part("value", "valueString", json!(d.value)));
-        out.push(json!({"name": "designation", "part": parts}));
+        parts.push(text("value", "valueString", d.value.as_str()));
+        out.push(Param::parts("designation", parts));
     }
     for s in sups
         .iter()
         .filter(|s| crate::supplement::supplements(s, base.url()))
     {
-        out.push(part(
-            "used-supplement",
-            "valueCanonical",
-            json!(s.versioned_url()),
-        ));
+        out.push(text("used-supplement", "valueCanonical", s.versioned_url()));
     }
-    let property = |code: &str, key: &str, value: Value, description: Option<&str>| {
-        let mut parts = vec![part("code", "valueCode", json!(code))];
+    let property = |code: &str, key: &str, value: Scalar<'static>, description: Option<&str>| {
+        let mut parts = vec![text("code", "valueCode", code)];
         if let Some(d) = description {
-            parts.push(part("description", "valueString", json!(d)));
+            parts.push(text("description", "valueString", d));
         }
-        parts.push(part("value", key, value));
-        json!({"name": "property", "part": parts})
+        parts.push(Param::value("value", key.to_owned(), value));
+        Param::parts("property", parts)
     };
     for (name, related) in [("parent", cs.parents(id)), ("child", cs.children(id))] {
         if want(name) {
@@ -123,7 +120,7 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
                 out.push(property(
                     name,
                     "valueCode",
-                    json!(cs.code(r)),
+                    Scalar::Str(cs.code(r).into_owned().into()),
                     cs.display(r),
                 ));
             }
@@ -133,7 +130,7 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
         out.push(property(
             "inactive",
             "valueBoolean",
-            json!(status.inactive),
+            Scalar::Bool(status.inactive),
             None,
         ));
     }
@@ -141,14 +138,20 @@ pub fn lookup(req: &Request) -> Result<Value, Error> {
         if matches!(p.code.as_str(), "parent" | "child" | "inactive") || !want(&p.code) {
             continue;
         }
-        out.push(property(&p.code, &p.key, p.value.clone(), None));
+        out.push(property(
+            &p.code,
+            &p.key,
+            Scalar::Json(p.value.clone()),
+            None,
+        ));
     }
-    Ok(json!({"resourceType": "Parameters", "parameter": out}))
+    Ok(Parameters(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn lookup_gives_hierarchy_and_properties() {
@@ -161,7 +164,7 @@ mod tests {
             {"name": "system", "valueUri": "http://cs"},
             {"name": "code", "valueCode": "b"},
         ]});
-        let out = lookup(&Request::new(&body)).unwrap();
+        let out = lookup(&Request::new(&body)).unwrap().to_value();
         let props: Vec<(String, String)> = out["parameter"]
             .as_array()
             .unwrap()

@@ -17,6 +17,7 @@
 use serde_json::{Value, json};
 
 use crate::error::Error;
+use crate::parameters::{Param, Parameters, Scalar};
 use crate::request::{Coding, Request};
 
 /// R5 `relationship` of an R4 `equivalence`.
@@ -90,7 +91,7 @@ fn one_coding(req: &Request, names: [&'static str; 2]) -> Option<Coding> {
 }
 
 /// Answers `$translate`; `r5` picks the relationship's form.
-pub fn translate(req: &Request, r5: bool) -> Result<Value, Error> {
+pub fn translate(req: &Request, r5: bool) -> Result<Parameters<'static>, Error> {
     let text = |names: &[&'static str]| names.iter().find_map(|n| req.text(n));
     let source_coding = one_coding(req, ["sourceCoding", "coding"]).or_else(|| {
         req.codeable_concept("sourceCodeableConcept")
@@ -157,21 +158,21 @@ pub fn translate(req: &Request, r5: bool) -> Result<Value, Error> {
             }
             let elements = group.get("element").and_then(Value::as_array);
             let mut push = |concept: Value, target: &Value, source: Option<Value>| {
-                let mut parts = vec![json!({"name": "concept", "valueCoding": concept})];
+                let mut parts = vec![Param::json("concept", "valueCoding", concept)];
                 let rel = relation(target, r5);
                 if let Some((name @ "equivalence", value)) = &rel {
-                    parts.push(json!({"name": name, "valueCode": value}));
+                    parts.push(Param::text(*name, "valueCode", value.clone()));
                 }
                 if let Some(o) = &origin {
-                    parts.push(json!({"name": "originMap", "valueCanonical": o}));
+                    parts.push(Param::text("originMap", "valueCanonical", o.clone()));
                 }
                 if let Some((name @ "relationship", value)) = &rel {
-                    parts.push(json!({"name": name, "valueCode": value}));
+                    parts.push(Param::text(*name, "valueCode", value.clone()));
                 }
                 if let Some(s) = source {
-                    parts.push(json!({"name": "source", "valueCoding": s}));
+                    parts.push(Param::json("source", "valueCoding", s));
                 }
-                matches.push((rel.map(|r| r.1), json!({"name": "match", "part": parts})));
+                matches.push((rel.map(|r| r.1), Param::parts("match", parts)));
             };
             if let Some(code) = &source_code {
                 let mut found = false;
@@ -233,16 +234,24 @@ pub fn translate(req: &Request, r5: bool) -> Result<Value, Error> {
             Some("not-related-to" | "disjoint" | "unmatched")
         )
     });
-    let mut out = vec![json!({"name": "result", "valueBoolean": positive})];
+    let mut out = vec![Param::value(
+        "result",
+        "valueBoolean",
+        Scalar::Bool(positive),
+    )];
     if !positive {
         let what = source_code
             .as_deref()
             .or(target_code.as_deref())
             .unwrap_or_default();
-        out.push(json!({"name": "message", "valueString": format!("No translations found for '{what}'")}));
+        out.push(Param::text(
+            "message",
+            "valueString",
+            format!("No translations found for '{what}'"),
+        ));
     }
     out.extend(matches.into_iter().map(|(_, m)| m));
-    Ok(json!({"resourceType": "Parameters", "parameter": out}))
+    Ok(Parameters(out))
 }
 
 #[cfg(test)]
@@ -261,7 +270,7 @@ mod tests {
         let mut list = params.as_array().unwrap().clone();
         list.push(json!({"name": "tx-resource", "resource": map()}));
         let p = json!({"resourceType": "Parameters", "parameter": list});
-        translate(&Request::new(&p), r5).unwrap()
+        translate(&Request::new(&p), r5).unwrap().to_value()
     }
 
     #[test]

@@ -8,11 +8,10 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Value, json};
-
 use crate::engine::Engine;
 use crate::error::{Error, Issue};
 use crate::language::{self, Prefs};
+use crate::parameters::{Param, Parameters, Scalar};
 use crate::provider::{CodeSystemProvider, Content};
 use crate::request::{Coding, Request};
 use crate::valueset::ValueSet;
@@ -212,7 +211,7 @@ fn about_membership(i: &Issue) -> bool {
 
 /// `CodeSystem/$validate-code` (`vs` is `None`) or
 /// `ValueSet/$validate-code`.
-pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
+pub fn validate_code(req: &Request, value_set: bool) -> Result<Parameters<'static>, Error> {
     let engine = Engine::new(&req.resolver, usize::MAX, false)
         .with_deadline(req.deadline)
         .with_versions(crate::version::VersionRules::from_request(req));
@@ -234,9 +233,13 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
         membership_only: req.flag("valueset-membership-only")?.unwrap_or(false),
         language: display_language(req, vs),
     };
-    let mut out: Vec<Value> = Vec::new();
+    let mut out: Vec<Param<'static>> = Vec::new();
     let checked = if let Some(codings) = req.codeable_concept("codeableConcept") {
-        out.push(json!({"name": "codeableConcept", "valueCodeableConcept": req.value("codeableConcept")}));
+        out.push(Param::json(
+            "codeableConcept",
+            "valueCodeableConcept",
+            req.value("codeableConcept").cloned().unwrap_or_default(),
+        ));
         v.check_cc(&codings)?
     } else if let Some(c) = req.coding("coding") {
         v.check(&c, &Origin::coding("Coding", false), false)?
@@ -254,39 +257,35 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
         };
         v.check(&c, &Origin::params(), true)?
     };
-    let mut push = |name: &str, key: &str, value: Value| {
-        out.push(json!({"name": name, key: value}));
+    let text = |name: &'static str, key: &'static str, value: &Option<String>| {
+        value.as_ref().map(|v| Param::text(name, key, v.clone()))
     };
-    if let Some(c) = &checked.code {
-        push("code", "valueCode", json!(c));
-    }
-    if let Some(s) = &checked.system {
-        push("system", "valueUri", json!(s));
-    }
-    if let Some(s) = &checked.version {
-        push("version", "valueString", json!(s));
-    }
-    if let Some(d) = &checked.display {
-        push("display", "valueString", json!(d));
-    }
+    out.extend(text("code", "valueCode", &checked.code));
+    out.extend(text("system", "valueUri", &checked.system));
+    out.extend(text("version", "valueString", &checked.version));
+    out.extend(text("display", "valueString", &checked.display));
     if checked.inactive {
-        push("inactive", "valueBoolean", json!(true));
+        out.push(Param::value("inactive", "valueBoolean", Scalar::Bool(true)));
     }
-    if let Some(s) = &checked.status {
-        push("status", "valueCode", json!(s));
-    }
-    if let Some(n) = &checked.normalized {
-        push("normalized-code", "valueCode", json!(n));
-    }
-    if let Some(u) = &checked.unknown_system {
-        push("x-unknown-system", "valueCanonical", json!(u));
-    }
-    if let Some(u) = &checked.caused_by_unknown {
-        push("x-caused-by-unknown-system", "valueCanonical", json!(u));
-    }
+    out.extend(text("status", "valueCode", &checked.status));
+    out.extend(text("normalized-code", "valueCode", &checked.normalized));
+    out.extend(text(
+        "x-unknown-system",
+        "valueCanonical",
+        &checked.unknown_system,
+    ));
+    out.extend(text(
+        "x-caused-by-unknown-system",
+        "valueCanonical",
+        &checked.caused_by_unknown,
+    ));
     let mut issues = checked.issues;
     issues.extend(v.cautions());
-    push("result", "valueBoolean", json!(checked.valid));
+    out.push(Param::value(
+        "result",
+        "valueBoolean",
+        Scalar::Bool(checked.valid),
+    ));
     let texts: Vec<&str> = issues
         .iter()
         .filter(|i| {
@@ -304,12 +303,12 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Value, Error> {
         .map(|i| i.text.as_str())
         .collect();
     if !texts.is_empty() {
-        push("message", "valueString", json!(texts.join("; ")));
+        out.push(Param::text("message", "valueString", texts.join("; ")));
     }
     if !issues.is_empty() {
-        out.push(json!({"name": "issues", "resource": crate::error::outcome(&issues)}));
+        out.push(Param::resource("issues", crate::error::outcome(&issues)));
     }
-    Ok(json!({"resourceType": "Parameters", "parameter": out}))
+    Ok(Parameters(out))
 }
 
 impl Validator<'_, '_> {
@@ -957,6 +956,7 @@ impl Validator<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
     fn request(extra: Vec<Value>) -> Value {
         let mut params = vec![
@@ -990,7 +990,9 @@ mod tests {
             json!({"name": "url", "valueUri": "http://vs"}),
             json!({"name": "coding", "valueCoding": {"system": "http://cs", "code": "a", "display": "Alpah"}}),
         ]);
-        let out = validate_code(&Request::new(&body), true).unwrap();
+        let out = validate_code(&Request::new(&body), true)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
         assert_eq!(
             param(&out, "message").unwrap()["valueString"],
@@ -1019,7 +1021,9 @@ mod tests {
             json!({"name": "url", "valueUri": "http://vs-en"}),
             coding.clone(),
         ]);
-        let out = validate_code(&Request::new(&body), true).unwrap();
+        let out = validate_code(&Request::new(&body), true)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
         assert!(
             param(&out, "message").unwrap()["valueString"]
@@ -1033,7 +1037,9 @@ mod tests {
             coding,
             json!({"name": "displayLanguage", "valueCode": "de"}),
         ]);
-        let out = validate_code(&Request::new(&body), true).unwrap();
+        let out = validate_code(&Request::new(&body), true)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], true);
     }
 
@@ -1046,14 +1052,18 @@ mod tests {
             json!({"name": "url", "valueUri": "http://vs"}),
             cc.clone(),
         ]);
-        let out = validate_code(&Request::new(&body), true).unwrap();
+        let out = validate_code(&Request::new(&body), true)
+            .unwrap()
+            .to_value();
         assert!(issue_ids(&out).contains(&"Unknown_Code_in_Version"));
         let body = request(vec![
             json!({"name": "url", "valueUri": "http://vs"}),
             json!({"name": "valueset-membership-only", "valueBoolean": true}),
             cc,
         ]);
-        let out = validate_code(&Request::new(&body), true).unwrap();
+        let out = validate_code(&Request::new(&body), true)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
         assert_eq!(
             issue_ids(&out),
@@ -1076,7 +1086,9 @@ mod tests {
             json!({"name": "codeableConcept", "valueCodeableConcept": {"coding": [
                 {"system": "http://cs", "code": "a"}]}}),
         ]);
-        let out = validate_code(&Request::new(&body), true).unwrap();
+        let out = validate_code(&Request::new(&body), true)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
         assert_eq!(issue_ids(&out), ["Unable_to_resolve_value_Set_"]);
     }
@@ -1088,7 +1100,9 @@ mod tests {
             json!({"name": "system", "valueUri": "http://cs"}),
             json!({"name": "code", "valueCode": "b"}),
         ]);
-        let out = validate_code(&Request::new(&body), true).unwrap();
+        let out = validate_code(&Request::new(&body), true)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
         assert_eq!(param(&out, "inactive").unwrap()["valueBoolean"], true);
         let texts: Vec<&str> = param(&out, "issues").unwrap()["resource"]["issue"]
@@ -1140,7 +1154,9 @@ mod tests {
             json!({"name": "code", "valueCode": "a"}),
             json!({"name": "displayLanguage", "valueCode": "de"}),
         ]);
-        let out = validate_code(&Request::new(&body), false).unwrap();
+        let out = validate_code(&Request::new(&body), false)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], true);
         assert_eq!(param(&out, "display").unwrap()["valueString"], "Alfa");
     }

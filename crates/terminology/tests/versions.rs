@@ -87,7 +87,9 @@ fn a_coding_without_version_is_judged_in_the_version_its_display_names() {
             .cloned()
     };
     for (display, version) in [("B one", "1"), ("B two", "2"), ("B three", "2")] {
-        let out = validate_code(&Request::new(&body(display)), true).unwrap();
+        let out = validate_code(&Request::new(&body(display)), true)
+            .unwrap()
+            .to_value();
         assert_eq!(param(&out, "version").unwrap()["valueString"], version);
         assert_eq!(
             param(&out, "result").unwrap()["valueBoolean"],

