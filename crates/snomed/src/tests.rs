@@ -143,7 +143,7 @@ fn subtree(rf2: &Rf2) -> (u64, u64, BTreeSet<u64>) {
 }
 
 fn run(body: &Value, source: &Arc<Editions>, op: &str) -> Value {
-    let mut req = Request::new(body);
+    let mut req = Request::new(body.clone());
     req.resolver
         .set_external(Some(Arc::clone(source) as Arc<dyn ResourceSource>));
     let out = match op {
@@ -304,7 +304,7 @@ fn filters_the_edition_refuses_are_errors_not_empty_sets() {
         {"name": "valueSet", "resource": {"resourceType": "ValueSet", "compose": {"include": [
             {"system": SNOMED_CT, "filter": [{"property": "constraint", "op": "=", "value": "<< 404684003 AND"}]}]}}},
     ]});
-    let mut req = Request::new(&body);
+    let mut req = Request::new(body.clone());
     req.resolver
         .set_external(Some(Arc::clone(&source) as Arc<dyn ResourceSource>));
     let err = txmap_terminology::expand::expand(&req, "u", "t").unwrap_err();

@@ -81,7 +81,7 @@ pub fn batch_validate(
         .collect();
     let shared_resources = {
         let all = json!({"resourceType": "Parameters", "parameter": resources});
-        let mut req = Request::new(&all);
+        let mut req = Request::new(all);
         setup(&mut req);
         Arc::new(req.resolver) as Arc<dyn ResourceSource>
     };
@@ -95,15 +95,14 @@ pub fn batch_validate(
                 Error::Invalid("A 'validation' parameter must hold a Parameters resource".into())
             })?;
         let list: Vec<Value> = own.iter().chain(shared.iter().copied()).cloned().collect();
-        let one = json!({"resourceType": "Parameters", "parameter": list});
-        let mut req = Request::new(&one);
+        let has_code = list
+            .iter()
+            .any(|p| matches!(name(p), Some("coding" | "codeableConcept" | "code")));
+        let mut req = Request::new(json!({"resourceType": "Parameters", "parameter": list}));
         setup(&mut req);
         req.resolver
             .set_external(Some(Arc::clone(&shared_resources)));
         req.check_deadline()?;
-        let has_code = list
-            .iter()
-            .any(|p| matches!(name(p), Some("coding" | "codeableConcept" | "code")));
         let result = if has_code {
             crate::validate::validate_code(&req, true)
         } else {

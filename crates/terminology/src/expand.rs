@@ -507,7 +507,12 @@ mod tests {
                 }
             }},
         ]});
-        let out = expand(&Request::new(&body), "urn:uuid:x", "2024-01-01T00:00:00Z").unwrap();
+        let out = expand(
+            &Request::new(body.clone()),
+            "urn:uuid:x",
+            "2024-01-01T00:00:00Z",
+        )
+        .unwrap();
         let e = &out["expansion"];
         assert_eq!(e["total"], 2);
         assert_eq!(e["contains"][0]["code"], "a");
@@ -533,12 +538,17 @@ mod tests {
             ]})
         };
         let whole = body(json!({"system": "http://cs"}));
-        let out = expand(&Request::new(&whole), "urn:uuid:x", "2024-01-01T00:00:00Z").unwrap();
+        let out = expand(
+            &Request::new(whole.clone()),
+            "urn:uuid:x",
+            "2024-01-01T00:00:00Z",
+        )
+        .unwrap();
         assert_eq!(out["expansion"]["contains"].as_array().unwrap().len(), 2);
         let filtered = body(json!({"system": "http://cs",
             "filter": [{"property": "concept", "op": "is-a", "value": "data"}]}));
         let out = expand(
-            &Request::new(&filtered),
+            &Request::new(filtered.clone()),
             "urn:uuid:x",
             "2024-01-01T00:00:00Z",
         )
@@ -581,7 +591,7 @@ mod tests {
     fn versions_of_one_system_are_kept_apart_or_merged() {
         let includes = json!([{"system": "http://cs", "version": "1"}, {"system": "http://cs", "version": "2"}]);
         let out = expand(
-            &Request::new(&two_versions(json!({"include": includes}))),
+            &Request::new(two_versions(json!({"include": includes}))),
             "u",
             "t",
         )
@@ -590,7 +600,7 @@ mod tests {
         let merged = json!({"include": includes, "extension": [{
             "url": "http://hl7.org/fhir/StructureDefinition/valueset-expansion-parameter",
             "extension": [{"url": "name", "valueCode": "versionsMatch"}, {"url": "value", "valueString": "true"}]}]});
-        let out = expand(&Request::new(&two_versions(merged)), "u", "t").unwrap();
+        let out = expand(&Request::new(two_versions(merged)), "u", "t").unwrap();
         assert_eq!(codes(&out), ["a|2", "b|1", "c|2"]);
         // The merged code keeps its first display.
         assert_eq!(out["expansion"]["contains"][0]["display"], "a 1");
@@ -601,7 +611,7 @@ mod tests {
         let compose = json!({
             "include": [{"system": "http://cs", "version": "2"}],
             "exclude": [{"system": "http://cs", "version": "1", "concept": [{"code": "a"}]}]});
-        let out = expand(&Request::new(&two_versions(compose)), "u", "t").unwrap();
+        let out = expand(&Request::new(two_versions(compose)), "u", "t").unwrap();
         assert_eq!(codes(&out), ["c|2"]);
         let echoed = out["expansion"]["parameter"].as_array().unwrap();
         assert!(echoed.iter().any(|p| p["name"] == "versionsMatch"));
@@ -609,7 +619,7 @@ mod tests {
         let compose = json!({
             "include": [{"system": "http://cs", "version": "1"}, {"system": "http://cs", "version": "2"}],
             "exclude": [{"system": "http://cs", "version": "1", "concept": [{"code": "a"}]}]});
-        let out = expand(&Request::new(&two_versions(compose)), "u", "t").unwrap();
+        let out = expand(&Request::new(two_versions(compose)), "u", "t").unwrap();
         assert_eq!(codes(&out), ["a|2", "b|1", "c|2"]);
     }
 
@@ -625,7 +635,7 @@ mod tests {
             vs("http://a", "http://b"), vs("http://b", "http://a"),
             {"name": "url", "valueUri": "http://a"},
         ]});
-        let err = expand(&Request::new(&body), "urn:uuid:x", "t").unwrap_err();
+        let err = expand(&Request::new(body.clone()), "urn:uuid:x", "t").unwrap_err();
         assert_eq!(
             err.to_string(),
             "Found a circularity pointing to http://a processing ValueSet with pathway [http://a, http://b]"

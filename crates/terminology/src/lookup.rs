@@ -164,7 +164,7 @@ mod tests {
             {"name": "system", "valueUri": "http://cs"},
             {"name": "code", "valueCode": "b"},
         ]});
-        let out = lookup(&Request::new(&body)).unwrap().to_value();
+        let out = lookup(&Request::new(body.clone())).unwrap().to_value();
         let props: Vec<(String, String)> = out["parameter"]
             .as_array()
             .unwrap()
@@ -196,6 +196,9 @@ mod tests {
         );
         let missing = json!({"resourceType": "Parameters", "parameter": [
             {"name": "system", "valueUri": "http://other"}, {"name": "code", "valueCode": "x"}]});
-        assert_eq!(lookup(&Request::new(&missing)).unwrap_err().status(), 404);
+        assert_eq!(
+            lookup(&Request::new(missing.clone())).unwrap_err().status(),
+            404
+        );
     }
 }

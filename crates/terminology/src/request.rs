@@ -9,6 +9,15 @@ use crate::error::Error;
 use crate::resolver::Resolver;
 use crate::valueset::ValueSet;
 
+/// The `parameter` list of a Parameters resource.
+fn list(parameters: &Value) -> &[Value] {
+    parameters
+        .get("parameter")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 /// A coding named by a request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Coding {
@@ -30,10 +39,13 @@ impl Coding {
     }
 }
 
-/// One request: its parameters, its resources, its language.
+/// One request: its parameters (a FHIR Parameters resource, as sent or
+/// as the transport read it from a query), its resources, its language
+/// and its limits. It owns its parameters, so it can travel to the
+/// thread that answers it.
 #[derive(Debug)]
-pub struct Request<'a> {
-    params: &'a [Value],
+pub struct Request {
+    parameters: Value,
     pub resolver: Resolver,
     /// The `Accept-Language` header, which `displayLanguage` overrides.
     pub accept_language: Option<String>,
@@ -44,46 +56,48 @@ pub struct Request<'a> {
     pub deadline: Option<Instant>,
 }
 
-impl<'a> Request<'a> {
+impl Request {
     /// Reads a Parameters resource; its `tx-resource`s are indexed.
-    pub fn new(parameters: &'a Value) -> Request<'a> {
-        let params = parameters
-            .get("parameter")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let resources = params
-            .iter()
-            .filter(|p| p.get("name").and_then(Value::as_str) == Some("tx-resource"))
-            .filter_map(|p| p.get("resource"));
+    pub fn new(parameters: Value) -> Request {
+        let resolver = Resolver::new(
+            list(&parameters)
+                .iter()
+                .filter(|p| p.get("name").and_then(Value::as_str) == Some("tx-resource"))
+                .filter_map(|p| p.get("resource")),
+        );
         Request {
-            params,
-            resolver: Resolver::new(resources),
+            parameters,
+            resolver,
             accept_language: None,
             max_expansion: usize::MAX,
             deadline: None,
         }
     }
 
-    fn all(&self, name: &'a str) -> impl Iterator<Item = &'a Value> + use<'a> {
-        self.params
+    /// The Parameters resource.
+    pub fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn all<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s Value> + use<'s> {
+        list(&self.parameters)
             .iter()
             .filter(move |p| p.get("name").and_then(Value::as_str) == Some(name))
     }
 
     /// Every parameter named `name`, as given.
-    pub fn raw(&self, name: &'a str) -> Vec<&'a Value> {
+    pub fn raw<'s>(&'s self, name: &'s str) -> Vec<&'s Value> {
         self.all(name).collect()
     }
 
     /// The first value of `name` (any `value[x]`) as JSON.
-    pub fn value(&self, name: &'a str) -> Option<&'a Value> {
+    pub fn value<'s>(&'s self, name: &'s str) -> Option<&'s Value> {
         self.all(name)
             .find_map(|p| crate::codesystem::value_x(p).map(|(_, v)| v))
     }
 
     /// A primitive parameter as text.
-    pub fn text(&self, name: &'a str) -> Option<String> {
+    pub fn text<'s>(&'s self, name: &'s str) -> Option<String> {
         match self.value(name)? {
             Value::String(s) => Some(s.clone()),
             Value::Bool(b) => Some(b.to_string()),
@@ -93,7 +107,7 @@ impl<'a> Request<'a> {
     }
 
     /// Every text value of a repeatable parameter.
-    pub fn texts(&self, name: &'a str) -> Vec<String> {
+    pub fn texts<'s>(&'s self, name: &'s str) -> Vec<String> {
         self.all(name)
             .filter_map(|p| crate::codesystem::value_x(p).map(|(_, v)| v))
             .filter_map(|v| v.as_str().map(str::to_owned))
@@ -101,7 +115,7 @@ impl<'a> Request<'a> {
     }
 
     /// A boolean parameter; absent is `None`.
-    pub fn flag(&self, name: &'a str) -> Result<Option<bool>, Error> {
+    pub fn flag<'s>(&'s self, name: &'s str) -> Result<Option<bool>, Error> {
         match self.text(name).as_deref() {
             None => Ok(None),
             Some("true") => Ok(Some(true)),
@@ -113,7 +127,7 @@ impl<'a> Request<'a> {
     }
 
     /// A non-negative integer parameter.
-    pub fn number(&self, name: &'a str) -> Result<Option<usize>, Error> {
+    pub fn number<'s>(&'s self, name: &'s str) -> Result<Option<usize>, Error> {
         self.text(name)
             .map(|t| {
                 t.trim().parse::<usize>().map_err(|_| {
@@ -134,14 +148,14 @@ impl<'a> Request<'a> {
     }
 
     /// A `valueCoding` parameter.
-    pub fn coding(&self, name: &'a str) -> Option<Coding> {
+    pub fn coding<'s>(&'s self, name: &'s str) -> Option<Coding> {
         self.all(name)
             .find_map(|p| p.get("valueCoding"))
             .map(Coding::from_json)
     }
 
     /// A `valueCodeableConcept` parameter's codings.
-    pub fn codeable_concept(&self, name: &'a str) -> Option<Vec<Coding>> {
+    pub fn codeable_concept<'s>(&'s self, name: &'s str) -> Option<Vec<Coding>> {
         self.all(name)
             .find_map(|p| p.get("valueCodeableConcept"))
             .map(|cc| {
@@ -177,7 +191,7 @@ impl<'a> Request<'a> {
     }
 
     /// A resource parameter.
-    pub fn resource(&self, name: &'a str) -> Option<&'a Value> {
+    pub fn resource<'s>(&'s self, name: &'s str) -> Option<&'s Value> {
         self.all(name).find_map(|p| p.get("resource"))
     }
 

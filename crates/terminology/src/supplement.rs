@@ -331,7 +331,7 @@ mod tests {
         let b = body(vec![
             json!({"name": "useSupplement", "valueCanonical": "http://sup"}),
         ]);
-        let req = Request::new(&b);
+        let req = Request::new(b.clone());
         let sups = requested(&req, None).unwrap();
         assert_eq!(sups.len(), 1);
         let base = req.resolver.code_system("http://cs", None).unwrap();
@@ -348,7 +348,7 @@ mod tests {
         let b = body(vec![
             json!({"name": "useSupplement", "valueCanonical": "http://nope"}),
         ]);
-        let req = Request::new(&b);
+        let req = Request::new(b.clone());
         assert_eq!(
             requested(&req, None).unwrap_err(),
             Error::SupplementMissing {
@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn a_value_set_extension_applies_its_supplement_through_the_resolver() {
         let b = body(vec![]);
-        let req = Request::new(&b);
+        let req = Request::new(b.clone());
         let vs = ValueSet::from_json(&json!({
             "resourceType": "ValueSet", "url": "http://vs",
             "extension": [{"url": VALUESET_SUPPLEMENT, "valueCanonical": "http://sup|2"}],

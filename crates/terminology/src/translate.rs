@@ -270,7 +270,7 @@ mod tests {
         let mut list = params.as_array().unwrap().clone();
         list.push(json!({"name": "tx-resource", "resource": map()}));
         let p = json!({"resourceType": "Parameters", "parameter": list});
-        translate(&Request::new(&p), r5).unwrap().to_value()
+        translate(&Request::new(p.clone()), r5).unwrap().to_value()
     }
 
     #[test]

@@ -175,8 +175,8 @@ fn issue(
     }
 }
 
-struct Validator<'a, 'r> {
-    req: &'a Request<'r>,
+struct Validator<'a> {
+    req: &'a Request,
     engine: Engine<'a>,
     vs: Option<&'a ValueSet>,
     /// The request's `abstract` flag: false forbids notSelectable codes.
@@ -311,7 +311,7 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Parameters<'stati
     Ok(Parameters(out))
 }
 
-impl Validator<'_, '_> {
+impl Validator<'_> {
     fn prefs(&self) -> Prefs {
         self.language
             .as_deref()
@@ -990,7 +990,7 @@ mod tests {
             json!({"name": "url", "valueUri": "http://vs"}),
             json!({"name": "coding", "valueCoding": {"system": "http://cs", "code": "a", "display": "Alpah"}}),
         ]);
-        let out = validate_code(&Request::new(&body), true)
+        let out = validate_code(&Request::new(body.clone()), true)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
@@ -1021,7 +1021,7 @@ mod tests {
             json!({"name": "url", "valueUri": "http://vs-en"}),
             coding.clone(),
         ]);
-        let out = validate_code(&Request::new(&body), true)
+        let out = validate_code(&Request::new(body.clone()), true)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
@@ -1037,7 +1037,7 @@ mod tests {
             coding,
             json!({"name": "displayLanguage", "valueCode": "de"}),
         ]);
-        let out = validate_code(&Request::new(&body), true)
+        let out = validate_code(&Request::new(body.clone()), true)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], true);
@@ -1052,7 +1052,7 @@ mod tests {
             json!({"name": "url", "valueUri": "http://vs"}),
             cc.clone(),
         ]);
-        let out = validate_code(&Request::new(&body), true)
+        let out = validate_code(&Request::new(body.clone()), true)
             .unwrap()
             .to_value();
         assert!(issue_ids(&out).contains(&"Unknown_Code_in_Version"));
@@ -1061,7 +1061,7 @@ mod tests {
             json!({"name": "valueset-membership-only", "valueBoolean": true}),
             cc,
         ]);
-        let out = validate_code(&Request::new(&body), true)
+        let out = validate_code(&Request::new(body.clone()), true)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
@@ -1086,7 +1086,7 @@ mod tests {
             json!({"name": "codeableConcept", "valueCodeableConcept": {"coding": [
                 {"system": "http://cs", "code": "a"}]}}),
         ]);
-        let out = validate_code(&Request::new(&body), true)
+        let out = validate_code(&Request::new(body.clone()), true)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
@@ -1100,7 +1100,7 @@ mod tests {
             json!({"name": "system", "valueUri": "http://cs"}),
             json!({"name": "code", "valueCode": "b"}),
         ]);
-        let out = validate_code(&Request::new(&body), true)
+        let out = validate_code(&Request::new(body.clone()), true)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
@@ -1136,14 +1136,14 @@ mod tests {
             {"name": "url", "valueUri": "http://a"},
             {"name": "coding", "valueCoding": {"system": "http://other", "code": "x"}},
         ]});
-        let err = validate_code(&Request::new(&body), true).unwrap_err();
+        let err = validate_code(&Request::new(body.clone()), true).unwrap_err();
         assert!(matches!(err, Error::Circular { .. }), "{err}");
     }
 
     #[test]
     fn an_unknown_value_set_is_an_error_and_a_display_language_picks_the_display() {
         let body = request(vec![json!({"name": "url", "valueUri": "http://nope"})]);
-        let err = validate_code(&Request::new(&body), true).unwrap_err();
+        let err = validate_code(&Request::new(body.clone()), true).unwrap_err();
         assert_eq!(err.status(), 404);
         assert_eq!(
             err.to_string(),
@@ -1154,7 +1154,7 @@ mod tests {
             json!({"name": "code", "valueCode": "a"}),
             json!({"name": "displayLanguage", "valueCode": "de"}),
         ]);
-        let out = validate_code(&Request::new(&body), false)
+        let out = validate_code(&Request::new(body.clone()), false)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "result").unwrap()["valueBoolean"], true);

@@ -54,14 +54,24 @@ fn pinned_versions_of_a_code_lead_the_latest_pinned_first() {
         json!([{"system": CS, "version": "1"}, {"system": CS, "version": "2"}]),
         &[],
     );
-    let out = expand(&Request::new(&both), "urn:uuid:x", "2024-01-01T00:00:00Z").unwrap();
+    let out = expand(
+        &Request::new(both.clone()),
+        "urn:uuid:x",
+        "2024-01-01T00:00:00Z",
+    )
+    .unwrap();
     assert_eq!(
         versions(&out),
         pairs(&[("a", "2"), ("a", "1"), ("b", "2"), ("b", "1")])
     );
 
     let mixed = with_vs(json!([{"system": CS, "version": "1"}, {"system": CS}]), &[]);
-    let out = expand(&Request::new(&mixed), "urn:uuid:x", "2024-01-01T00:00:00Z").unwrap();
+    let out = expand(
+        &Request::new(mixed.clone()),
+        "urn:uuid:x",
+        "2024-01-01T00:00:00Z",
+    )
+    .unwrap();
     assert_eq!(
         versions(&out),
         pairs(&[("a", "1"), ("a", "2"), ("b", "1"), ("b", "2")])
@@ -87,7 +97,7 @@ fn a_coding_without_version_is_judged_in_the_version_its_display_names() {
             .cloned()
     };
     for (display, version) in [("B one", "1"), ("B two", "2"), ("B three", "2")] {
-        let out = validate_code(&Request::new(&body(display)), true)
+        let out = validate_code(&Request::new(body(display)), true)
             .unwrap()
             .to_value();
         assert_eq!(param(&out, "version").unwrap()["valueString"], version);
@@ -118,7 +128,7 @@ fn importing(default: &str) -> Value {
 #[test]
 fn default_valueset_version_pins_unversioned_imports() {
     let out = expand(
-        &Request::new(&importing("http://imported|1")),
+        &Request::new(importing("http://imported|1")),
         "urn:uuid:x",
         "2024-01-01T00:00:00Z",
     )
@@ -130,7 +140,7 @@ fn default_valueset_version_pins_unversioned_imports() {
     );
 
     let err = expand(
-        &Request::new(&importing("http://imported|3")),
+        &Request::new(importing("http://imported|3")),
         "urn:uuid:x",
         "2024-01-01T00:00:00Z",
     )

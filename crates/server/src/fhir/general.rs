@@ -251,8 +251,10 @@ pub async fn answer(
             req.max_expansion = call.max_expansion;
             req.deadline = Some(call.deadline);
         };
-        let one = || {
-            let mut req = Request::new(&parameters);
+        // Each kind reads the parameters once: a batch per validation, the
+        // others as one request.
+        let one = |parameters: Value| {
+            let mut req = Request::new(parameters);
             setup(&mut req);
             req
         };
@@ -260,17 +262,22 @@ pub async fn answer(
         // are resources as JSON trees.
         let text = |p: txmap_terminology::parameters::Parameters| p.to_json();
         Ok(match kind {
-            Kind::Lookup => txmap_terminology::lookup::lookup(&one()).map(text),
-            Kind::CsValidate => txmap_terminology::validate::validate_code(&one(), false).map(text),
-            Kind::VsValidate => txmap_terminology::validate::validate_code(&one(), true).map(text),
+            Kind::Lookup => txmap_terminology::lookup::lookup(&one(parameters)).map(text),
+            Kind::CsValidate => {
+                txmap_terminology::validate::validate_code(&one(parameters), false).map(text)
+            }
+            Kind::VsValidate => {
+                txmap_terminology::validate::validate_code(&one(parameters), true).map(text)
+            }
             Kind::BatchValidate => {
                 txmap_terminology::batch::batch_validate(&parameters, setup).map(text)
             }
             Kind::Translate => {
-                txmap_terminology::translate::translate(&one(), v == FhirVersion::R5).map(text)
+                txmap_terminology::translate::translate(&one(parameters), v == FhirVersion::R5)
+                    .map(text)
             }
             Kind::Expand => txmap_terminology::expand::expand(
-                &one(),
+                &one(parameters),
                 &super::expand::uuid(),
                 &super::expand::timestamp(),
             )
