@@ -36,6 +36,7 @@ pub mod filter;
 pub mod language;
 pub mod lookup;
 pub mod parameters;
+pub mod params;
 pub mod provider;
 pub mod request;
 pub mod resolver;

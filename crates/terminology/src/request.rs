@@ -6,6 +6,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::params::Params;
 use crate::resolver::Resolver;
 use crate::valueset::ValueSet;
 
@@ -19,7 +20,7 @@ fn list(parameters: &Value) -> &[Value] {
 }
 
 /// A coding named by a request.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Coding {
     pub system: Option<String>,
     pub version: Option<String>,
@@ -46,6 +47,8 @@ impl Coding {
 #[derive(Debug)]
 pub struct Request {
     parameters: Value,
+    /// The parameters as typed values, read strictly.
+    pub params: Params,
     pub resolver: Resolver,
     /// The `Accept-Language` header, which `displayLanguage` overrides.
     pub accept_language: Option<String>,
@@ -57,8 +60,33 @@ pub struct Request {
 }
 
 impl Request {
-    /// Reads a Parameters resource; its `tx-resource`s are indexed.
+    /// Reads a Parameters resource; its `tx-resource`s are indexed. What
+    /// the typed view cannot read is left out of it.
     pub fn new(parameters: Value) -> Request {
+        let params = Params::from_parameters(&parameters).unwrap_or_default();
+        Request::with(parameters, params)
+    }
+
+    /// Reads a Parameters resource a client sent: one that is not a
+    /// Parameters resource, or has a parameter without a name, is an
+    /// error.
+    pub fn from_parameters(parameters: Value) -> Result<Request, Error> {
+        let params = Params::from_parameters(&parameters)?;
+        Ok(Request::with(parameters, params))
+    }
+
+    /// Reads name-value pairs (a query string, a form): every value is
+    /// text, given as `valueString`.
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Request {
+        let list: Vec<Value> = pairs
+            .iter()
+            .map(|(name, v)| serde_json::json!({"name": name, "valueString": v}))
+            .collect();
+        let parameters = serde_json::json!({"resourceType": "Parameters", "parameter": list});
+        Request::with(parameters, Params::from_pairs(pairs))
+    }
+
+    fn with(parameters: Value, params: Params) -> Request {
         let resolver = Resolver::new(
             list(&parameters)
                 .iter()
@@ -67,6 +95,7 @@ impl Request {
         );
         Request {
             parameters,
+            params,
             resolver,
             accept_language: None,
             max_expansion: usize::MAX,
@@ -137,6 +166,17 @@ impl Request {
                 })
             })
             .transpose()
+    }
+
+    /// The languages displays are asked in, read strictly:
+    /// `displayLanguage`, else `Accept-Language`.
+    pub fn display_language_param(&self) -> Result<Option<&str>, Error> {
+        Ok(self
+            .params
+            .text("displayLanguage")?
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .or(self.accept_language.as_deref()))
     }
 
     /// An error once the time budget has run out.

@@ -35,7 +35,7 @@ use txmap_store::{Edition, sctid};
 
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Error, Params, Respond, Stored, merge};
+use super::params::{Error, Params, Request, Respond, Stored, merge};
 use super::{expression, fhir_json, fhir_json_text};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
@@ -120,9 +120,9 @@ pub(super) fn check_system(system: Option<&str>) -> Result<(), Error> {
 
 /// The ECL budget of a request: its deadline and the configured work
 /// limit.
-pub(super) fn ecl_budget(state: &AppState, deadline: Instant) -> txmap_ecl_eval::Budget {
+pub(super) fn ecl_budget(state: &AppState, deadline: Option<Instant>) -> txmap_ecl_eval::Budget {
     txmap_ecl_eval::Budget {
-        deadline: Some(deadline),
+        deadline,
         max_work: state.limits.ecl_max_work,
     }
 }
@@ -207,11 +207,11 @@ pub(super) fn respond(r: Result<Value, Error>) -> Response {
 // ----- $lookup ---------------------------------------------------------------
 
 /// `CodeSystem/$lookup`.
-pub async fn lookup(state: Arc<AppState>, call: Call) -> Response {
+pub async fn lookup(state: Arc<AppState>, call: Request) -> Response {
     respond_text(lookup_inner(state, call).await)
 }
 
-async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {
+async fn lookup_inner(state: Arc<AppState>, call: Request) -> Result<String, Error> {
     let params = &call.params;
     let named = params.coded(params.coding("coding")?)?;
     let code = named
@@ -221,7 +221,7 @@ async fn lookup_inner(state: Arc<AppState>, call: Call) -> Result<String, Error>
     check_system(named.system)?;
     let index = resolve_edition(&state.editions, named.version)?;
     let filter = PropertyFilter::new(&params.all_text("property"));
-    let language = DisplayLanguage::parse(call.display_language()?);
+    let language = DisplayLanguage::parse(call.display_language_param()?);
     run(state, Cost::Cheap, move |state| {
         let e = &state.editions.list[index];
         e.count_use();
@@ -633,7 +633,7 @@ pub fn normal_form(ed: &Ed, ord: u32, defined: bool, terse: bool) -> Result<Stri
 // ----- $subsumes -------------------------------------------------------------
 
 /// `CodeSystem/$subsumes`.
-pub async fn subsumes(state: Arc<AppState>, call: Call) -> Response {
+pub async fn subsumes(state: Arc<AppState>, call: Request) -> Response {
     respond(subsumes_inner(state, call.params).await)
 }
 

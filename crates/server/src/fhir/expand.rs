@@ -37,7 +37,7 @@ use txmap_store::SearchOptions;
 use super::codesystem::{self, Cost, Ed, description_type_display, respond, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Error, ParamValue, Params, Stored, check_deadline};
+use super::params::{Error, ParamValue, Params, Request, Stored, check_deadline};
 use super::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set};
 use super::{FhirVersion, expression};
 use crate::app::AppState;
@@ -50,7 +50,7 @@ pub(super) const EXT_CONTAINS_PROPERTY: &str =
     "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
 
 /// `ValueSet/$expand`.
-pub async fn expand(state: Arc<AppState>, v: FhirVersion, call: Call) -> Response {
+pub async fn expand(state: Arc<AppState>, v: FhirVersion, call: Request) -> Response {
     respond(expand_inner(state, v, call).await)
 }
 
@@ -123,7 +123,7 @@ fn echoed(params: &Params) -> Vec<Value> {
     out
 }
 
-async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Result<Value, Error> {
+async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Result<Value, Error> {
     let params = &call.params;
     let threshold = call.max_expansion;
     let deadline = call.deadline;
@@ -149,7 +149,7 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Call) -> Resul
         active_only: flag(params, "activeOnly")?,
         designations: flag(params, "includeDesignations")?,
         limit,
-        language: DisplayLanguage::parse(call.display_language()?),
+        language: DisplayLanguage::parse(call.display_language_param()?),
     };
     let system_version = params.text("system-version")?.and_then(|sv| {
         sv.strip_prefix(SNOMED_CT)

@@ -17,14 +17,13 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
-use txmap_terminology::{Request, ResourceSource};
+use txmap_terminology::ResourceSource;
 
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Coding, ParamValue, Params, Respond};
+use super::params::{ParamValue, Params, Request, Respond};
 use super::{FhirVersion, fhir_json_text};
 use crate::app::AppState;
 
@@ -142,45 +141,6 @@ pub fn wants(kind: Kind, params: &Params) -> bool {
     }
 }
 
-/// The request as a Parameters resource: the POSTed JSON when there is
-/// one, else rebuilt from the parsed parameters.
-fn parameters(params: &Params, body: Option<&[u8]>) -> Value {
-    if let Some(v) = body
-        .and_then(|b| serde_json::from_slice::<Value>(b).ok())
-        .filter(|v| v.get("resourceType").and_then(Value::as_str) == Some("Parameters"))
-    {
-        return v;
-    }
-    let coding = |c: &Coding| {
-        let mut m = serde_json::Map::new();
-        for (k, v) in [
-            ("system", &c.system),
-            ("version", &c.version),
-            ("code", &c.code),
-            ("display", &c.display),
-        ] {
-            if let Some(v) = v {
-                m.insert(k.into(), json!(v));
-            }
-        }
-        Value::Object(m)
-    };
-    let list: Vec<Value> = params
-        .0
-        .iter()
-        .map(|(name, v)| match v {
-            ParamValue::Text(t) => json!({"name": name, "valueString": t}),
-            ParamValue::Coding(c) => json!({"name": name, "valueCoding": coding(c)}),
-            ParamValue::CodeableConcept(cs) => json!({
-                "name": name,
-                "valueCodeableConcept": {"coding": cs.iter().map(coding).collect::<Vec<_>>()},
-            }),
-            ParamValue::Resource(r) => json!({"name": name, "resource": r}),
-        })
-        .collect();
-    json!({"resourceType": "Parameters", "parameter": list})
-}
-
 use super::expand::{EXT_CONTAINS_PROPERTY, EXT_EXPANSION_PROPERTY};
 
 /// R4 has no `expansion.property` nor `contains.property`: they become
@@ -234,50 +194,40 @@ fn r4_expansion(vs: &mut Value) {
 /// Answers a request the general engine takes, as a heavy operation (a
 /// permit, the blocking pool, a lower priority) within the call's time
 /// budget and expansion limit.
-pub async fn answer(
-    state: Arc<AppState>,
-    v: FhirVersion,
-    kind: Kind,
-    call: Call,
-    body: Option<Bytes>,
-) -> Response {
+pub async fn answer(state: Arc<AppState>, v: FhirVersion, kind: Kind, call: Request) -> Response {
     let external = state.packages.source(v);
     let work = move |_: &AppState| {
-        let parameters = parameters(&call.params, body.as_deref());
+        let external = Some(external as Arc<dyn ResourceSource>);
+        let (language, max, deadline) = (
+            call.accept_language.clone(),
+            call.max_expansion,
+            call.deadline,
+        );
+        // A batch's validations are requests of their own, made like this
+        // one.
         let setup = |req: &mut Request| {
-            req.resolver
-                .set_external(Some(external.clone() as Arc<dyn ResourceSource>));
-            req.accept_language.clone_from(&call.accept_language);
-            req.max_expansion = call.max_expansion;
-            req.deadline = Some(call.deadline);
+            req.resolver.set_external(external.clone());
+            req.accept_language.clone_from(&language);
+            req.max_expansion = max;
+            req.deadline = deadline;
         };
-        // Each kind reads the parameters once: a batch per validation, the
-        // others as one request.
-        let one = |parameters: Value| {
-            let mut req = Request::new(parameters);
-            setup(&mut req);
-            req
-        };
+        let mut call = call;
+        call.resolver.set_external(external.clone());
         // Parameters answers come from the one fast writer; the others
         // are resources as JSON trees.
         let text = |p: txmap_terminology::parameters::Parameters| p.to_json();
         Ok(match kind {
-            Kind::Lookup => txmap_terminology::lookup::lookup(&one(parameters)).map(text),
-            Kind::CsValidate => {
-                txmap_terminology::validate::validate_code(&one(parameters), false).map(text)
-            }
-            Kind::VsValidate => {
-                txmap_terminology::validate::validate_code(&one(parameters), true).map(text)
-            }
+            Kind::Lookup => txmap_terminology::lookup::lookup(&call).map(text),
+            Kind::CsValidate => txmap_terminology::validate::validate_code(&call, false).map(text),
+            Kind::VsValidate => txmap_terminology::validate::validate_code(&call, true).map(text),
             Kind::BatchValidate => {
-                txmap_terminology::batch::batch_validate(&parameters, setup).map(text)
+                txmap_terminology::batch::batch_validate(call.parameters(), setup).map(text)
             }
             Kind::Translate => {
-                txmap_terminology::translate::translate(&one(parameters), v == FhirVersion::R5)
-                    .map(text)
+                txmap_terminology::translate::translate(&call, v == FhirVersion::R5).map(text)
             }
             Kind::Expand => txmap_terminology::expand::expand(
-                &one(parameters),
+                &call,
                 &super::expand::uuid(),
                 &super::expand::timestamp(),
             )

@@ -9,7 +9,7 @@
 //! `$batch-validate-code`, `ConceptMap/$translate` — by GET and POST, and
 //! read and search of CodeSystem, ValueSet and ConceptMap
 //! ([`resources`]). Each operation's route (`operation`) reads its
-//! parameters ([`params`]) into one [`params::Call`] (time budget,
+//! parameters ([`params`]) into one [`params::Request`] (time budget,
 //! expansion limit, language) and gives it to the terminology engine
 //! ([`general`]) or, for pure SNOMED CT requests, to the SNOMED CT
 //! handlers ([`codesystem`], [`validate`], [`expand`], [`translate`]),
@@ -34,14 +34,14 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Request, State};
+use axum::extract::{Request as HttpRequest, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 
-use self::params::{Call, Error, Params, Respond};
+use self::params::{Error, Request, Respond};
 
 use crate::app::AppState;
 use crate::editions::Editions;
@@ -168,7 +168,7 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
 type OpFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
 
 /// An operation: the state, the FHIR base it was called at, the call.
-type Op = fn(Arc<AppState>, FhirVersion, Call) -> OpFuture;
+type Op = fn(Arc<AppState>, FhirVersion, Request) -> OpFuture;
 
 /// How long past its budget a handler may run before it is abandoned: the
 /// long loops check the deadline themselves and answer first.
@@ -185,16 +185,16 @@ fn operation(
 ) -> axum::routing::MethodRouter<Arc<AppState>> {
     get(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
-            match Params::from_query(&uri) {
-                Ok(p) => run(state, v, general, op, p, None, &headers).await,
+            match params::from_query(&uri) {
+                Ok(r) => run(state, v, general, op, r, &headers).await,
                 Err(e) => e.response(),
             }
         },
     )
     .post(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
-            match Params::from_body(&headers, &body) {
-                Ok(p) => run(state, v, general, op, p, Some(body), &headers).await,
+            match params::from_body(&headers, &body) {
+                Ok(r) => run(state, v, general, op, r, &headers).await,
                 Err(e) => e.response(),
             }
         },
@@ -208,14 +208,13 @@ async fn run(
     v: FhirVersion,
     general: Option<general::Kind>,
     op: Op,
-    params: Params,
-    body: Option<Bytes>,
+    mut call: Request,
     headers: &HeaderMap,
 ) -> Response {
     let budget = state.limits.request;
-    let call = Call::new(params, headers, &state.limits);
+    params::limit(&mut call, headers, &state.limits);
     let work: OpFuture = match general.filter(|&k| general::wants(k, &call.params)) {
-        Some(k) => Box::pin(general::answer(state, v, k, call, body)),
+        Some(k) => Box::pin(general::answer(state, v, k, call)),
         None => op(state, v, call),
     };
     match tokio::time::timeout(budget + GRACE, work).await {
@@ -255,7 +254,7 @@ fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &Heade
     }
 }
 
-pub(crate) async fn method_not_allowed(request: Request) -> Response {
+pub(crate) async fn method_not_allowed(request: HttpRequest) -> Response {
     outcome::response(
         StatusCode::METHOD_NOT_ALLOWED,
         "not-supported",

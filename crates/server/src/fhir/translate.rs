@@ -37,7 +37,7 @@ use txmap_store::sctid::association::{
 use super::FhirVersion;
 use super::codesystem::{Cost, check_system, resolve_edition, respond_text, run, term_of};
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Error, Params, Stored, merge};
+use super::params::{Error, Params, Request, Stored, merge};
 use crate::app::AppState;
 use crate::editions::ServedEdition;
 use txmap_terminology::parameters::{Param, Parameters, Scalar};
@@ -74,7 +74,7 @@ struct Target {
 }
 
 /// `ConceptMap/$translate`.
-pub async fn translate(state: Arc<AppState>, v: FhirVersion, call: Call) -> Response {
+pub async fn translate(state: Arc<AppState>, v: FhirVersion, call: Request) -> Response {
     respond_text(translate_inner(state, v, call.params).await)
 }
 

@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use super::codesystem::{self, Cost, Ed, check_system, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
-use super::params::{Call, Coding, Error, Params, Stored, merge};
+use super::params::{Coding, Error, Params, Request, Stored, merge};
 use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
 use super::{expression, mrcm};
 use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
@@ -390,8 +390,8 @@ pub struct Language {
 }
 
 impl Language {
-    pub fn of(call: &Call) -> Result<Language, Error> {
-        let text = call.display_language()?.map(str::to_owned);
+    pub fn of(call: &Request) -> Result<Language, Error> {
+        let text = call.display_language_param()?.map(str::to_owned);
         Ok(Language {
             wanted: DisplayLanguage::parse(text.as_deref()),
             text,
@@ -517,11 +517,11 @@ fn input(params: &Params) -> Result<Input, Error> {
 // ----- CodeSystem/$validate-code --------------------------------------------
 
 /// `CodeSystem/$validate-code`.
-pub async fn cs_validate_code(state: Arc<AppState>, call: Call) -> Response {
+pub async fn cs_validate_code(state: Arc<AppState>, call: Request) -> Response {
     codesystem::respond_text(cs_inner(state, call).await)
 }
 
-async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {
+async fn cs_inner(state: Arc<AppState>, call: Request) -> Result<String, Error> {
     let params = &call.params;
     let input = input(params)?;
     let budget = codesystem::ecl_budget(&state, call.deadline);
@@ -542,11 +542,11 @@ async fn cs_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {
 // ----- ValueSet/$validate-code ----------------------------------------------
 
 /// `ValueSet/$validate-code`.
-pub async fn vs_validate_code(state: Arc<AppState>, call: Call) -> Response {
+pub async fn vs_validate_code(state: Arc<AppState>, call: Request) -> Response {
     codesystem::respond_text(vs_inner(state, call).await)
 }
 
-async fn vs_inner(state: Arc<AppState>, call: Call) -> Result<String, Error> {
+async fn vs_inner(state: Arc<AppState>, call: Request) -> Result<String, Error> {
     let params = &call.params;
     let input = input(params)?;
     check_system(Some(input.system.as_deref().unwrap_or(SNOMED_CT)))?;
