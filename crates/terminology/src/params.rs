@@ -5,7 +5,7 @@
 //! beside the Parameters resource it came from (kept as JSON for the
 //! operations that echo parameters as given).
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::Error;
 pub use crate::request::Coding;
@@ -61,6 +61,38 @@ impl Params {
                 .map(|(k, v)| (k, ParamValue::Text(v)))
                 .collect(),
         )
+    }
+
+    /// As a `Parameters` resource: text as `valueString`.
+    pub fn to_parameters(&self) -> Value {
+        let coding = |c: &Coding| {
+            let mut m = serde_json::Map::new();
+            for (k, v) in [
+                ("system", &c.system),
+                ("version", &c.version),
+                ("code", &c.code),
+                ("display", &c.display),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.into(), Value::String(v.clone()));
+                }
+            }
+            Value::Object(m)
+        };
+        let list: Vec<Value> = self
+            .0
+            .iter()
+            .map(|(name, v)| match v {
+                ParamValue::Text(t) => json!({"name": name, "valueString": t}),
+                ParamValue::Coding(c) => json!({"name": name, "valueCoding": coding(c)}),
+                ParamValue::CodeableConcept(cs) => json!({
+                    "name": name,
+                    "valueCodeableConcept": {"coding": cs.iter().map(coding).collect::<Vec<_>>()},
+                }),
+                ParamValue::Resource(r) => json!({"name": name, "resource": r}),
+            })
+            .collect();
+        json!({"resourceType": "Parameters", "parameter": list})
     }
 
     /// From a `Parameters` resource.

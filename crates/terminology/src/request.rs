@@ -1,6 +1,7 @@
 //! An operation's input: a FHIR `Parameters` resource as JSON, read by
 //! name, and the [`Resolver`] over its `tx-resource`s.
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -46,7 +47,10 @@ impl Coding {
 /// thread that answers it.
 #[derive(Debug)]
 pub struct Request {
-    parameters: Value,
+    /// The Parameters resource: as sent, or made from the typed view on
+    /// first use (a query string's pairs, which most requests never need
+    /// as JSON).
+    parameters: OnceLock<Value>,
     /// The parameters as typed values, read strictly.
     pub params: Params,
     pub resolver: Resolver,
@@ -78,12 +82,15 @@ impl Request {
     /// Reads name-value pairs (a query string, a form): every value is
     /// text, given as `valueString`.
     pub fn from_pairs(pairs: Vec<(String, String)>) -> Request {
-        let list: Vec<Value> = pairs
-            .iter()
-            .map(|(name, v)| serde_json::json!({"name": name, "valueString": v}))
-            .collect();
-        let parameters = serde_json::json!({"resourceType": "Parameters", "parameter": list});
-        Request::with(parameters, Params::from_pairs(pairs))
+        Request {
+            parameters: OnceLock::new(),
+            params: Params::from_pairs(pairs),
+            // Text carries no resources.
+            resolver: Resolver::default(),
+            accept_language: None,
+            max_expansion: usize::MAX,
+            deadline: None,
+        }
     }
 
     fn with(parameters: Value, params: Params) -> Request {
@@ -94,7 +101,7 @@ impl Request {
                 .filter_map(|p| p.get("resource")),
         );
         Request {
-            parameters,
+            parameters: OnceLock::from(parameters),
             params,
             resolver,
             accept_language: None,
@@ -105,11 +112,11 @@ impl Request {
 
     /// The Parameters resource.
     pub fn parameters(&self) -> &Value {
-        &self.parameters
+        self.parameters.get_or_init(|| self.params.to_parameters())
     }
 
     fn all<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s Value> + use<'s> {
-        list(&self.parameters)
+        list(self.parameters())
             .iter()
             .filter(move |p| p.get("name").and_then(Value::as_str) == Some(name))
     }
