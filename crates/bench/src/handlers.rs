@@ -145,7 +145,7 @@ async fn time_op(app: &axum::Router, op: Op, uris: &[Uri], options: &HandlerOpti
 }
 
 /// One call: its status and latency in nanoseconds.
-async fn call(app: &axum::Router, uri: &Uri) -> (StatusCode, u64) {
+pub(crate) async fn call(app: &axum::Router, uri: &Uri) -> (StatusCode, u64) {
     let request = Request::get(uri.clone())
         .header("accept", "application/fhir+json")
         .body(Body::empty())

@@ -15,10 +15,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, Uri};
+use axum::http::{StatusCode, Uri};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 use txmap_server::app::router;
 
 use crate::BenchError;
@@ -109,17 +107,17 @@ pub fn run(options: &RequestOptions) -> Result<RequestReport, BenchError> {
         let mut out = Vec::new();
         for (request, uri) in options.requests.iter().zip(&uris) {
             let started = Instant::now();
-            let (status, _) = call(&app, uri).await;
+            let (status, _) = crate::handlers::call(&app, uri).await;
             let first_us = started.elapsed().as_secs_f64() * 1e6;
             let warming = Instant::now();
             while warming.elapsed() < options.max_time / 10 {
-                call(&app, uri).await;
+                crate::handlers::call(&app, uri).await;
             }
             let mut latencies = Vec::with_capacity(options.calls);
             let mut errors = BTreeMap::new();
             let timed = Instant::now();
             for _ in 0..options.calls {
-                let (status, ns) = call(&app, uri).await;
+                let (status, ns) = crate::handlers::call(&app, uri).await;
                 latencies.push(ns);
                 if status != StatusCode::OK {
                     *errors.entry(status.as_u16().to_string()).or_insert(0) += 1;
@@ -141,24 +139,4 @@ pub fn run(options: &RequestOptions) -> Result<RequestReport, BenchError> {
         startup_ms,
         results,
     })
-}
-
-/// One call: its status and latency in nanoseconds.
-async fn call(app: &axum::Router, uri: &Uri) -> (StatusCode, u64) {
-    let request = Request::get(uri.clone())
-        .header("accept", "application/fhir+json")
-        .body(Body::empty())
-        .expect("a GET with a parsed URI is a valid request");
-    let t = Instant::now();
-    let status = match app.clone().oneshot(request).await {
-        Ok(response) => {
-            let status = response.status();
-            match axum::body::to_bytes(response.into_body(), usize::MAX).await {
-                Ok(_) => status,
-                Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            }
-        }
-        Err(never) => match never {},
-    };
-    (status, t.elapsed().as_nanos() as u64)
 }

@@ -10,7 +10,7 @@
 mod common;
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
@@ -19,24 +19,6 @@ use txmap_server::app::AppState;
 
 const SCT: &str = "http://snomed.info/sct";
 const IPS: &str = "hl7.fhir.uv.ips-2.0.0.tgz";
-
-/// `../shared/fhir-packages/{file}`, or `None` with a notice; under CI a
-/// missing package fails the test.
-fn fhir_package(file: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fhir-packages")
-        .join(file);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{} is missing under CI",
-        path.display()
-    );
-    eprintln!("skipped: {} not found", path.display());
-    None
-}
 
 /// The HL7 test edition as RF2 says it is.
 struct Rf2 {
@@ -197,7 +179,7 @@ struct Fixture {
 
 fn setup() -> Option<Fixture> {
     let snomed = common::tx_ecosystem("tx-source/snomed", "Terminology")?;
-    let ips = fhir_package(IPS)?;
+    let ips = common::fhir_package(IPS)?;
     let dir = tempfile::tempdir().unwrap();
     txmap_import::import(
         &txmap_import::ImportOptions::new(vec![snomed.clone()], dir.path().join("hl7.txmap")),

@@ -6,7 +6,6 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
@@ -280,27 +279,9 @@ fn state_edition(s: &Arc<AppState>) -> (String, u32) {
     (e.names.version_uri.clone(), e.edition.concept_count())
 }
 
-/// `../shared/fhir-packages/{file}`, or `None` with a notice; under CI a
-/// missing package fails the test.
-fn fhir_package(file: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fhir-packages")
-        .join(file);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{} is missing under CI",
-        path.display()
-    );
-    eprintln!("skipped: {} not found", path.display());
-    None
-}
-
 #[tokio::test]
 async fn a_summary_search_pages_through_every_value_set_of_a_real_package() {
-    let Some(tho) = fhir_package("hl7.terminology.r4-7.0.1.tgz") else {
+    let Some(tho) = common::fhir_package("hl7.terminology.r4-7.0.1.tgz") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

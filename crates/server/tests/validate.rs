@@ -71,6 +71,14 @@ fn active_with_child() -> (u32, u64) {
     (o, ed.sctid(o).unwrap())
 }
 
+/// The SCTID of a child of the concept at `o`.
+fn child_of(o: u32) -> u64 {
+    let state = state();
+    let ed = &state.editions.default_edition().unwrap().edition;
+    ed.sctid(ed.children(o).unwrap().iter().next().unwrap())
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_known_code_is_valid_by_get_and_post_in_r4_and_r5() {
     let state = state();
@@ -286,9 +294,7 @@ async fn implicit_value_sets() {
     let state = state();
     let ed = &state.editions.default_edition().unwrap().edition;
     let (o, id) = active_with_child();
-    let child = ed
-        .sctid(ed.children(o).unwrap().iter().next().unwrap())
-        .unwrap();
+    let child = child_of(o);
     let parent = ed
         .sctid(ed.parents(o).unwrap().iter().next().unwrap())
         .unwrap();
@@ -356,12 +362,8 @@ async fn implicit_value_sets() {
 
 #[tokio::test]
 async fn inline_and_tx_resource_value_sets() {
-    let state = state();
-    let ed = &state.editions.default_edition().unwrap().edition;
     let (o, id) = active_with_child();
-    let child = ed
-        .sctid(ed.children(o).unwrap().iter().next().unwrap())
-        .unwrap();
+    let child = child_of(o);
     let vs = json!({
         "resourceType": "ValueSet",
         "url": "http://example.org/vs",
@@ -449,9 +451,7 @@ async fn ecl_value_sets_test_concepts_and_expressions() {
     let state = state();
     let ed = &state.editions.default_edition().unwrap().edition;
     let (o, id) = active_with_child();
-    let child = ed
-        .sctid(ed.children(o).unwrap().iter().next().unwrap())
-        .unwrap();
+    let child = child_of(o);
     let parent = ed
         .sctid(ed.parents(o).unwrap().iter().next().unwrap())
         .unwrap();
@@ -572,12 +572,8 @@ async fn a_display_is_checked_in_the_languages_asked_for() {
 
 #[tokio::test]
 async fn codeable_concepts_bare_codes_and_versioned_value_set_names() {
-    let state = state();
-    let ed = &state.editions.default_edition().unwrap().edition;
     let (o, id) = active_with_child();
-    let child = ed
-        .sctid(ed.children(o).unwrap().iter().next().unwrap())
-        .unwrap();
+    let child = child_of(o);
     let vs = json!({
         "resourceType": "ValueSet", "url": "http://example.org/vs", "version": "2.0",
         "compose": { "include": [{ "system": SCT, "filter": [

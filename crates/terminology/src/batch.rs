@@ -127,6 +127,26 @@ pub fn batch_validate(
 mod tests {
     use super::*;
 
+    /// Each validation's `result`, in order.
+    fn results(batch: &Value) -> Vec<bool> {
+        let out = batch_validate(batch, |_| {}).unwrap().to_value();
+        out["parameter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                v["resource"]["parameter"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p["name"] == "result")
+                    .unwrap()["valueBoolean"]
+                    .as_bool()
+                    .unwrap()
+            })
+            .collect()
+    }
+
     #[test]
     fn each_validation_is_answered_with_the_shared_parameters() {
         let p = json!({"resourceType": "Parameters", "parameter": [
@@ -141,22 +161,7 @@ mod tests {
             {"name": "validation", "resource": {"resourceType": "Parameters", "parameter": [
                 {"name": "coding", "valueCoding": {"system": "http://cs", "code": "zz"}}]}},
         ]});
-        let out = batch_validate(&p, |_| {}).unwrap().to_value();
-        let results: Vec<&Value> = out["parameter"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| {
-                v["resource"]["parameter"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|p| p["name"] == "result")
-                    .map(|p| &p["valueBoolean"])
-                    .unwrap()
-            })
-            .collect();
-        assert_eq!(results, [&json!(true), &json!(false)]);
+        assert_eq!(results(&p), [true, false]);
     }
 
     #[test]
@@ -181,22 +186,6 @@ mod tests {
             validation(vec![]),
             validation(vec![cs(&["a", "b"])]),
         ]});
-        let out = batch_validate(&p, |_| {}).unwrap().to_value();
-        let results: Vec<bool> = out["parameter"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| {
-                v["resource"]["parameter"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|p| p["name"] == "result")
-                    .unwrap()["valueBoolean"]
-                    .as_bool()
-                    .unwrap()
-            })
-            .collect();
-        assert_eq!(results, [false, true]);
+        assert_eq!(results(&p), [false, true]);
     }
 }

@@ -152,3 +152,21 @@ pub fn tx_ecosystem(folder: &str, probe: &str) -> Option<PathBuf> {
         None
     }
 }
+
+/// `../shared/fhir-packages/{file}`, or `None` with a notice; under CI
+/// (`CI=true`) a missing package fails the test.
+pub fn fhir_package(file: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fhir-packages")
+        .join(file);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{} is missing under CI",
+        path.display()
+    );
+    eprintln!("skipped: {} not found", path.display());
+    None
+}
