@@ -405,15 +405,7 @@ async fn a_request_that_outlives_its_time_budget_is_too_costly() {
         state.clone(),
         Method::POST,
         "/r4/ValueSet/$expand",
-        Some(common::parameters(json!([
-            { "name": "url", "valueUri": "http://example.org/vs" },
-            { "name": "tx-resource", "resource": {
-                "resourceType": "CodeSystem", "url": "http://example.org/cs", "content": "complete",
-                "concept": [{ "code": "a" }, { "code": "b" }] } },
-            { "name": "tx-resource", "resource": {
-                "resourceType": "ValueSet", "url": "http://example.org/vs",
-                "compose": { "include": [{ "system": "http://example.org/cs" }] } } },
-        ]))),
+        Some(whole_code_system(2)),
     )
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
@@ -421,6 +413,21 @@ async fn a_request_that_outlives_its_time_budget_is_too_costly() {
     // Work without loops still answers.
     let (status, v) = common::call(state, Method::GET, "/r4/$versions", None).await;
     assert_eq!(status, StatusCode::OK, "{v}");
+}
+
+/// `$expand` of a value set that is the whole of a CodeSystem of `n`
+/// codes, both sent as `tx-resource`s (the general engine answers it).
+fn whole_code_system(n: usize) -> Value {
+    let concepts: Vec<Value> = (0..n).map(|i| json!({ "code": format!("c{i}") })).collect();
+    common::parameters(json!([
+        { "name": "url", "valueUri": "http://example.org/vs" },
+        { "name": "tx-resource", "resource": {
+            "resourceType": "CodeSystem", "url": "http://example.org/cs", "content": "complete",
+            "concept": concepts } },
+        { "name": "tx-resource", "resource": {
+            "resourceType": "ValueSet", "url": "http://example.org/vs",
+            "compose": { "include": [{ "system": "http://example.org/cs" }] } } },
+    ]))
 }
 
 #[tokio::test]
@@ -454,21 +461,12 @@ async fn the_threshold_header_lowers_the_limit_but_never_raises_it() {
         );
     }
     // The general engine too.
-    let concepts: Vec<Value> = (0..5).map(|i| json!({ "code": format!("c{i}") })).collect();
     let (status, v) = common::call_with_headers(
         state,
         Method::POST,
         "/r4/ValueSet/$expand",
         &[("X-TOO-COSTLY-THRESHOLD", "1000000")],
-        Some(common::parameters(json!([
-            { "name": "url", "valueUri": "http://example.org/vs" },
-            { "name": "tx-resource", "resource": {
-                "resourceType": "CodeSystem", "url": "http://example.org/cs", "content": "complete",
-                "concept": concepts } },
-            { "name": "tx-resource", "resource": {
-                "resourceType": "ValueSet", "url": "http://example.org/vs",
-                "compose": { "include": [{ "system": "http://example.org/cs" }] } } },
-        ]))),
+        Some(whole_code_system(5)),
     )
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
