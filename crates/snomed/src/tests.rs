@@ -365,3 +365,26 @@ fn implicit_urls_and_versions() {
         e
     ));
 }
+
+#[test]
+fn an_include_of_all_of_snomed_ct_is_too_costly_before_its_codes_are_listed() {
+    let (_dir, _, source) = setup();
+    let body = json!({"resourceType": "Parameters", "parameter": [
+        {"name": "valueSet", "resource": {"resourceType": "ValueSet", "url": "http://example.org/vs/all",
+            "compose": {"include": [{"system": SNOMED_CT}]}}},
+    ]});
+    let mut req = Request::new(body);
+    req.resolver
+        .set_external(Some(Arc::clone(&source) as Arc<dyn ResourceSource>));
+    req.max_expansion = 100;
+    let err = txmap_terminology::expand::expand(&req, "u", "t").unwrap_err();
+    assert_eq!(err.status(), 422);
+    assert_eq!(
+        err.to_string(),
+        "The value set 'http://example.org/vs/all' expansion has too many codes to produce (>100)"
+    );
+    // Within the limit, the same include lists every concept.
+    req.max_expansion = 10_000;
+    let all = txmap_terminology::expand::expand(&req, "u", "t").unwrap();
+    assert_eq!(all["expansion"]["total"], 800);
+}

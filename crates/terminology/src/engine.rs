@@ -395,7 +395,7 @@ impl<'r> Engine<'r> {
         let mut seen: HashMap<(&str, Option<&str>, Cow<str>), usize> = HashMap::new();
         for rule in &vs.compose.include {
             self.check_deadline()?;
-            for e in self.rule_entries(vs, rule, path)? {
+            for e in self.rule_entries(vs, rule, path, true)? {
                 if out.len() % 1024 == 1023 {
                     self.check_deadline()?;
                 }
@@ -441,7 +441,7 @@ impl<'r> Engine<'r> {
             let mut exact: HashSet<(&str, Option<&str>, Cow<str>)> = HashSet::new();
             let mut by_code: HashSet<(&str, Cow<str>)> = HashSet::new();
             for rule in &vs.compose.exclude {
-                let entries = self.rule_entries(vs, rule, path)?;
+                let entries = self.rule_entries(vs, rule, path, false)?;
                 // An exclude of a version the expansion holds excludes that
                 // version's codes; of another version (unless versions
                 // are kept apart), the codes in whatever version.
@@ -474,6 +474,7 @@ impl<'r> Engine<'r> {
         from: &'r ValueSet,
         rule: &'r Rule,
         path: &mut Vec<String>,
+        include: bool,
     ) -> Result<Vec<Entry<'r>>, Error> {
         let mut entries: Vec<Entry<'r>> = Vec::new();
         let imported = rule
@@ -503,11 +504,26 @@ impl<'r> Engine<'r> {
                     }
                 }
             } else {
+                // An include alone that holds more codes than an expansion
+                // may is too costly before its codes are listed (all of
+                // SNOMED CT is 350,000 entries).
+                let too_many = |n: usize| {
+                    (include && imported.is_empty() && n > self.max).then(|| Error::TooCostly {
+                        value_set: from.versioned_url(),
+                        limit: self.max,
+                    })
+                };
                 let members = if rule.filters.is_empty() {
+                    if let Some(e) = too_many(cs.len()) {
+                        return Err(e);
+                    }
                     cs.all()
                 } else {
                     self.filters(cs, &rule.filters)?.members()?
                 };
+                if let Some(e) = too_many(members.len()) {
+                    return Err(e);
+                }
                 entries.extend(members.into_iter().map(|id| Entry {
                     cs,
                     id,
