@@ -59,12 +59,14 @@ fn plain_outcome(mut outcome: Value) -> Value {
 
 /// Answers a batch; `setup` prepares each validation's [`Request`]
 /// (language, limits, packages) as the caller would a single one. The
-/// shared `tx-resource`s are parsed once, into a resolver that stands
-/// behind each validation's own.
+/// batch's own resolver (its `tx-resource`s, parsed once when the batch
+/// was read, and whatever the caller put behind them) stands behind each
+/// validation's own resources.
 pub fn batch_validate(
-    parameters: &Value,
+    batch: Request,
     setup: impl Fn(&mut Request),
 ) -> Result<Parameters<'static>, Error> {
+    let (parameters, resolver) = batch.into_parts();
     let params = parameters
         .get("parameter")
         .and_then(Value::as_array)
@@ -74,17 +76,7 @@ pub fn batch_validate(
         .iter()
         .filter(|p| !matches!(name(p), Some("validation" | "tx-resource")))
         .collect();
-    let resources: Vec<Value> = params
-        .iter()
-        .filter(|p| name(p) == Some("tx-resource"))
-        .cloned()
-        .collect();
-    let shared_resources = {
-        let all = json!({"resourceType": "Parameters", "parameter": resources});
-        let mut req = Request::new(all);
-        setup(&mut req);
-        Arc::new(req.resolver) as Arc<dyn ResourceSource>
-    };
+    let shared_resources = Arc::new(resolver) as Arc<dyn ResourceSource>;
     let mut out = Vec::new();
     for v in params.iter().filter(|p| name(p) == Some("validation")) {
         let own = v
@@ -129,7 +121,9 @@ mod tests {
 
     /// Each validation's `result`, in order.
     fn results(batch: &Value) -> Vec<bool> {
-        let out = batch_validate(batch, |_| {}).unwrap().to_value();
+        let out = batch_validate(Request::new(batch.clone()), |_| {})
+            .unwrap()
+            .to_value();
         out["parameter"]
             .as_array()
             .unwrap()

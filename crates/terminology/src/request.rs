@@ -110,6 +110,15 @@ impl Request {
         }
     }
 
+    /// The Parameters resource and the resolver over its resources.
+    pub fn into_parts(self) -> (Value, Resolver) {
+        let parameters = match self.parameters.into_inner() {
+            Some(v) => v,
+            None => self.params.to_parameters(),
+        };
+        (parameters, self.resolver)
+    }
+
     /// The Parameters resource.
     pub fn parameters(&self) -> &Value {
         self.parameters.get_or_init(|| self.params.to_parameters())

@@ -220,9 +220,7 @@ pub async fn answer(state: Arc<AppState>, v: FhirVersion, kind: Kind, call: Requ
             Kind::Lookup => txmap_terminology::lookup::lookup(&call).map(text),
             Kind::CsValidate => txmap_terminology::validate::validate_code(&call, false).map(text),
             Kind::VsValidate => txmap_terminology::validate::validate_code(&call, true).map(text),
-            Kind::BatchValidate => {
-                txmap_terminology::batch::batch_validate(call.parameters(), setup).map(text)
-            }
+            Kind::BatchValidate => txmap_terminology::batch::batch_validate(call, setup).map(text),
             Kind::Translate => {
                 txmap_terminology::translate::translate(&call, v == FhirVersion::R5).map(text)
             }
