@@ -35,7 +35,7 @@ pub struct ServedEdition {
     /// The edition's human name, worked out on first use.
     pub name: OnceLock<String>,
     /// The edition's concept model rules, read on first use.
-    pub mrcm: OnceLock<crate::fhir::mrcm::Rules>,
+    pub mrcm: OnceLock<txmap_snomed::mrcm::Rules>,
 }
 
 impl ServedEdition {

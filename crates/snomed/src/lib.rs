@@ -16,7 +16,10 @@
 //! * value set filters compile to ECL ([`constraint`]) and are evaluated
 //!   by `txmap-ecl-eval` under the request's deadline and a work limit;
 //! * implicit value set URLs become those filters ([`implicit_filters`]),
-//!   after an edition or version URI too.
+//!   after an edition or version URI too;
+//! * post-coordinated expressions are read by [`expression`] and checked
+//!   against the edition's concept model by [`mrcm`] (the server's SNOMED
+//!   CT handlers use both until the engine speaks post-coordination).
 //!
 //! The store's answers are `Result`s; most of the provider's trait
 //! answers are not. A store error on a trait method that cannot say so
@@ -26,6 +29,8 @@
 //! from being wrong.
 
 pub mod constraint;
+pub mod expression;
+pub mod mrcm;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -43,6 +48,32 @@ use txmap_terminology::provider::{
 use txmap_terminology::valueset::FilterDef;
 
 pub use constraint::{Constraint, ConstraintError};
+
+/// `?` for the store's results where the engine's [`Error`] is answered:
+/// a store error is a 500 that names the cause.
+pub trait Stored<T> {
+    fn stored(self) -> Result<T, Error>;
+}
+
+impl<T> Stored<T> for Result<T, txmap_store::StoreError> {
+    fn stored(self) -> Result<T, Error> {
+        self.map_err(store_error)
+    }
+}
+
+/// A store error as the engine's 500.
+pub fn store_error(e: txmap_store::StoreError) -> Error {
+    Error::Store(format!("the edition could not be read: {e}"))
+}
+
+/// The preferred term of the concept `id` in the edition's default
+/// language refset; `None` for a concept the edition lacks.
+pub fn term_of<B: AsRef<[u8]>>(ed: &Edition<B>, id: u64) -> Result<Option<&str>, Error> {
+    match ed.ordinal(id) {
+        Some(o) => ed.preferred_term(o).stored(),
+        None => Ok(None),
+    }
+}
 
 /// The canonical URL of SNOMED CT.
 pub const SNOMED_CT: &str = "http://snomed.info/sct";

@@ -36,9 +36,10 @@ use txmap_store::{Edition, sctid};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Error, Params, Request, Respond, Stored, merge};
-use super::{expression, fhir_json, fhir_json_text};
+use super::{fhir_json, fhir_json_text};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
+use txmap_snomed::expression;
 use txmap_terminology::parameters::{Param, Parameters, Scalar};
 
 /// Which properties a `$lookup` returns.
@@ -255,12 +256,7 @@ fn find(e: &ServedEdition, code: &str) -> Result<u32, Error> {
 
 pub(super) type Ed = Edition<EditionBytes>;
 
-pub(super) fn term_of(ed: &Ed, id: u64) -> Result<Option<&str>, Error> {
-    match ed.ordinal(id) {
-        Some(o) => Ok(ed.preferred_term(o).stored()?),
-        None => Ok(None),
-    }
-}
+pub(super) use txmap_snomed::term_of;
 
 /// A `property` parameter; parts in the order the HL7 runner sorts them.
 fn property<'a>(

@@ -34,13 +34,14 @@ use txmap_ecl_eval::Budget;
 use txmap_memory::Sampler;
 use txmap_store::SearchOptions;
 
+use super::FhirVersion;
 use super::codesystem::{self, Cost, Ed, description_type_display, respond, run, term_of};
 use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Error, ParamValue, Params, Request, Stored, check_deadline};
 use super::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set};
-use super::{FhirVersion, expression};
 use crate::app::AppState;
+use txmap_snomed::expression;
 
 use txmap_terminology::expand::{STATUS_URI, UNCLOSED, UNCLOSED_REASON};
 

@@ -17,12 +17,10 @@
 
 pub mod codesystem;
 pub mod expand;
-pub mod expression;
 pub mod format;
 pub mod general;
 pub mod language;
 pub mod metadata;
-pub mod mrcm;
 pub mod params;
 pub mod resources;
 pub mod translate;

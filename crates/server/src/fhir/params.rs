@@ -25,6 +25,9 @@ pub trait Respond {
 
 impl Respond for Error {
     fn response(&self) -> Response {
+        if self.status() >= 500 {
+            tracing::error!("{self}");
+        }
         crate::outcome::issue_response(
             StatusCode::from_u16(self.status()).unwrap_or(StatusCode::BAD_REQUEST),
             self.issue(),
@@ -32,23 +35,7 @@ impl Respond for Error {
     }
 }
 
-/// `?` for the store's results in handlers: a store error is a 500 that
-/// names the cause, and is logged.
-pub trait Stored<T> {
-    fn stored(self) -> Result<T, Error>;
-}
-
-impl<T> Stored<T> for Result<T, txmap_store::StoreError> {
-    fn stored(self) -> Result<T, Error> {
-        self.map_err(store_error)
-    }
-}
-
-/// A store error as the 500 it answers, logged.
-pub fn store_error(e: txmap_store::StoreError) -> Error {
-    tracing::error!("store: {e}");
-    Error::Store(format!("the edition could not be read: {e}"))
-}
+pub use txmap_snomed::{Stored, store_error};
 
 /// The request header that overrides the expansion size limit, as the
 /// HL7 suite sends it.

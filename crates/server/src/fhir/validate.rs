@@ -38,8 +38,8 @@ use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Coding, Error, Params, Request, Stored, merge};
 use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
-use super::{expression, mrcm};
 use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
+use txmap_snomed::{expression, mrcm};
 use txmap_terminology::Issue;
 use txmap_terminology::parameters::{Param, Parameters, Scalar};
 

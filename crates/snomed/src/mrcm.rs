@@ -19,9 +19,11 @@ use std::collections::HashMap;
 use txmap_ecl_eval::{Budget, Subject};
 use txmap_store::{Member, RefsetKind};
 
-use super::codesystem::{Ed, term_of};
-use super::expression::{AttributeValue, Expression};
-use super::params::{Error, Stored};
+use txmap_store::Edition;
+use txmap_terminology::Error;
+
+use crate::expression::{AttributeValue, Expression};
+use crate::{Stored, term_of};
 
 /// |Mandatory concept model rule|.
 const MANDATORY: &str = "723597001";
@@ -47,7 +49,7 @@ struct Ranges {
 }
 
 impl Rules {
-    pub fn load(ed: &Ed) -> Result<Rules, Error> {
+    pub fn load<B: AsRef<[u8]>>(ed: &Edition<B>) -> Result<Rules, Error> {
         let mut rules = Rules::default();
         for (kind, field) in [
             (RefsetKind::MrcmAttributeDomain, "domainId"),
@@ -92,8 +94,8 @@ impl Rules {
 
 /// The first attribute of `expr` that breaks a domain or range rule, and
 /// why; `None` when every attribute passes (or the edition has no MRCM).
-pub fn violation(
-    ed: &Ed,
+pub fn violation<B: AsRef<[u8]>>(
+    ed: &Edition<B>,
     rules: &Rules,
     expr: &Expression,
     budget: &Budget,
