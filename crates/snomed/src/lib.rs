@@ -18,8 +18,11 @@
 //! * implicit value set URLs become those filters ([`implicit_filters`]),
 //!   after an edition or version URI too;
 //! * post-coordinated expressions are read by [`expression`] and checked
-//!   against the edition's concept model by [`mrcm`] (the server's SNOMED
-//!   CT handlers use both until the engine speaks post-coordination).
+//!   against the edition's concept model by [`mrcm`]; [`valueset`] holds
+//!   SNOMED CT value set rules (implicit value sets, composes, expressions
+//!   as members) and [`language`] the display languages as language
+//!   refsets — what the server's SNOMED CT handlers use until the engine
+//!   speaks post-coordination.
 //!
 //! The store's answers are `Result`s; most of the provider's trait
 //! answers are not. A store error on a trait method that cannot say so
@@ -30,7 +33,9 @@
 
 pub mod constraint;
 pub mod expression;
+pub mod language;
 pub mod mrcm;
+pub mod valueset;
 
 use std::borrow::Cow;
 use std::sync::Arc;

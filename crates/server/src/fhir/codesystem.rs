@@ -33,13 +33,13 @@ use serde_json::{Value, json};
 use txmap_load::EditionBytes;
 use txmap_store::{Edition, sctid};
 
-use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Error, Params, Request, Respond, Stored, merge};
 use super::{fhir_json, fhir_json_text};
 use crate::app::AppState;
 use crate::editions::{Editions, ServedEdition};
 use txmap_snomed::expression;
+use txmap_snomed::language::DisplayLanguage;
 use txmap_terminology::parameters::{Param, Parameters, Scalar};
 
 /// Which properties a `$lookup` returns.
@@ -338,7 +338,7 @@ pub fn lookup_code<'e>(
 fn default_language_tag(ed: &Ed) -> &'static str {
     match ed.identity().default_language_refset {
         sctid::US_ENGLISH => "en-US",
-        super::language::GB_ENGLISH => "en-GB",
+        txmap_snomed::language::GB_ENGLISH => "en-GB",
         _ => "en",
     }
 }

@@ -1,7 +1,7 @@
 //! `ValueSet/$expand` for SNOMED CT value sets.
 //!
 //! The value set is resolved as `ValueSet/$validate-code` resolves it
-//! ([`super::valueset::resolve_value_set`]): an implicit SNOMED CT `url`
+//! ([`txmap_snomed::valueset::resolve_value_set`]): an implicit SNOMED CT `url`
 //! (`?fhir_vs`, `?fhir_vs=isa/X`, `?fhir_vs=refset/R`), an inline
 //! `valueSet`, or a `tx-resource` whose `url` matches; of a compose,
 //! concept lists (SCTIDs and post-coordinated expressions) and the
@@ -13,7 +13,7 @@
 //! `filter` (the store's ranked word search; results in rank order,
 //! otherwise by code), `activeOnly`, `includeDesignations` (active
 //! descriptions preferred in a language refset), `displayLanguage` or
-//! `Accept-Language` ([`super::language`]). An expansion that would return
+//! `Accept-Language` ([`txmap_snomed::language`]). An expansion that would return
 //! more than the configured `max_expansion` codes (or the
 //! `X-TOO-COSTLY-THRESHOLD` header's number, or a smaller `limit`
 //! parameter) is refused with 422 `too-costly`; the walk over the members
@@ -36,12 +36,14 @@ use txmap_store::SearchOptions;
 
 use super::FhirVersion;
 use super::codesystem::{self, Cost, Ed, description_type_display, respond, run, term_of};
-use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Error, ParamValue, Params, Request, Stored, check_deadline};
-use super::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set};
 use crate::app::AppState;
 use txmap_snomed::expression;
+use txmap_snomed::language::DisplayLanguage;
+use txmap_snomed::valueset::{
+    Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set,
+};
 
 use txmap_terminology::expand::{STATUS_URI, UNCLOSED, UNCLOSED_REASON};
 

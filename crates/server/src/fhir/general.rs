@@ -127,10 +127,12 @@ pub fn wants(kind: Kind, params: &Params) -> bool {
             let Some(url) = text("url") else {
                 return not_snomed(code_system(params));
             };
-            if url.starts_with(SNOMED_CT) || super::valueset::implicit_value_set(url).is_some() {
+            if url.starts_with(SNOMED_CT)
+                || txmap_snomed::valueset::implicit_value_set(url).is_some()
+            {
                 return false;
             }
-            let found = super::valueset::tx_resource_value_set(params, url);
+            let found = txmap_snomed::valueset::tx_resource_value_set(params, url);
             match found {
                 Some(vs) => general_value_set(vs),
                 // Not sent with the request: only the general engine can

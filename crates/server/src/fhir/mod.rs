@@ -19,13 +19,11 @@ pub mod codesystem;
 pub mod expand;
 pub mod format;
 pub mod general;
-pub mod language;
 pub mod metadata;
 pub mod params;
 pub mod resources;
 pub mod translate;
 pub mod validate;
-pub mod valueset;
 
 use std::sync::Arc;
 use std::time::Duration;

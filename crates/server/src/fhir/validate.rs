@@ -22,7 +22,7 @@
 //! (cardinality, grouping) is not checked, which an informational issue
 //! says.
 //!
-//! `ValueSet/$validate-code` asks [`super::valueset`] whether the code is
+//! `ValueSet/$validate-code` asks [`txmap_snomed::valueset`] whether the code is
 //! in the value set named by `url` or given inline: one membership test
 //! per include, never an expansion.
 //!
@@ -34,11 +34,11 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::codesystem::{self, Cost, Ed, check_system, run, term_of};
-use super::language::DisplayLanguage;
 use super::metadata::SNOMED_CT;
 use super::params::{Coding, Error, Params, Request, Stored, merge};
-use super::valueset::{Resolved, Target, check_implicit, resolve_value_set};
 use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
+use txmap_snomed::language::DisplayLanguage;
+use txmap_snomed::valueset::{Resolved, Target, check_implicit, resolve_value_set};
 use txmap_snomed::{expression, mrcm};
 use txmap_terminology::Issue;
 use txmap_terminology::parameters::{Param, Parameters, Scalar};

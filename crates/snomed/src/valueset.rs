@@ -8,8 +8,8 @@
 //! and compose includes and excludes become [`Rule`]s.
 //!
 //! Every filter means an ECL constraint, and is kept as one ([`Filter`],
-//! `txmap_snomed::constraint`, where the mapping is written down): the
-//! same compilation serves the terminology engine's SNOMED CT provider,
+//! [`crate::constraint`], where the mapping is written down): the same
+//! compilation serves the engine's SNOMED CT provider ([`crate::SnomedCt`]),
 //! so both paths give one answer.
 //!
 //! Post-coordinated expressions are members when listed verbatim, when
@@ -22,11 +22,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use txmap_ecl_eval::{Budget, ExpressionSubject, Subject};
-use txmap_snomed::percent_decode;
+use txmap_store::Edition;
+use txmap_terminology::Error;
+use txmap_terminology::params::Params;
 
-use super::codesystem::Ed;
-use super::metadata::SNOMED_CT;
-use super::params::{Error, Params, Stored};
+use crate::{SNOMED_CT, Stored, percent_decode};
 
 /// How a value set's membership is decided.
 #[derive(Clone, Debug)]
@@ -55,7 +55,7 @@ pub struct Rule {
 
 /// One filter, as the ECL constraint it means (shared with the
 /// terminology engine's SNOMED CT provider).
-pub use txmap_snomed::Constraint as Filter;
+pub use crate::Constraint as Filter;
 
 /// What a validated code is, for value set membership.
 #[derive(Clone, Debug, PartialEq)]
@@ -244,9 +244,9 @@ impl ValueSetDef {
     }
 
     /// Whether the code (as written, and what it is) is in.
-    pub fn contains(
+    pub fn contains<B: AsRef<[u8]>>(
         &self,
-        ed: &Ed,
+        ed: &Edition<B>,
         code: &str,
         target: &Target,
         budget: &Budget,
@@ -275,9 +275,9 @@ impl ValueSetDef {
 
 impl Rule {
     /// Whether the code (as written, and what it is) passes the rule.
-    pub fn matches(
+    pub fn matches<B: AsRef<[u8]>>(
         &self,
-        ed: &Ed,
+        ed: &Edition<B>,
         code: &str,
         target: &Target,
         budget: &Budget,
@@ -324,7 +324,12 @@ impl Rule {
     }
 
     /// Whether the concept at `ord` passes every filter.
-    pub fn concept_passes(&self, ed: &Ed, ord: u32, budget: &Budget) -> Result<bool, Error> {
+    pub fn concept_passes<B: AsRef<[u8]>>(
+        &self,
+        ed: &Edition<B>,
+        ord: u32,
+        budget: &Budget,
+    ) -> Result<bool, Error> {
         for f in &self.filters {
             if !f.matches(ed, &Subject::Concept(ord), budget)? {
                 return Ok(false);
@@ -335,18 +340,18 @@ impl Rule {
 
     /// The concepts that pass every filter (all concepts when there are
     /// none), sorted by ordinal. Concept lists are the caller's.
-    pub fn filtered_concepts(&self, ed: &Ed, budget: &Budget) -> Result<Vec<u32>, Error> {
-        Ok(txmap_snomed::constraint::evaluate_all(
-            &self.filters,
-            ed,
-            budget,
-        )?)
+    pub fn filtered_concepts<B: AsRef<[u8]>>(
+        &self,
+        ed: &Edition<B>,
+        budget: &Budget,
+    ) -> Result<Vec<u32>, Error> {
+        Ok(crate::constraint::evaluate_all(&self.filters, ed, budget)?)
     }
 }
 
 /// Checks an implicit value set's own references against the edition: an
 /// implicit value set on an unknown concept or refset is not found.
-pub fn check_implicit(ed: &Ed, url: &str) -> Result<(), Error> {
+pub fn check_implicit<B: AsRef<[u8]>>(ed: &Edition<B>, url: &str) -> Result<(), Error> {
     let query = url.split_once('?').map_or("", |(_, q)| q);
     let ok = if let Some(x) = query.strip_prefix("fhir_vs=isa/") {
         x.parse::<u64>().ok().and_then(|x| ed.ordinal(x)).is_some()

@@ -14,8 +14,10 @@
 use txmap_store::sctid;
 use txmap_terminology::language::Prefs;
 
-use super::codesystem::Ed;
-use super::params::{Error, Stored};
+use txmap_store::Edition;
+use txmap_terminology::Error;
+
+use crate::Stored;
 
 /// |Great Britain English language reference set|.
 pub const GB_ENGLISH: u64 = 900000000000508004;
@@ -73,7 +75,11 @@ impl DisplayLanguage {
 
     /// The display of the concept at `ord`: the first wanted language's
     /// term, else the default preferred term, else an FSN.
-    pub fn display<'e>(&self, ed: &'e Ed, ord: u32) -> Result<Option<&'e str>, Error> {
+    pub fn display<'e, B: AsRef<[u8]>>(
+        &self,
+        ed: &'e Edition<B>,
+        ord: u32,
+    ) -> Result<Option<&'e str>, Error> {
         for w in &self.wants {
             let term = match w {
                 Want::Default => break,
@@ -106,7 +112,11 @@ fn want(tag: &str) -> Want {
 
 /// An active synonym of the concept in language `code`, one preferred in
 /// some refset if there is one.
-fn in_language<'e>(ed: &'e Ed, ord: u32, code: &str) -> Result<Option<&'e str>, Error> {
+fn in_language<'e, B: AsRef<[u8]>>(
+    ed: &'e Edition<B>,
+    ord: u32,
+    code: &str,
+) -> Result<Option<&'e str>, Error> {
     let mut fallback = None;
     for d in ed.descriptions(ord).stored()? {
         if !d.active || d.type_id != sctid::SYNONYM || !d.language.eq_ignore_ascii_case(code) {
