@@ -1,20 +1,25 @@
-//! `txmap-terminology`: FHIR CodeSystem and ValueSet semantics that do
-//! not depend on the code system, for everything that is not SNOMED CT.
+//! `txmap-terminology`: the terminology engine — FHIR CodeSystem and
+//! ValueSet semantics that do not depend on the code system, for every
+//! code system.
 //!
-//! The HL7 ecosystem suite (and real clients) send CodeSystems and
-//! ValueSets inline, as `tx-resource` parameters, and ask `$validate-code`,
-//! `$expand` and `$lookup` about them. This crate answers those requests
-//! in-process from the request alone: no async, no HTTP, no store. The
-//! server hands it a `Parameters` resource as JSON and gets back the
-//! resource to send, or an [`Error`] that knows its HTTP status and
-//! OperationOutcome.
+//! Real value sets mix systems, import each other and come from IG
+//! packages; clients also send CodeSystems and ValueSets inline, as
+//! `tx-resource` parameters. This crate answers `$validate-code`,
+//! `$expand`, `$lookup`, `$translate` and `$batch-validate-code` over all
+//! of them in-process: no async, no HTTP, no store. A code system is
+//! anything that implements [`CodeSystemProvider`] — a CodeSystem
+//! resource here, a SNOMED CT edition in `txmap-snomed` — found through
+//! the request's resources and a [`ResourceSource`] (packages, editions).
+//! The server hands it a [`Request`] and gets back the resource to send,
+//! or an [`Error`] that knows its HTTP status and OperationOutcome.
 //!
 //! * [`codesystem`] and [`valueset`] read the resources (R4 or R5 JSON);
 //! * [`resolver`] finds them by URL and version, in the request and then
-//!   in loaded FHIR packages ([`external`]);
+//!   in the sources behind it ([`external`]: packages, editions);
 //! * [`provider`] is what operations ask of a code system
-//!   ([`CodeSystemProvider`]), so a SNOMED CT edition can answer the same
-//!   questions later;
+//!   ([`CodeSystemProvider`]), whoever holds it;
+//! * [`request`] and [`params`] are an operation's input, the JSON and its
+//!   strict typed view;
 //! * [`filter`] compiles value set filters, [`engine`] evaluates
 //!   membership and expansions;
 //! * [`supplement`] decides which supplements a request applies
