@@ -137,6 +137,11 @@ impl FhirPackages {
         Ok(FhirPackages { list, r4, r5 })
     }
 
+    /// The edition at `index` of the server's editions, as a code system.
+    pub fn edition(&self, index: usize) -> Option<&SnomedCt<EditionBytes>> {
+        self.r4.snomed.get(index)
+    }
+
     /// What the engine of endpoint `v` may look up beyond the request.
     pub fn source(&self, v: FhirVersion) -> Arc<Sources> {
         match v {

@@ -34,6 +34,7 @@
 pub mod constraint;
 pub mod expression;
 pub mod language;
+pub mod lookup;
 pub mod mrcm;
 pub mod valueset;
 

@@ -35,12 +35,13 @@ use txmap_memory::Sampler;
 use txmap_store::SearchOptions;
 
 use super::FhirVersion;
-use super::codesystem::{self, Cost, Ed, description_type_display, respond, run, term_of};
+use super::codesystem::{self, Cost, Ed, respond, run, term_of};
 use super::metadata::SNOMED_CT;
 use super::params::{Error, ParamValue, Params, Request, Stored, check_deadline};
 use crate::app::AppState;
 use txmap_snomed::expression;
 use txmap_snomed::language::DisplayLanguage;
+use txmap_snomed::lookup::description_type_display;
 use txmap_snomed::valueset::{
     Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set,
 };
