@@ -25,6 +25,11 @@ fn suite_dir() -> Option<PathBuf> {
     if dir.join("test-cases.json").is_file() {
         Some(dir)
     } else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{} is missing under CI",
+            dir.display()
+        );
         eprintln!(
             "skipped: {} not found (set TX_ECOSYSTEM_DIR)",
             dir.display()

@@ -19,6 +19,11 @@ fn snomed_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{} is missing under CI",
+            dir.display()
+        );
         eprintln!(
             "skipped: {} not found (set TX_ECOSYSTEM_DIR)",
             dir.display()

@@ -56,6 +56,11 @@ pub fn hl7(dir: &Path) -> Option<Ed> {
             .join("../../../shared/tx-ecosystem/tx-source/snomed"),
     };
     if !rf2.is_dir() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{} is missing under CI",
+            rf2.display()
+        );
         eprintln!(
             "{}: absent, skipping the HL7 test edition checks",
             rf2.display()
