@@ -17,6 +17,8 @@
 //!   by `txmap-ecl-eval` under the request's deadline and a work limit;
 //! * implicit value set URLs become those filters ([`implicit_filters`]),
 //!   after an edition or version URI too;
+//! * [`lookup`] and [`translate`] are SNOMED CT's `$lookup` and
+//!   `$translate` over an edition's provider;
 //! * post-coordinated expressions are read by [`expression`] and checked
 //!   against the edition's concept model by [`mrcm`]; [`valueset`] holds
 //!   SNOMED CT value set rules (implicit value sets, composes, expressions
@@ -36,6 +38,7 @@ pub mod expression;
 pub mod language;
 pub mod lookup;
 pub mod mrcm;
+pub mod translate;
 pub mod valueset;
 
 use std::borrow::Cow;
@@ -78,6 +81,18 @@ pub fn term_of<B: AsRef<[u8]>>(ed: &Edition<B>, id: u64) -> Result<Option<&str>,
     match ed.ordinal(id) {
         Some(o) => ed.preferred_term(o).stored(),
         None => Ok(None),
+    }
+}
+
+/// The `system` a SNOMED CT operation names: missing is required,
+/// another system is not served by these operations.
+pub fn check_system(system: Option<&str>) -> Result<(), Error> {
+    match system {
+        None => Err(Error::required("system")),
+        Some(SNOMED_CT) => Ok(()),
+        Some(other) => Err(Error::not_found(format!(
+            "A definition for CodeSystem '{other}' could not be found: this server serves {SNOMED_CT} only"
+        ))),
     }
 }
 

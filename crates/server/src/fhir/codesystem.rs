@@ -21,7 +21,7 @@ use txmap_store::Edition;
 
 use super::metadata::SNOMED_CT;
 use super::params::{Error, Params, Request, Respond, Stored, merge};
-use super::{fhir_json, fhir_json_text};
+use super::{FhirVersion, fhir_json, fhir_json_text};
 use crate::app::AppState;
 use crate::editions::Editions;
 use txmap_snomed::SnomedCt;
@@ -86,15 +86,7 @@ pub fn resolve_edition(editions: &Editions, version: Option<&str>) -> Result<usi
     })
 }
 
-pub(super) fn check_system(system: Option<&str>) -> Result<(), Error> {
-    match system {
-        None => Err(Error::required("system")),
-        Some(SNOMED_CT) => Ok(()),
-        Some(other) => Err(Error::not_found(format!(
-            "A definition for CodeSystem '{other}' could not be found: this server serves {SNOMED_CT} only"
-        ))),
-    }
-}
+pub(super) use txmap_snomed::check_system;
 
 /// The ECL budget of a request: its deadline and the configured work
 /// limit.
@@ -273,6 +265,28 @@ async fn subsumes_inner(state: Arc<AppState>, params: Params) -> Result<Value, E
             "resourceType": "Parameters",
             "parameter": [{ "name": "outcome", "valueCode": outcome }],
         }))
+    })
+    .await
+}
+
+// ----- $translate ------------------------------------------------------------
+
+/// `ConceptMap/$translate` over SNOMED CT's implicit concept maps
+/// (`txmap_snomed::translate`), in the edition the request names.
+pub async fn translate(state: Arc<AppState>, v: FhirVersion, call: Request) -> Response {
+    respond_text(translate_inner(state, v, call.params).await)
+}
+
+async fn translate_inner(
+    state: Arc<AppState>,
+    v: FhirVersion,
+    params: Params,
+) -> Result<String, Error> {
+    let asked = txmap_snomed::translate::asked(&params)?;
+    let index = resolve_edition(&state.editions, asked.version.as_deref())?;
+    run(state, Cost::Cheap, move |state| {
+        state.editions.list[index].count_use();
+        txmap_snomed::translate::translate(edition(state, index)?, v == FhirVersion::R5, &asked)
     })
     .await
 }

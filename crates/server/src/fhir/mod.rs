@@ -22,7 +22,6 @@ pub mod general;
 pub mod metadata;
 pub mod params;
 pub mod resources;
-pub mod translate;
 pub mod validate;
 
 use std::sync::Arc;
@@ -135,7 +134,7 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
         .route(
             "/ConceptMap/$translate",
             operation(v, Some(general::Kind::Translate), |s, v, c| {
-                Box::pin(translate::translate(s, v, c))
+                Box::pin(codesystem::translate(s, v, c))
             }),
         )
         .route(

@@ -24,23 +24,17 @@
 //! given. A `targetSystem` other than SNOMED CT excludes association
 //! targets. An unknown code is `result` false with a `message`.
 
-use std::sync::Arc;
-
-use axum::response::Response;
 use serde_json::json;
 use txmap_store::RefsetKind;
 use txmap_store::sctid::association::{
     ALTERNATIVE, MOVED_FROM, MOVED_TO, PARTIALLY_EQUIVALENT_TO, POSSIBLY_EQUIVALENT_TO,
     REPLACED_BY, SAME_AS, WAS_A,
 };
-
-use super::FhirVersion;
-use super::codesystem::{Cost, check_system, resolve_edition, respond_text, run, term_of};
-use super::metadata::SNOMED_CT;
-use super::params::{Error, Params, Request, Stored, merge};
-use crate::app::AppState;
-use crate::editions::ServedEdition;
+use txmap_terminology::Error;
 use txmap_terminology::parameters::{Param, Parameters, Scalar};
+use txmap_terminology::params::{Coding, Params, merge};
+
+use crate::{SNOMED_CT, SnomedCt, Stored, check_system, term_of};
 
 /// The prefix of an implicit SNOMED CT concept map's URL.
 pub const FHIR_CM: &str = "http://snomed.info/sct?fhir_cm=";
@@ -74,17 +68,22 @@ struct Target {
 }
 
 /// `ConceptMap/$translate`.
-pub async fn translate(state: Arc<AppState>, v: FhirVersion, call: Request) -> Response {
-    respond_text(translate_inner(state, v, call.params).await)
+/// A `$translate` request as read from its parameters: the edition
+/// version it names, the code, the implicit concept map (none: every
+/// historical association) and the target system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asked {
+    pub version: Option<String>,
+    pub code: String,
+    pub map: Option<u64>,
+    pub target_system: Option<String>,
 }
 
-async fn translate_inner(
-    state: Arc<AppState>,
-    v: FhirVersion,
-    params: Params,
-) -> Result<String, Error> {
+/// Reads a `$translate` request (`code`/`sourceCode`, `coding`/
+/// `sourceCoding`, `system`, `version`, `url`, `targetSystem`).
+pub fn asked(params: &Params) -> Result<Asked, Error> {
     let coding = merge_codings(params.coding("coding")?, params.coding("sourceCoding")?)?;
-    let pick = |f: fn(&super::params::Coding) -> Option<&str>| coding.and_then(f);
+    let pick = |f: fn(&Coding) -> Option<&str>| coding.and_then(f);
     let system = merge(
         "system",
         merge(
@@ -125,20 +124,18 @@ async fn translate_inner(
                 })?,
         ),
     };
-    let target_system = params.text("targetSystem")?.map(str::to_owned);
-    let index = resolve_edition(&state.editions, version)?;
-    run(state, Cost::Cheap, move |state| {
-        let e = &state.editions.list[index];
-        e.count_use();
-        translate_code(e, v, &code, map, target_system.as_deref())
+    Ok(Asked {
+        version: version.map(str::to_owned),
+        code,
+        map,
+        target_system: params.text("targetSystem")?.map(str::to_owned),
     })
-    .await
 }
 
 fn merge_codings<'a>(
-    a: Option<&'a super::params::Coding>,
-    b: Option<&'a super::params::Coding>,
-) -> Result<Option<&'a super::params::Coding>, Error> {
+    a: Option<&'a Coding>,
+    b: Option<&'a Coding>,
+) -> Result<Option<&'a Coding>, Error> {
     match (a, b) {
         (Some(x), Some(y)) if x != y => Err(Error::invalid(
             "coding and sourceCoding are both given, differently",
@@ -148,14 +145,19 @@ fn merge_codings<'a>(
     }
 }
 
-fn translate_code(
-    e: &ServedEdition,
-    v: FhirVersion,
-    code: &str,
-    map: Option<u64>,
-    target_system: Option<&str>,
+/// The answer to `asked` in edition `e`, as R5 (`relationship`,
+/// `originMap`) or R4 (`equivalence`, `source`) words it.
+pub fn translate<B: AsRef<[u8]>>(
+    e: &SnomedCt<B>,
+    r5: bool,
+    asked: &Asked,
 ) -> Result<String, Error> {
-    let ed = &e.edition;
+    let (code, map, target_system) = (
+        asked.code.as_str(),
+        asked.map,
+        asked.target_system.as_deref(),
+    );
+    let ed = e.edition();
     let info = match map {
         None => None,
         Some(id) => match ed.refset(id) {
@@ -163,7 +165,7 @@ fn translate_code(
             _ => {
                 return Err(Error::not_found(format!(
                     "A definition for ConceptMap '{FHIR_CM}{id}' could not be found: {id} is not an association or map reference set in {}",
-                    e.names.version_uri
+                    e.version_uri()
                 )));
             }
         },
@@ -174,11 +176,11 @@ fn translate_code(
         .filter(|&id| ed.ordinal(id).is_some());
     let Some(id) = id else {
         return Ok(result(
-            v,
+            r5,
             &[],
             Some(format!(
                 "Unable to find code '{code}' in {SNOMED_CT} version {}",
-                e.names.version_uri
+                e.version_uri()
             )),
         ));
     };
@@ -227,10 +229,10 @@ fn translate_code(
         Some(m) => format!("No translations found for '{code}' in {FHIR_CM}{m}"),
         None => format!("No translations found for '{code}' in the historical associations"),
     });
-    Ok(result(v, &targets, message))
+    Ok(result(r5, &targets, message))
 }
 
-fn result(v: FhirVersion, targets: &[Target], message: Option<String>) -> String {
+fn result(r5: bool, targets: &[Target], message: Option<String>) -> String {
     let mut out = vec![Param::value(
         "result",
         "valueBoolean",
@@ -248,13 +250,13 @@ fn result(v: FhirVersion, targets: &[Target], message: Option<String>) -> String
             concept["display"] = json!(d);
         }
         let source = format!("{FHIR_CM}{}", t.map);
-        let parts = match v {
-            FhirVersion::R4 => vec![
+        let parts = match r5 {
+            false => vec![
                 Param::text("equivalence", "valueCode", t.relationship.0),
                 Param::json("concept", "valueCoding", concept),
                 Param::text("source", "valueUri", source),
             ],
-            FhirVersion::R5 => vec![
+            true => vec![
                 Param::text("relationship", "valueCode", t.relationship.1),
                 Param::json("concept", "valueCoding", concept),
                 Param::text("originMap", "valueCanonical", source),
