@@ -107,10 +107,7 @@ impl<'r> Engine<'r> {
 
     /// [`Error::OutOfTime`] once the time budget has run out.
     fn check_deadline(&self) -> Result<(), Error> {
-        match self.deadline {
-            Some(d) if Instant::now() >= d => Err(Error::OutOfTime),
-            _ => Ok(()),
-        }
+        crate::request::check_deadline(self.deadline)
     }
 
     /// The same engine under a request's version parameters.
@@ -226,26 +223,8 @@ impl<'r> Engine<'r> {
         match imported {
             Imported::Set(vs) => self.expand_in(vs, path),
             Imported::Implicit(cs, filters) => {
-                let members = if filters.is_empty() {
-                    cs.all()
-                } else {
-                    self.filters(cs, &filters)?.members()?
-                };
-                if members.len() > self.max {
-                    return Err(Error::TooCostly {
-                        value_set: path.last().cloned().unwrap_or_default(),
-                        limit: self.max,
-                    });
-                }
-                Ok(members
-                    .into_iter()
-                    .map(|id| Entry {
-                        cs,
-                        id,
-                        concept: None,
-                        reported: None,
-                    })
-                    .collect())
+                let name = path.last().cloned().unwrap_or_default();
+                self.members(cs, &filters, Some(&name))
             }
         }
     }
@@ -504,32 +483,11 @@ impl<'r> Engine<'r> {
                     }
                 }
             } else {
-                // An include alone that holds more codes than an expansion
-                // may is too costly before its codes are listed (all of
-                // SNOMED CT is 350,000 entries).
-                let too_many = |n: usize| {
-                    (include && imported.is_empty() && n > self.max).then(|| Error::TooCostly {
-                        value_set: from.versioned_url(),
-                        limit: self.max,
-                    })
-                };
-                let members = if rule.filters.is_empty() {
-                    if let Some(e) = too_many(cs.len()) {
-                        return Err(e);
-                    }
-                    cs.all()
-                } else {
-                    self.filters(cs, &rule.filters)?.members()?
-                };
-                if let Some(e) = too_many(members.len()) {
-                    return Err(e);
-                }
-                entries.extend(members.into_iter().map(|id| Entry {
-                    cs,
-                    id,
-                    concept: None,
-                    reported: None,
-                }));
+                // An include alone is the expansion's size; narrowed by
+                // imports or excluded, it is not.
+                let name = from.versioned_url();
+                let limited = (include && imported.is_empty()).then_some(name.as_str());
+                entries.extend(self.members(cs, &rule.filters, limited)?);
             }
             for set in &imported {
                 let keys: HashSet<(&str, Cow<str>)> = set.iter().map(Entry::key).collect();
@@ -572,8 +530,8 @@ impl NativeFilters for Generic<'_> {
             .unwrap_or_else(|| self.cs.all());
         let mut out = Vec::new();
         for (i, id) in candidates.into_iter().enumerate() {
-            if i % 4096 == 4095 && self.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(Error::OutOfTime);
+            if i % 4096 == 4095 {
+                crate::request::check_deadline(self.deadline)?;
             }
             if self.filters.iter().all(|f| f.matches(self.cs, id)) {
                 out.push(id);
@@ -584,6 +542,41 @@ impl NativeFilters for Generic<'_> {
 }
 
 impl<'r> Engine<'r> {
+    /// The concepts of `cs` that pass `filters` (all of them when there
+    /// are none), as entries. With `limited`, the value set so named may
+    /// hold no more than the expansion limit, and more is too costly
+    /// before the codes are listed (all of SNOMED CT is 350,000 entries).
+    fn members(
+        &self,
+        cs: &'r dyn CodeSystemProvider,
+        filters: &[FilterDef],
+        limited: Option<&str>,
+    ) -> Result<Vec<Entry<'r>>, Error> {
+        let too_many = |n: usize| match limited {
+            Some(name) if n > self.max => Err(Error::TooCostly {
+                value_set: name.to_owned(),
+                limit: self.max,
+            }),
+            _ => Ok(()),
+        };
+        let ids = if filters.is_empty() {
+            too_many(cs.len())?;
+            cs.all()
+        } else {
+            self.filters(cs, filters)?.members()?
+        };
+        too_many(ids.len())?;
+        Ok(ids
+            .into_iter()
+            .map(|id| Entry {
+                cs,
+                id,
+                concept: None,
+                reported: None,
+            })
+            .collect())
+    }
+
     /// A rule's filters, compiled by the provider when it compiles its
     /// own (SNOMED CT to ECL), else the generic ones.
     fn filters<'c>(

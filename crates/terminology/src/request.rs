@@ -11,6 +11,15 @@ use crate::params::Params;
 use crate::resolver::Resolver;
 use crate::valueset::ValueSet;
 
+/// [`Error::OutOfTime`] once `deadline` (if any) has passed: the one
+/// check every loop that works for a request makes.
+pub fn check_deadline(deadline: Option<Instant>) -> Result<(), Error> {
+    match deadline {
+        Some(d) if Instant::now() >= d => Err(Error::OutOfTime),
+        _ => Ok(()),
+    }
+}
+
 /// The `parameter` list of a Parameters resource.
 fn list(parameters: &Value) -> &[Value] {
     parameters
@@ -197,10 +206,7 @@ impl Request {
 
     /// An error once the time budget has run out.
     pub fn check_deadline(&self) -> Result<(), Error> {
-        match self.deadline {
-            Some(d) if Instant::now() >= d => Err(Error::OutOfTime),
-            _ => Ok(()),
-        }
+        check_deadline(self.deadline)
     }
 
     /// A `valueCoding` parameter.

@@ -65,25 +65,12 @@ impl Resolver {
     /// Every version of the code system `url`: the request's, else the
     /// packages' and the stores'.
     fn cs_candidates(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
-        match self.cs_by_url.get(url) {
-            Some(list) => list
-                .iter()
-                .map(|&i| &self.code_systems[i] as &dyn CodeSystemProvider)
-                .collect(),
-            None => self
-                .external
-                .as_deref()
-                .map(|e| {
-                    let mut v: Vec<&dyn CodeSystemProvider> = e
-                        .code_systems(url)
-                        .into_iter()
-                        .map(|cs| cs as &dyn CodeSystemProvider)
-                        .collect();
-                    v.extend(e.providers(url));
-                    v
-                })
-                .unwrap_or_default(),
-        }
+        let mut v: Vec<&dyn CodeSystemProvider> = ResourceSource::code_systems(self, url)
+            .into_iter()
+            .map(|cs| cs as &dyn CodeSystemProvider)
+            .collect();
+        v.extend(ResourceSource::providers(self, url));
+        v
     }
 
     /// The code system `url` in `version` (wildcards `x` and `*` match a
@@ -135,16 +122,8 @@ impl Resolver {
     pub fn value_set(&self, url: &str, version: Option<&str>) -> Option<&ValueSet> {
         let (url, pinned) = crate::valueset::split_canonical(url);
         let version = version.or(pinned);
-        let list: Vec<&ValueSet> = if self
-            .value_sets
-            .iter()
-            .any(|vs| vs.url.as_deref() == Some(url))
-        {
-            self.value_sets.iter().collect()
-        } else {
-            self.external.as_deref()?.value_sets(url)
-        };
-        list.into_iter()
+        ResourceSource::value_sets(self, url)
+            .into_iter()
             .filter(|vs| vs.url.as_deref() == Some(url))
             .filter(|vs| version.is_none_or(|v| vs.version.as_deref() == Some(v)))
             .max_by(|a, b| version_cmp(a.version.as_deref(), b.version.as_deref()))

@@ -105,14 +105,7 @@ pub fn expansion_limit(header: Option<&str>, limits: &Limits) -> usize {
         .map_or(limits.max_expansion, |n| n.min(limits.max_expansion))
 }
 
-/// An error once `deadline` has passed.
-pub fn check_deadline(deadline: Option<Instant>) -> Result<(), Error> {
-    if deadline.is_some_and(|d| Instant::now() >= d) {
-        Err(Error::OutOfTime)
-    } else {
-        Ok(())
-    }
-}
+pub use txmap_terminology::request::check_deadline;
 
 #[cfg(test)]
 mod tests {
