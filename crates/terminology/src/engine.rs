@@ -599,10 +599,22 @@ impl<'r> Engine<'r> {
     }
 }
 
+/// How deep value sets may import value sets. Imports are followed by
+/// recursion, which the request controls: past this it is an error, not a
+/// stack overflow (a chain of 1,200 imports overflowed a worker's stack).
+/// Real value sets import a few levels deep.
+pub const MAX_IMPORT_DEPTH: usize = 64;
+
 /// Puts `vs` on the import path `path`, or fails with the cycle it would
 /// close (imports are followed depth first, so a repeat is a cycle).
 fn enter(vs: &ValueSet, path: &mut Vec<String>) -> Result<(), Error> {
     let name = vs.versioned_url();
+    if path.len() >= MAX_IMPORT_DEPTH {
+        return Err(Error::ImportsTooDeep {
+            url: name,
+            depth: MAX_IMPORT_DEPTH,
+        });
+    }
     if path.contains(&name) {
         return Err(Error::Circular {
             url: name,

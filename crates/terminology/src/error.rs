@@ -102,6 +102,8 @@ pub enum Error {
     },
     /// A value set that imports itself, directly or not.
     Circular { url: String, path: Vec<String> },
+    /// Imports nested deeper than the engine follows.
+    ImportsTooDeep { url: String, depth: usize },
     /// An expansion larger than allowed.
     TooCostly { value_set: String, limit: usize },
     /// The request's time budget ran out.
@@ -167,7 +169,10 @@ impl Error {
             | Error::CodeSystemNotFound { .. }
             | Error::CodeSystemVersionNotFound { .. }
             | Error::UnknownCode { .. } => 404,
-            Error::TooCostly { .. } | Error::OutOfTime | Error::Budget(_) => 422,
+            Error::TooCostly { .. }
+            | Error::OutOfTime
+            | Error::Budget(_)
+            | Error::ImportsTooDeep { .. } => 422,
             Error::Store(_) | Error::Internal(_) => 500,
             Error::NotFound(_) => 404,
             Error::UnsupportedMediaType(_) => 415,
@@ -215,6 +220,7 @@ impl Error {
                 Some("UNABLE_TO_HANDLE_SYSTEM_FILTER_WITH_NO_VALUE"),
             ),
             Error::UnsupportedFilter { .. } => ("not-supported", "vs-invalid", None),
+            Error::ImportsTooDeep { .. } => ("too-costly", "vs-invalid", None),
             Error::Circular { .. } => (
                 "processing",
                 "vs-invalid",
@@ -332,6 +338,10 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "The filter with property = {property}, op = {op} is not supported for the system {system}"
+            ),
+            Error::ImportsTooDeep { url, depth } => write!(
+                f,
+                "The value set '{url}' is imported more than {depth} levels deep, deeper than this server follows"
             ),
             Error::Circular { url, path } => write!(
                 f,

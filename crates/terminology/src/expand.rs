@@ -491,6 +491,53 @@ fn nest(page: &[Entry], opts: &Options) -> Vec<Value> {
 mod tests {
     use super::*;
 
+    /// A chain of `n` value sets, each importing the next, the last
+    /// including a small code system; `url` names the first.
+    fn chain(n: usize) -> Value {
+        let mut params = vec![json!({"name": "tx-resource", "resource": {
+            "resourceType": "CodeSystem", "url": "http://cs", "content": "complete",
+            "concept": [{"code": "a"}]}})];
+        for i in 0..n {
+            let include = if i + 1 < n {
+                json!([{"valueSet": [format!("http://vs{}", i + 1)]}])
+            } else {
+                json!([{"system": "http://cs"}])
+            };
+            params.push(json!({"name": "tx-resource", "resource": {
+                "resourceType": "ValueSet", "url": format!("http://vs{i}"),
+                "compose": {"include": include}}}));
+        }
+        params.push(json!({"name": "url", "valueUri": "http://vs0"}));
+        json!({"resourceType": "Parameters", "parameter": params})
+    }
+
+    #[test]
+    fn imports_deeper_than_the_limit_are_an_error_not_a_stack_overflow() {
+        let ok = expand(
+            &Request::new(chain(crate::engine::MAX_IMPORT_DEPTH)),
+            "u",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(ok["expansion"]["total"], 1);
+        for n in [crate::engine::MAX_IMPORT_DEPTH + 1, 5_000] {
+            let err = expand(&Request::new(chain(n)), "u", "t").unwrap_err();
+            assert!(matches!(err, Error::ImportsTooDeep { .. }), "{n}: {err}");
+            assert_eq!(err.status(), 422);
+            let body = chain(n);
+            let err = crate::validate::validate_code(
+                &Request::new(json!({"resourceType": "Parameters", "parameter":
+                    body["parameter"].as_array().unwrap().iter().cloned()
+                        .chain([json!({"name": "system", "valueUri": "http://cs"}),
+                                json!({"name": "code", "valueCode": "a"})])
+                        .collect::<Vec<_>>()})),
+                true,
+            )
+            .unwrap_err();
+            assert!(matches!(err, Error::ImportsTooDeep { .. }), "{n}: {err}");
+        }
+    }
+
     #[test]
     fn expansions_nest_filter_and_exclude() {
         let body = json!({"resourceType": "Parameters", "parameter": [
