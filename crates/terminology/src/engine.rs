@@ -2,8 +2,12 @@
 //! code (no enumeration: the code is located, then each rule's concept
 //! list or compiled filters test it) and expansion (each include
 //! enumerated once, narrowed by its filters, deduplicated by a hash set,
-//! excludes removed by another). Imports recurse with the path kept, so a
-//! cycle is an error rather than a stack overflow.
+//! excludes removed by another). A rule's filters are its code system's
+//! own when it compiles them (SNOMED CT: ECL), else the generic ones; a
+//! code system's implicit value sets import like any other. Imports
+//! recurse with the path kept, so a cycle is an error, and the depth is
+//! bounded ([`MAX_IMPORT_DEPTH`]), so a long chain is one too rather than
+//! a stack overflow.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
