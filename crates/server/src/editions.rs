@@ -3,8 +3,7 @@
 //! same store code whatever that mode.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use txmap_load::{EditionBytes, LoadMode, Loaded, Loader, Prewarm};
@@ -30,46 +29,9 @@ pub struct ServedEdition {
     /// Why mapping failed and the file was read instead.
     pub fallback: Option<String>,
     pub prewarm: Option<Prewarm>,
-    /// Calls answered from this edition.
-    pub uses: AtomicU64,
-    /// The edition's human name, worked out on first use.
-    pub name: OnceLock<String>,
-    /// The edition's concept model rules, read on first use.
-    pub mrcm: OnceLock<txmap_snomed::mrcm::Rules>,
 }
 
 impl ServedEdition {
-    /// The edition's name as terminology servers word it in messages
-    /// ("International Edition"): that of its module if it is a known
-    /// edition, else that of the known edition module owning most of its
-    /// concepts (an unpublished or derived edition, like the HL7 test
-    /// edition, is named after the edition it extends), else
-    /// "Edition {module}".
-    pub fn edition_name(&self) -> &str {
-        self.name.get_or_init(|| {
-            let module = self.edition.identity().edition_module;
-            if let Some(name) = known_edition_name(module) {
-                return name.to_owned();
-            }
-            let mut owned: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
-            for o in 0..self.edition.concept_count() {
-                if let Ok(c) = self.edition.concept_at(o) {
-                    *owned.entry(c.module).or_default() += 1;
-                }
-            }
-            let mut by_count: Vec<(u32, u64)> = owned.into_iter().map(|(m, n)| (n, m)).collect();
-            by_count.sort_unstable_by(|a, b| b.cmp(a));
-            by_count
-                .iter()
-                .find_map(|&(_, m)| known_edition_name(m))
-                .map_or_else(|| format!("Edition {module}"), str::to_owned)
-        })
-    }
-
-    pub fn count_use(&self) {
-        self.uses.fetch_add(1, Ordering::Relaxed);
-    }
-
     /// Start address and length of the bytes, for residency accounting.
     pub fn address_range(&self) -> (usize, usize) {
         self.edition.bytes().address_range()
@@ -186,9 +148,6 @@ pub fn load_editions(
             open_time,
             fallback,
             prewarm,
-            uses: AtomicU64::new(0),
-            name: OnceLock::new(),
-            mrcm: OnceLock::new(),
         });
     }
     let default = match &config.default_edition {
@@ -205,31 +164,4 @@ pub fn load_editions(
         None => Some(0),
     };
     Ok(Editions { list, default })
-}
-
-/// Names of the editions SNOMED International and national release centres
-/// publish, by edition module.
-pub fn known_edition_name(module: u64) -> Option<&'static str> {
-    Some(match module {
-        900000000000207008 => "International Edition",
-        731000124108 => "US Edition",
-        83821000000107 => "UK Edition",
-        999000041000000102 => "UK Clinical Edition",
-        999000021000000109 => "UK Drug Extension",
-        32506021000036107 => "Australian Edition",
-        20611000087101 => "Canadian Edition",
-        11000146104 => "Netherlands Edition",
-        45991000052106 => "Swedish Edition",
-        554471000005108 => "Danish Edition",
-        11000172109 => "Belgian Edition",
-        51000202101 => "Norwegian Edition",
-        21000210109 => "New Zealand Edition",
-        11000220105 => "Irish Edition",
-        2011000195101 => "Swiss Edition",
-        11000221109 => "Argentinian Edition",
-        11000181102 => "Estonian Edition",
-        450829007 => "Spanish Language Edition",
-        827022005 => "IPS Terminology",
-        _ => return None,
-    })
 }

@@ -1,8 +1,9 @@
 //! What the terminology engine sees beyond a request, per FHIR endpoint
 //! ([`Sources`]): the FHIR packages named in the config (`packages =
 //! [...]`, read at startup by `txmap-packages`) and every loaded SNOMED CT
-//! edition as a code system ([`txmap_snomed::SnomedCt`]). The request's
-//! own `tx-resource`s come first, then these.
+//! edition as a code system ([`txmap_snomed::SnomedCt`]), whose own
+//! operations ([`txmap_snomed::operations`]) the engine asks first. The
+//! request's own `tx-resource`s come first, then these.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,6 +12,8 @@ use std::time::Instant;
 use txmap_load::EditionBytes;
 use txmap_packages::{Package, Packages};
 use txmap_snomed::SnomedCt;
+use txmap_snomed::operations::Editions as SnomedEditions;
+use txmap_terminology::operation::NativeOperations;
 use txmap_terminology::provider::CodeSystemProvider;
 use txmap_terminology::valueset::FilterDef;
 use txmap_terminology::{CodeSystem, ResourceSource, ValueSet};
@@ -33,7 +36,7 @@ pub struct FhirPackages {
 #[derive(Debug, Default)]
 pub struct Sources {
     pub packages: Option<Packages>,
-    pub snomed: Arc<[SnomedCt<EditionBytes>]>,
+    pub snomed: SnomedEditions<EditionBytes>,
 }
 
 impl ResourceSource for Sources {
@@ -56,13 +59,18 @@ impl ResourceSource for Sources {
             return Vec::new();
         }
         self.snomed
+            .list()
             .iter()
             .map(|e| e as &dyn CodeSystemProvider)
             .collect()
     }
 
     fn implicit_value_set(&self, url: &str) -> Option<(&dyn CodeSystemProvider, Vec<FilterDef>)> {
-        txmap_snomed::implicit_value_set(url, &self.snomed)
+        txmap_snomed::implicit_value_set(url, self.snomed.list())
+    }
+
+    fn native(&self) -> Option<&dyn NativeOperations> {
+        Some(&self.snomed)
     }
 }
 
@@ -93,7 +101,7 @@ impl FhirPackages {
         let sources = |packages| {
             Arc::new(Sources {
                 packages,
-                snomed: Arc::clone(&snomed),
+                snomed: SnomedEditions::new(Arc::clone(&snomed)),
             })
         };
         if config.packages.is_empty() {
@@ -139,7 +147,13 @@ impl FhirPackages {
 
     /// The edition at `index` of the server's editions, as a code system.
     pub fn edition(&self, index: usize) -> Option<&SnomedCt<EditionBytes>> {
-        self.r4.snomed.get(index)
+        self.r4.snomed.list().get(index)
+    }
+
+    /// Every edition, as code systems, in the order of the server's
+    /// editions.
+    pub fn editions(&self) -> &[SnomedCt<EditionBytes>] {
+        self.r4.snomed.list()
     }
 
     /// What the engine of endpoint `v` may look up beyond the request.

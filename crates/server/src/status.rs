@@ -4,7 +4,6 @@
 //! how much of it is resident.
 
 use std::fmt::Write as _;
-use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 use txmap_memory::{Limit, ProcessMemory};
@@ -71,7 +70,7 @@ pub fn status_json(state: &AppState) -> Value {
                 // Pages of the edition in this process's page tables.
                 "processRssBytes": s.resident.get(i).copied().flatten(),
                 "openMs": e.open_time.as_secs_f64() * 1e3,
-                "uses": e.uses.load(Ordering::Relaxed),
+                "uses": state.packages.edition(i).map(|c| c.uses()),
                 "fallback": e.fallback,
                 "prewarm": prewarm,
             })
@@ -217,7 +216,7 @@ pub fn metrics_text(state: &AppState) -> String {
                 "txmap_edition_resident_bytes" => e.edition.bytes().resident_bytes(),
                 "txmap_edition_process_rss_bytes" => s.resident.get(i).copied().flatten(),
                 "txmap_edition_mapped" => Some(u64::from(e.mapped)),
-                _ => Some(e.uses.load(Ordering::Relaxed)),
+                _ => state.packages.edition(i).map(|c| c.uses()),
             };
             if let Some(v) = value {
                 let _ = writeln!(

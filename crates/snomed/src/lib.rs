@@ -17,14 +17,17 @@
 //!   by `txmap-ecl-eval` under the request's deadline and a work limit;
 //! * implicit value set URLs become those filters ([`implicit_filters`]),
 //!   after an edition or version URI too;
-//! * [`lookup`] and [`translate`] are SNOMED CT's `$lookup` and
-//!   `$translate` over an edition's provider;
+//! * [`operations`] answers the operations SNOMED CT has semantics of its
+//!   own for (post-coordinated expressions, editions named by URI, ECL):
+//!   [`lookup`], [`validate`], [`expand`], `$subsumes` and [`translate`],
+//!   in the edition [`editions`] resolves; the engine asks it first
+//!   (`txmap_terminology::operation`) and answers the rest — value sets
+//!   mixing systems, imports — through the provider;
 //! * post-coordinated expressions are read by [`expression`] and checked
 //!   against the edition's concept model by [`mrcm`]; [`valueset`] holds
 //!   SNOMED CT value set rules (implicit value sets, composes, expressions
 //!   as members) and [`language`] the display languages as language
-//!   refsets — what the server's SNOMED CT handlers use until the engine
-//!   speaks post-coordination.
+//!   refsets.
 //!
 //! The store's answers are `Result`s; most of the provider's trait
 //! answers are not. A store error on a trait method that cannot say so
@@ -34,15 +37,20 @@
 //! from being wrong.
 
 pub mod constraint;
+pub mod editions;
+pub mod expand;
 pub mod expression;
 pub mod language;
 pub mod lookup;
 pub mod mrcm;
+pub mod operations;
 pub mod translate;
+pub mod validate;
 pub mod valueset;
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::json;
@@ -114,6 +122,12 @@ pub struct SnomedCt<B: AsRef<[u8]>> {
     max_work: u64,
     /// Whether this is the edition unversioned requests mean.
     default: bool,
+    /// The edition's name in messages ([`SnomedCt::edition_name`]).
+    name: OnceLock<String>,
+    /// The concept model rules ([`SnomedCt::mrcm`]).
+    mrcm: OnceLock<mrcm::Rules>,
+    /// Calls answered from this edition.
+    uses: AtomicU64,
 }
 
 impl<B: AsRef<[u8]>> SnomedCt<B> {
@@ -130,6 +144,9 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
             edition_uri,
             max_work,
             default,
+            name: OnceLock::new(),
+            mrcm: OnceLock::new(),
+            uses: AtomicU64::new(0),
         }
     }
 
@@ -143,6 +160,15 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
 
     pub fn edition_uri(&self) -> &str {
         &self.edition_uri
+    }
+
+    /// The ECL budget of a request: its deadline and this code system's
+    /// work limit.
+    pub fn budget(&self, deadline: Option<Instant>) -> Budget {
+        Budget {
+            deadline,
+            max_work: self.max_work,
+        }
     }
 }
 

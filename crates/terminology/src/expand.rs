@@ -487,9 +487,158 @@ fn nest(page: &[Entry], opts: &Options) -> Vec<Value> {
         .collect()
 }
 
+// ----- the answer's shape ---------------------------------------------------
+
+/// R5's `expansion.property` as an R4 extension.
+pub const EXT_EXPANSION_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property";
+/// R5's `expansion.contains.property` as an R4 extension.
+pub const EXT_CONTAINS_PROPERTY: &str =
+    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
+
+/// R4 has no `expansion.property` nor `contains.property`: they become
+/// the R5 cross-version extensions.
+pub fn to_r4(vs: &mut Value) {
+    let Some(expansion) = vs.get_mut("expansion").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(Value::Array(props)) = expansion.remove("property") {
+        let ext = expansion.entry("extension").or_insert_with(|| json!([]));
+        if let Value::Array(list) = ext {
+            for p in props {
+                let mut parts = vec![json!({"url": "code", "valueCode": p["code"]})];
+                if let Some(u) = p.get("uri") {
+                    parts.push(json!({"url": "uri", "valueUri": u}));
+                }
+                list.push(json!({"url": EXT_EXPANSION_PROPERTY, "extension": parts}));
+            }
+        }
+    }
+    fn contains(list: &mut Value) {
+        let Some(items) = list.as_array_mut() else {
+            return;
+        };
+        for c in items.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(Value::Array(props)) = c.remove("property") {
+                let ext = c.entry("extension").or_insert_with(|| json!([]));
+                if let Value::Array(exts) = ext {
+                    for p in props {
+                        let mut parts = vec![json!({"url": "code", "valueCode": p["code"]})];
+                        if let Some((k, v)) = p
+                            .as_object()
+                            .and_then(|o| o.iter().find(|(k, _)| k.starts_with("value")))
+                        {
+                            parts.push(json!({"url": "value", k.clone(): v.clone()}));
+                        }
+                        exts.push(json!({"url": EXT_CONTAINS_PROPERTY, "extension": parts}));
+                    }
+                }
+            }
+            if let Some(nested) = c.get_mut("contains") {
+                contains(nested);
+            }
+        }
+    }
+    if let Some(list) = expansion.get_mut("contains") {
+        contains(list);
+    }
+}
+
+/// A fresh `urn:uuid:` (version 4 layout) from the clock, a counter and
+/// the process's hasher keys; unique enough for an expansion identifier.
+pub fn identifier() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let state = std::collections::hash_map::RandomState::new();
+    let mut h1 = state.build_hasher();
+    h1.write_u128(nanos);
+    h1.write_u64(n);
+    let a = h1.finish();
+    let mut h2 = state.build_hasher();
+    h2.write_u64(a);
+    h2.write_u64(n ^ 0x9e37_79b9_7f4a_7c15);
+    let b = h2.finish();
+    let a = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "urn:uuid:{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+/// Now, as a FHIR instant in UTC (`2025-01-31T12:00:00Z`).
+pub fn timestamp() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    instant(secs)
+}
+
+fn instant(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instants_and_identifiers() {
+        assert_eq!(instant(0), "1970-01-01T00:00:00Z");
+        assert_eq!(instant(1_738_324_800), "2025-01-31T12:00:00Z");
+        assert_eq!(instant(951_782_400), "2000-02-29T00:00:00Z");
+        let u = identifier();
+        assert_eq!(u.len(), "urn:uuid:".len() + 36, "{u}");
+        assert_ne!(u, identifier());
+    }
+
+    #[test]
+    fn r4_expansions_carry_properties_as_extensions() {
+        let mut vs = json!({"expansion": {
+            "property": [{"code": "status", "uri": "u"}],
+            "contains": [{"code": "a", "property": [{"code": "status", "valueCode": "retired"}]}],
+        }});
+        to_r4(&mut vs);
+        assert_eq!(
+            vs["expansion"]["extension"][0]["url"],
+            EXT_EXPANSION_PROPERTY
+        );
+        assert_eq!(
+            vs["expansion"]["contains"][0]["extension"][0]["extension"][1]["valueCode"],
+            "retired"
+        );
+        assert!(vs["expansion"]["contains"][0].get("property").is_none());
+    }
 
     /// A chain of `n` value sets, each importing the next, the last
     /// including a small code system; `url` names the first.

@@ -30,4 +30,9 @@ pub trait ResourceSource: Send + Sync + std::fmt::Debug {
     ) -> Option<(&dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>)> {
         None
     }
+    /// The operations a code system behind this source answers whole
+    /// ([`crate::operation`]).
+    fn native(&self) -> Option<&dyn crate::operation::NativeOperations> {
+        None
+    }
 }

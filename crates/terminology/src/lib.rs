@@ -5,13 +5,17 @@
 //! Real value sets mix systems, import each other and come from IG
 //! packages; clients also send CodeSystems and ValueSets inline, as
 //! `tx-resource` parameters. This crate answers `$validate-code`,
-//! `$expand`, `$lookup`, `$translate` and `$batch-validate-code` over all
+//! `$expand`, `$lookup`, `$subsumes`, `$translate` and
+//! `$batch-validate-code` over all
 //! of them in-process: no async, no HTTP, no store. A code system is
 //! anything that implements [`CodeSystemProvider`] — a CodeSystem
 //! resource here, a SNOMED CT edition in `txmap-snomed` — found through
 //! the request's resources and a [`ResourceSource`] (packages, editions).
-//! The server hands it a [`Request`] and gets back the resource to send,
-//! or an [`Error`] that knows its HTTP status and OperationOutcome.
+//! The server names the operation and hands it a [`Request`]
+//! ([`operation`]: the one entry, which also asks a code system that
+//! answers some operations itself, SNOMED CT) and gets back the resource
+//! to send, or an [`Error`] that knows its HTTP status and
+//! OperationOutcome.
 //!
 //! * [`codesystem`] and [`valueset`] read the resources (R4 or R5 JSON);
 //! * [`resolver`] finds them by URL and version, in the request and then
@@ -25,8 +29,8 @@
 //! * [`supplement`] decides which supplements a request applies
 //!   (`useSupplement`, `valueset-supplement`) and what concept extensions
 //!   show in expansions; [`language`] reads display language preferences;
-//! * [`validate`] (and [`batch`]), [`expand`], [`lookup`] and
-//!   [`translate`] are the operations, [`error`] their issues and errors,
+//! * [`validate`] (and [`batch`]), [`expand`], [`lookup`], [`subsumes`]
+//!   and [`translate`] are the operations, [`error`] their issues and errors,
 //!   with the tooling's messages, and [`parameters`] the writer of their
 //!   Parameters answers.
 #![forbid(unsafe_code)]
@@ -40,11 +44,13 @@ pub mod external;
 pub mod filter;
 pub mod language;
 pub mod lookup;
+pub mod operation;
 pub mod parameters;
 pub mod params;
 pub mod provider;
 pub mod request;
 pub mod resolver;
+pub mod subsumes;
 pub mod supplement;
 pub mod translate;
 pub mod validate;

@@ -1,6 +1,6 @@
 //! `Parameters` resources written straight to JSON text: the one writer of
-//! every operation's Parameters answer, in the engine and in the server's
-//! SNOMED CT handlers.
+//! every operation's Parameters answer, the generic engine's and SNOMED
+//! CT's (`txmap-snomed`).
 //!
 //! `$lookup` answers carry dozens of parameters, each with parts; built as
 //! `serde_json::Value` trees, every object is a map and every string a

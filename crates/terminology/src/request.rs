@@ -1,7 +1,7 @@
 //! An operation's input: a FHIR `Parameters` resource as JSON, read by
 //! name, and the [`Resolver`] over its `tx-resource`s.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -18,6 +18,13 @@ pub fn check_deadline(deadline: Option<Instant>) -> Result<(), Error> {
         Some(d) if Instant::now() >= d => Err(Error::OutOfTime),
         _ => Ok(()),
     }
+}
+
+/// What stops a request's work besides its clock: the server's memory
+/// guard. The engine's loops call [`Request::check`], which asks it.
+pub trait Watch: Send + Sync + std::fmt::Debug {
+    /// `Err` with the reason when the work must stop now.
+    fn check(&self) -> Result<(), String>;
 }
 
 /// The `parameter` list of a Parameters resource.
@@ -70,6 +77,9 @@ pub struct Request {
     /// When the request's time budget runs out; the engine's loops check
     /// it and answer [`Error::OutOfTime`].
     pub deadline: Option<Instant>,
+    /// What else may stop the work (the memory guard); its refusal is
+    /// [`Error::Budget`].
+    pub watch: Option<Arc<dyn Watch>>,
 }
 
 impl Request {
@@ -99,6 +109,7 @@ impl Request {
             accept_language: None,
             max_expansion: usize::MAX,
             deadline: None,
+            watch: None,
         }
     }
 
@@ -116,6 +127,7 @@ impl Request {
             accept_language: None,
             max_expansion: usize::MAX,
             deadline: None,
+            watch: None,
         }
     }
 
@@ -207,6 +219,16 @@ impl Request {
     /// An error once the time budget has run out.
     pub fn check_deadline(&self) -> Result<(), Error> {
         check_deadline(self.deadline)
+    }
+
+    /// An error once the time budget has run out or the watch says stop:
+    /// what every loop that works for the request checks.
+    pub fn check(&self) -> Result<(), Error> {
+        check_deadline(self.deadline)?;
+        match &self.watch {
+            Some(w) => w.check().map_err(Error::Budget),
+            None => Ok(()),
+        }
     }
 
     /// A `valueCoding` parameter.

@@ -10,19 +10,17 @@
 //! read and search of CodeSystem, ValueSet and ConceptMap
 //! ([`resources`]). Each operation's route (`operation`) reads its
 //! parameters ([`params`]) into one [`params::Request`] (time budget,
-//! expansion limit, language) and gives it to the terminology engine
-//! ([`general`]) or, for pure SNOMED CT requests, to the SNOMED CT
-//! handlers ([`codesystem`], [`validate`], [`expand`], [`translate`]),
-//! under the same time budget either way.
+//! expansion limit, language, the memory guard as its watch) and gives
+//! it to the terminology engine ([`txmap_terminology::operation`]), which
+//! says what it costs and answers it; [`work`] runs it where the cost
+//! says, within the time budget. The server never decides what a request
+//! means.
 
-pub mod codesystem;
-pub mod expand;
 pub mod format;
-pub mod general;
 pub mod metadata;
 pub mod params;
 pub mod resources;
-pub mod validate;
+pub mod work;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,10 +34,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 
+use txmap_terminology::ResourceSource;
+use txmap_terminology::operation::{self, Answer, Fhir, Operation};
+
 use self::params::{Error, Request, Respond};
 
 use crate::app::AppState;
-use crate::editions::Editions;
 use crate::outcome;
 
 /// The content type of every FHIR response. The HL7 runner cuts the
@@ -115,73 +115,38 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
                 .post(move || async move { fhir_json(StatusCode::OK, &metadata::versions(v)) })
                 .fallback(method_not_allowed),
         )
-        .route(
-            "/CodeSystem/$lookup",
-            operation(v, Some(general::Kind::Lookup), |s, _, c| {
-                Box::pin(codesystem::lookup(s, c))
-            }),
-        )
-        .route(
-            "/CodeSystem/$subsumes",
-            operation(v, None, |s, _, c| Box::pin(codesystem::subsumes(s, c))),
-        )
+        .route("/CodeSystem/$lookup", operation(v, Operation::Lookup))
+        .route("/CodeSystem/$subsumes", operation(v, Operation::Subsumes))
         .route(
             "/CodeSystem/$validate-code",
-            operation(v, Some(general::Kind::CsValidate), |s, _, c| {
-                Box::pin(validate::cs_validate_code(s, c))
-            }),
+            operation(v, Operation::CsValidate),
         )
+        .route("/ConceptMap/$translate", operation(v, Operation::Translate))
+        .route("/ValueSet/$expand", operation(v, Operation::Expand))
         .route(
-            "/ConceptMap/$translate",
-            operation(v, Some(general::Kind::Translate), |s, v, c| {
-                Box::pin(codesystem::translate(s, v, c))
-            }),
-        )
-        .route(
-            "/ValueSet/$expand",
-            operation(v, Some(general::Kind::Expand), |s, v, c| {
-                Box::pin(expand::expand(s, v, c))
-            }),
-        )
-        .route(
-            // Always the general engine (`general::wants`).
             "/ValueSet/$batch-validate-code",
-            operation(v, Some(general::Kind::BatchValidate), |s, _, c| {
-                Box::pin(validate::vs_validate_code(s, c))
-            }),
+            operation(v, Operation::BatchValidate),
         )
         .route(
             "/ValueSet/$validate-code",
-            operation(v, Some(general::Kind::VsValidate), |s, _, c| {
-                Box::pin(validate::vs_validate_code(s, c))
-            }),
+            operation(v, Operation::VsValidate),
         )
         .merge(resources::routes(v))
         .route_layer(middleware::from_fn(format::negotiate))
 }
-
-type OpFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
-
-/// An operation: the state, the FHIR base it was called at, the call.
-type Op = fn(Arc<AppState>, FhirVersion, Request) -> OpFuture;
 
 /// How long past its budget a handler may run before it is abandoned: the
 /// long loops check the deadline themselves and answer first.
 const GRACE: Duration = Duration::from_millis(500);
 
 /// An operation's route: its parameters from the query (GET) or the body
-/// (POST), handed to `op` with the headers that matter, or to the general
-/// engine when `general` names the operation and the request is not about
-/// SNOMED CT ([`general::wants`]); other methods are 405.
-fn operation(
-    v: FhirVersion,
-    general: Option<general::Kind>,
-    op: Op,
-) -> axum::routing::MethodRouter<Arc<AppState>> {
+/// (POST), with the headers that matter, handed to the engine; other
+/// methods are 405.
+fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<AppState>> {
     get(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
             match params::from_query(&uri) {
-                Ok(r) => run(state, v, general, op, r, &headers).await,
+                Ok(r) => run(state, v, op, r, &headers).await,
                 Err(e) => e.response(),
             }
         },
@@ -189,7 +154,7 @@ fn operation(
     .post(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
             match params::from_body(&headers, &body) {
-                Ok(r) => run(state, v, general, op, r, &headers).await,
+                Ok(r) => run(state, v, op, r, &headers).await,
                 Err(e) => e.response(),
             }
         },
@@ -197,23 +162,32 @@ fn operation(
     .fallback(method_not_allowed)
 }
 
-/// Runs one call, on whichever engine takes it, within its time budget.
+/// Runs one call within its time budget: the engine plans it, [`work`]
+/// runs it where its cost says.
 async fn run(
     state: Arc<AppState>,
     v: FhirVersion,
-    general: Option<general::Kind>,
-    op: Op,
+    op: Operation,
     mut call: Request,
     headers: &HeaderMap,
 ) -> Response {
     let budget = state.limits.request;
     params::limit(&mut call, headers, &state.limits);
-    let work: OpFuture = match general.filter(|&k| general::wants(k, &call.params)) {
-        Some(k) => Box::pin(general::answer(state, v, k, call)),
-        None => op(state, v, call),
+    call.watch = Some(Arc::new(work::GuardWatch::new(Arc::clone(&state))));
+    let source: Arc<dyn ResourceSource> = state.packages.source(v);
+    let plan = operation::plan(op, &call, &*source);
+    let fhir = match v {
+        FhirVersion::R4 => Fhir::R4,
+        FhirVersion::R5 => Fhir::R5,
     };
-    match tokio::time::timeout(budget + GRACE, work).await {
-        Ok(response) => response,
+    let answer = work::run(state, plan.cost, move || {
+        operation::answer(plan, call, source, fhir)
+    });
+    match tokio::time::timeout(budget + GRACE, answer).await {
+        Ok(Ok(Answer::Text(json))) => fhir_json_text(StatusCode::OK, json),
+        Ok(Ok(Answer::Parameters(p))) => fhir_json_text(StatusCode::OK, p.to_json()),
+        Ok(Ok(Answer::Resource(r))) => fhir_json(StatusCode::OK, &r),
+        Ok(Err(e)) => e.response(),
         Err(_) => Error::too_costly(format!(
             "the operation did not finish within its time budget of {:.1} s",
             budget.as_secs_f64()
@@ -259,28 +233,6 @@ pub(crate) async fn method_not_allowed(request: HttpRequest) -> Response {
             request.uri().path()
         ),
     )
-}
-
-/// The loaded SNOMED CT versions, each once, sorted by URI (the order the
-/// HL7 runner sorts them in), the default edition's marked.
-pub fn snomed_versions(editions: &Editions) -> Vec<metadata::CodeSystemVersion> {
-    let default = editions
-        .default_edition()
-        .map(|e| e.names.version_uri.as_str());
-    let mut uris: Vec<&str> = editions
-        .list
-        .iter()
-        .map(|e| e.names.version_uri.as_str())
-        .filter(|u| !u.is_empty())
-        .collect();
-    uris.sort_unstable();
-    uris.dedup();
-    uris.into_iter()
-        .map(|u| metadata::CodeSystemVersion {
-            code: u.to_owned(),
-            is_default: Some(u) == default,
-        })
-        .collect()
 }
 
 /// The base URL this request reached, e.g. `http://tx.example.org/r4`:

@@ -12,10 +12,9 @@ use std::time::Instant;
 use crate::app::Limits;
 
 pub use txmap_terminology::Request;
-pub use txmap_terminology::params::{Coded, Coding, ParamValue, Params, merge};
 
 /// An operation's failure is the engine's [`Error`]: one type of reasons,
-/// with their HTTP status and OperationOutcome, for both engines.
+/// with their HTTP status and OperationOutcome, whoever answers.
 pub use txmap_terminology::Error;
 
 /// An error as the response to send.
@@ -34,8 +33,6 @@ impl Respond for Error {
         )
     }
 }
-
-pub use txmap_snomed::{Stored, store_error};
 
 /// The request header that overrides the expansion size limit, as the
 /// HL7 suite sends it.
@@ -104,8 +101,6 @@ pub fn expansion_limit(header: Option<&str>, limits: &Limits) -> usize {
         .and_then(|s| s.trim().parse::<usize>().ok())
         .map_or(limits.max_expansion, |n| n.min(limits.max_expansion))
 }
-
-pub use txmap_terminology::request::check_deadline;
 
 #[cfg(test)]
 mod tests {

@@ -44,7 +44,8 @@ use super::metadata::SNOMED_CT;
 use super::params::{Error, Respond};
 use super::{FhirVersion, base_url, fhir_json, format};
 use crate::app::AppState;
-use crate::editions::ServedEdition;
+use txmap_load::EditionBytes;
+use txmap_snomed::SnomedCt;
 
 /// Resources per page when `_count` is not given.
 pub const DEFAULT_COUNT: usize = 100;
@@ -103,37 +104,12 @@ fn type_name(kind: Kind) -> &'static str {
 
 // ----- the editions as CodeSystems -------------------------------------------
 
-/// The resource id of an edition's CodeSystem.
-pub fn codesystem_id(e: &ServedEdition) -> String {
-    let identity = e.edition.identity();
-    format!(
-        "sct-{}-{}",
-        identity.edition_module, identity.effective_time
-    )
-}
-
-/// An edition as a CodeSystem resource.
-pub fn codesystem_resource(e: &ServedEdition) -> Value {
-    let name = e.edition_name();
-    json!({
-        "resourceType": "CodeSystem",
-        "id": codesystem_id(e),
-        "url": SNOMED_CT,
-        "version": e.names.version_uri,
-        "name": "SNOMED_CT",
-        "title": format!("SNOMED CT {name}"),
-        "status": "active",
-        "content": "not-present",
-        "count": e.edition.concept_count(),
-    })
-}
-
 // ----- what a search matches ------------------------------------------------
 
 /// One resource a search can find: an edition or a package resource.
 #[derive(Clone, Copy)]
 enum Hit<'a> {
-    Edition(&'a ServedEdition),
+    Edition(&'a SnomedCt<EditionBytes>),
     Package(Listed<'a>),
 }
 
@@ -141,9 +117,9 @@ impl Hit<'_> {
     fn field(&self, name: &str) -> Option<String> {
         match self {
             Hit::Edition(e) => match name {
-                "_id" => Some(codesystem_id(e)),
+                "_id" => Some(e.resource_id()),
                 "url" => Some(SNOMED_CT.into()),
-                "version" => Some(e.names.version_uri.clone()),
+                "version" => Some(e.version_uri().to_owned()),
                 "name" => Some("SNOMED_CT".into()),
                 "title" => Some(format!("SNOMED CT {}", e.edition_name())),
                 "status" => Some("active".into()),
@@ -167,7 +143,7 @@ impl Hit<'_> {
     /// summary).
     fn shaped(&self, kind: Kind, q: &Query) -> Option<Value> {
         match self {
-            Hit::Edition(e) => Some(shaped(kind, codesystem_resource(e), q)),
+            Hit::Edition(e) => Some(shaped(kind, e.resource_json(), q)),
             Hit::Package(l) if trimmed(q) => {
                 let raw: std::collections::BTreeMap<String, &RawValue> =
                     serde_json::from_slice(l.json()).ok()?;
@@ -317,7 +293,7 @@ fn parse_query(pairs: Vec<(String, String)>) -> Result<Query, Error> {
 fn candidates<'a>(state: &'a AppState, v: FhirVersion, kind: Kind, q: &Query) -> Vec<Hit<'a>> {
     let mut out: Vec<Hit<'a>> = Vec::new();
     if kind == Kind::CodeSystem {
-        out.extend(state.editions.list.iter().map(Hit::Edition));
+        out.extend(state.packages.editions().iter().map(Hit::Edition));
     }
     if let Some(packages) = state.packages.view(v) {
         match q.conditions.iter().find(|c| c.name == "url") {
@@ -509,9 +485,13 @@ fn encode(s: &str) -> String {
 
 fn read(state: &AppState, v: FhirVersion, kind: Kind, id: &str) -> Option<Value> {
     if kind == Kind::CodeSystem
-        && let Some(e) = state.editions.list.iter().find(|e| codesystem_id(e) == id)
+        && let Some(e) = state
+            .packages
+            .editions()
+            .iter()
+            .find(|e| e.resource_id() == id)
     {
-        return Some(codesystem_resource(e));
+        return Some(e.resource_json());
     }
     state
         .packages
@@ -527,7 +507,10 @@ fn read(state: &AppState, v: FhirVersion, kind: Kind, id: &str) -> Option<Value>
 pub fn code_systems(state: &AppState, v: FhirVersion) -> Vec<super::metadata::CodeSystemEntry> {
     let mut out = vec![super::metadata::CodeSystemEntry {
         uri: SNOMED_CT.to_owned(),
-        versions: super::snomed_versions(&state.editions),
+        versions: txmap_snomed::editions::versions(state.packages.editions())
+            .into_iter()
+            .map(|(code, is_default)| super::metadata::CodeSystemVersion { code, is_default })
+            .collect(),
         subsumption: true,
     }];
     out.retain(|e| !e.versions.is_empty());

@@ -1,7 +1,7 @@
 //! `ValueSet/$expand` for SNOMED CT value sets.
 //!
 //! The value set is resolved as `ValueSet/$validate-code` resolves it
-//! ([`txmap_snomed::valueset::resolve_value_set`]): an implicit SNOMED CT `url`
+//! ([`crate::valueset::resolve_value_set`]): an implicit SNOMED CT `url`
 //! (`?fhir_vs`, `?fhir_vs=isa/X`, `?fhir_vs=refset/R`), an inline
 //! `valueSet`, or a `tx-resource` whose `url` matches; of a compose,
 //! concept lists (SCTIDs and post-coordinated expressions) and the
@@ -13,50 +13,31 @@
 //! `filter` (the store's ranked word search; results in rank order,
 //! otherwise by code), `activeOnly`, `includeDesignations` (active
 //! descriptions preferred in a language refset), `displayLanguage` or
-//! `Accept-Language` ([`txmap_snomed::language`]). An expansion that would return
+//! `Accept-Language` ([`crate::language`]). An expansion that would return
 //! more than the configured `max_expansion` codes (or the
 //! `X-TOO-COSTLY-THRESHOLD` header's number, or a smaller `limit`
 //! parameter) is refused with 422 `too-costly`; the walk over the members
-//! checks the memory guard and the request's deadline as it goes.
+//! checks the request's deadline and watch (the memory guard) as it goes.
 //!
 //! Inactive concepts carry `inactive` and the `status` property (as the
 //! R5 element, or its cross-version extension for R4). Filter-based
 //! includes that allow expressions mark the expansion
 //! `valueset-unclosed`.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use axum::response::Response;
 use serde_json::{Value, json};
 use txmap_ecl_eval::Budget;
-use txmap_memory::Sampler;
-use txmap_store::SearchOptions;
-
-use super::FhirVersion;
-use super::codesystem::{self, Cost, Ed, respond, run, term_of};
-use super::metadata::SNOMED_CT;
-use super::params::{Error, ParamValue, Params, Request, Stored, check_deadline};
-use crate::app::AppState;
-use txmap_snomed::expression;
-use txmap_snomed::language::DisplayLanguage;
-use txmap_snomed::lookup::description_type_display;
-use txmap_snomed::valueset::{
-    Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set,
+use txmap_store::{Edition, SearchOptions};
+use txmap_terminology::expand::{
+    EXT_CONTAINS_PROPERTY, EXT_EXPANSION_PROPERTY, STATUS_URI, UNCLOSED, UNCLOSED_REASON,
 };
+use txmap_terminology::params::{ParamValue, Params};
+use txmap_terminology::{Error, Request};
 
-use txmap_terminology::expand::{STATUS_URI, UNCLOSED, UNCLOSED_REASON};
-
-pub(super) const EXT_EXPANSION_PROPERTY: &str =
-    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.property";
-pub(super) const EXT_CONTAINS_PROPERTY: &str =
-    "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion.contains.property";
-
-/// `ValueSet/$expand`.
-pub async fn expand(state: Arc<AppState>, v: FhirVersion, call: Request) -> Response {
-    respond(expand_inner(state, v, call).await)
-}
+use crate::language::DisplayLanguage;
+use crate::lookup::description_type_display;
+use crate::operations::Editions;
+use crate::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set};
+use crate::{SNOMED_CT, Stored, expression, term_of};
 
 /// The expansion's request options.
 #[derive(Clone, Debug, Default)]
@@ -127,7 +108,12 @@ fn echoed(params: &Params) -> Vec<Value> {
     out
 }
 
-async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Result<Value, Error> {
+/// `ValueSet/$expand` of a SNOMED CT value set, shaped for R5 or R4.
+pub fn expand<B: AsRef<[u8]>>(
+    editions: &Editions<B>,
+    call: &Request,
+    r5: bool,
+) -> Result<Value, Error> {
     let params = &call.params;
     let threshold = call.max_expansion;
     let deadline = call.deadline;
@@ -136,7 +122,6 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Re
         implicit,
         resource,
     } = resolve_value_set(params)?;
-    let budget = codesystem::ecl_budget(&state, deadline);
     let limit = match number(params, "limit")? {
         Some(l) if l > 0 => l.min(threshold),
         _ => threshold,
@@ -161,7 +146,8 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Re
             .map(str::to_owned)
     });
     let version = system_version.or_else(|| def.version().map(str::to_owned));
-    let index = codesystem::resolve_edition(&state.editions, version.as_deref())?;
+    let e = editions.edition(version.as_deref())?;
+    let budget = e.budget(deadline);
     let echo = echoed(params);
     let vs_url = resource
         .as_ref()
@@ -170,21 +156,12 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Re
         .map(str::to_owned)
         .or_else(|| implicit.clone())
         .unwrap_or_else(|| def.name().to_owned());
-    run(state, Cost::Heavy, move |state| {
-        let e = &state.editions.list[index];
-        e.count_use();
-        let ed = &e.edition;
+    {
+        let ed = e.edition();
         if let Some(u) = &implicit {
             check_implicit(ed, u)?;
         }
-        let mut sampler = Sampler::default();
-        let mut check = || {
-            check_deadline(deadline)?;
-            state
-                .guard
-                .check_running(&mut sampler)
-                .map_err(|t| Error::too_costly(format!("the expansion was aborted: {t}")))
-        };
+        let mut check = || call.check();
         let items = members(ed, &def, &options, &budget, &mut check)?;
         let total = items.len();
         let start = options.offset.min(total);
@@ -202,18 +179,18 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Re
         let mut any_inactive = false;
         for item in &items[start..end] {
             check()?;
-            let (c, inactive) = entry(ed, v, item, &options)?;
+            let (c, inactive) = entry(ed, r5, item, &options)?;
             any_inactive |= inactive;
             contains.push(c);
         }
         let mut parameters = echo;
         parameters.push(json!({
             "name": "used-codesystem",
-            "valueUri": format!("{SNOMED_CT}|{}", e.names.version_uri),
+            "valueUri": format!("{SNOMED_CT}|{}", e.version_uri()),
         }));
         let mut expansion = json!({
-            "identifier": uuid(),
-            "timestamp": timestamp(),
+            "identifier": txmap_terminology::expand::identifier(),
+            "timestamp": txmap_terminology::expand::timestamp(),
             "total": total,
             "parameter": parameters,
         });
@@ -238,17 +215,16 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Re
             }));
         }
         if any_inactive {
-            match v {
-                FhirVersion::R5 => {
-                    expansion["property"] = json!([{ "code": "status", "uri": STATUS_URI }]);
-                }
-                FhirVersion::R4 => extensions.push(json!({
+            if r5 {
+                expansion["property"] = json!([{ "code": "status", "uri": STATUS_URI }]);
+            } else {
+                extensions.push(json!({
                     "url": EXT_EXPANSION_PROPERTY,
                     "extension": [
                         { "url": "code", "valueCode": "status" },
                         { "url": "uri", "valueUri": STATUS_URI },
                     ],
-                })),
+                }));
             }
         }
         if !extensions.is_empty() {
@@ -267,12 +243,11 @@ async fn expand_inner(state: Arc<AppState>, v: FhirVersion, call: Request) -> Re
         };
         vs["expansion"] = expansion;
         Ok(vs)
-    })
-    .await
+    }
 }
 
 /// An implicit value set's resource (without its expansion).
-fn implicit_resource(ed: &Ed, url: Option<&str>) -> Result<Value, Error> {
+fn implicit_resource<B: AsRef<[u8]>>(ed: &Edition<B>, url: Option<&str>) -> Result<Value, Error> {
     let url = url.unwrap_or(SNOMED_CT);
     let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
     let (name, title) = if let Some(id) = query.strip_prefix("fhir_vs=isa/") {
@@ -324,8 +299,8 @@ enum Item {
 
 /// The value set's members, filtered by `options` and in output order:
 /// by the text filter's rank, otherwise by code.
-fn members(
-    ed: &Ed,
+fn members<B: AsRef<[u8]>>(
+    ed: &Edition<B>,
     def: &ValueSetDef,
     options: &Options,
     budget: &Budget,
@@ -455,8 +430,8 @@ impl PartialOrd for CodeKey {
 
 /// The concepts whose descriptions match `text`, best first, among
 /// `members` (sorted; `None`: every concept).
-fn text_filtered(
-    ed: &Ed,
+fn text_filtered<B: AsRef<[u8]>>(
+    ed: &Edition<B>,
     text: &str,
     options: &Options,
     members: Option<&[u32]>,
@@ -473,7 +448,7 @@ fn text_filtered(
         txmap_store::StoreError::TooCostly => {
             Error::too_costly(format!("the filter {text:?} matches too many descriptions"))
         }
-        other => super::params::store_error(other),
+        other => crate::store_error(other),
     })?;
     let mut out = Vec::with_capacity(hits.len());
     for ord in hits {
@@ -486,8 +461,8 @@ fn text_filtered(
 }
 
 /// Adds one include's members.
-fn rule_members(
-    ed: &Ed,
+fn rule_members<B: AsRef<[u8]>>(
+    ed: &Edition<B>,
     rule: &Rule,
     concepts: &mut Vec<u32>,
     expressions: &mut Vec<(String, String)>,
@@ -521,7 +496,12 @@ fn rule_members(
 }
 
 /// One `contains` entry, and whether its concept is inactive.
-fn entry(ed: &Ed, v: FhirVersion, item: &Item, options: &Options) -> Result<(Value, bool), Error> {
+fn entry<B: AsRef<[u8]>>(
+    ed: &Edition<B>,
+    r5: bool,
+    item: &Item,
+    options: &Options,
+) -> Result<(Value, bool), Error> {
     let ord = match item {
         Item::Expression(code, display) => {
             return Ok((
@@ -539,19 +519,16 @@ fn entry(ed: &Ed, v: FhirVersion, item: &Item, options: &Options) -> Result<(Val
     }
     if !concept.active {
         c["inactive"] = Value::Bool(true);
-        match v {
-            FhirVersion::R5 => {
-                c["property"] = json!([{ "code": "status", "valueCode": "inactive" }]);
-            }
-            FhirVersion::R4 => {
-                c["extension"] = json!([{
-                    "url": EXT_CONTAINS_PROPERTY,
-                    "extension": [
-                        { "url": "code", "valueCode": "status" },
-                        { "url": "value", "valueCode": "inactive" },
-                    ],
-                }]);
-            }
+        if r5 {
+            c["property"] = json!([{ "code": "status", "valueCode": "inactive" }]);
+        } else {
+            c["extension"] = json!([{
+                "url": EXT_CONTAINS_PROPERTY,
+                "extension": [
+                    { "url": "code", "valueCode": "status" },
+                    { "url": "value", "valueCode": "inactive" },
+                ],
+            }]);
         }
     }
     if options.designations {
@@ -603,80 +580,9 @@ fn entry(ed: &Ed, v: FhirVersion, item: &Item, options: &Options) -> Result<(Val
     Ok((c, !concept.active))
 }
 
-/// A fresh `urn:uuid:` (version 4 layout) from the clock, a counter and
-/// the process's hasher keys; unique enough for an expansion identifier.
-pub(crate) fn uuid() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let state = std::collections::hash_map::RandomState::new();
-    let mut h1 = state.build_hasher();
-    h1.write_u128(nanos);
-    h1.write_u64(n);
-    let a = h1.finish();
-    let mut h2 = state.build_hasher();
-    h2.write_u64(a);
-    h2.write_u64(n ^ 0x9e37_79b9_7f4a_7c15);
-    let b = h2.finish();
-    let a = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
-    let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "urn:uuid:{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xffff,
-        b >> 48,
-        b & 0xffff_ffff_ffff
-    )
-}
-
-/// Now, as a FHIR instant in UTC (`2025-01-31T12:00:00Z`).
-pub(crate) fn timestamp() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    instant(secs)
-}
-
-fn instant(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn instants_and_uuids() {
-        assert_eq!(instant(0), "1970-01-01T00:00:00Z");
-        assert_eq!(instant(1_738_324_800), "2025-01-31T12:00:00Z");
-        assert_eq!(instant(951_782_400), "2000-02-29T00:00:00Z");
-        let u = uuid();
-        assert_eq!(u.len(), "urn:uuid:".len() + 36, "{u}");
-        assert_ne!(u, uuid());
-    }
 
     #[test]
     fn parameters_are_echoed_typed() {

@@ -3,11 +3,11 @@
 //! The code comes from `code` (+`system`, `version`, `display`), `coding`
 //! or the SNOMED CT coding of `codeableConcept` (a concept with several
 //! codings against a value set, and a code without a system, go to the
-//! general engine, [`super::general`], which weighs every coding and
-//! infers systems); the edition from
+//! generic engine, which weighs every coding and infers systems:
+//! [`crate::operations`]); the edition from
 //! `version`, `system-version` (`http://snomed.info/sct|<version>`), the
 //! value set's include, or the default edition (see
-//! [`codesystem::resolve_edition`]). An SCTID is checked against the
+//! [`crate::editions::resolve`]). An SCTID is checked against the
 //! edition (unknown → `result` false; inactive → a warning and `inactive`);
 //! a `display` against the concept's active descriptions in the languages
 //! asked for (`displayLanguage`, else `Accept-Language`; one of its
@@ -22,29 +22,23 @@
 //! (cardinality, grouping) is not checked, which an informational issue
 //! says.
 //!
-//! `ValueSet/$validate-code` asks [`txmap_snomed::valueset`] whether the code is
+//! `ValueSet/$validate-code` asks [`crate::valueset`] whether the code is
 //! in the value set named by `url` or given inline: one membership test
 //! per include, never an expansion.
 //!
 //! Messages are worded as the HL7 terminology suite expects.
 
-use std::sync::Arc;
-
-use axum::response::Response;
 use serde_json::{Value, json};
-
-use super::codesystem::{self, Cost, Ed, check_system, run, term_of};
-use super::metadata::SNOMED_CT;
-use super::params::{Coding, Error, Params, Request, Stored, merge};
 use txmap_ecl_eval::{Budget, ExpressionSubject, SubjectAttribute, SubjectValue};
-use txmap_snomed::language::DisplayLanguage;
-use txmap_snomed::valueset::{Resolved, Target, check_implicit, resolve_value_set};
-use txmap_snomed::{expression, mrcm};
-use txmap_terminology::Issue;
+use txmap_store::Edition;
 use txmap_terminology::parameters::{Param, Parameters, Scalar};
+use txmap_terminology::params::{Coding, Params, merge};
+use txmap_terminology::{Error, Issue, Request};
 
-use crate::app::AppState;
-use crate::editions::ServedEdition;
+use crate::language::DisplayLanguage;
+use crate::operations::Editions;
+use crate::valueset::{Resolved, Target, check_implicit, resolve_value_set};
+use crate::{SNOMED_CT, SnomedCt, Stored, check_system, expression, mrcm, term_of};
 
 /// What validating one code found.
 #[derive(Clone, Debug, Default)]
@@ -95,7 +89,10 @@ const ATTRIBUTE_ROOTS: [u64; 2] = [410662002, 106237007];
 
 /// Why an expression's attribute type cannot be one, if it cannot: it
 /// must descend from [`ATTRIBUTE_ROOTS`] (when the edition has them).
-fn misplaced_attribute(ed: &Ed, expr: &expression::Expression) -> Result<Option<String>, Error> {
+fn misplaced_attribute<B: AsRef<[u8]>>(
+    ed: &Edition<B>,
+    expr: &expression::Expression,
+) -> Result<Option<String>, Error> {
     let roots: Vec<u32> = ATTRIBUTE_ROOTS
         .iter()
         .filter_map(|&r| ed.ordinal(r))
@@ -128,7 +125,7 @@ fn misplaced_attribute(ed: &Ed, expr: &expression::Expression) -> Result<Option<
 
 /// An expression (whose concepts are known) as ECL sees it: ungrouped
 /// attributes in group 0, each `{…}` group numbered from 1.
-fn subject(ed: &Ed, expr: &expression::Expression) -> ExpressionSubject {
+fn subject<B: AsRef<[u8]>>(ed: &Edition<B>, expr: &expression::Expression) -> ExpressionSubject {
     let mut attributes = Vec::new();
     let mut push = |group: u16, a: &expression::Attribute| {
         let value = match &a.value {
@@ -170,15 +167,15 @@ fn subject(ed: &Ed, expr: &expression::Expression) -> ExpressionSubject {
 
 /// Validates `code` (an SCTID or an expression) with an optional
 /// `display` against edition `e`.
-pub fn validate_code(
-    e: &ServedEdition,
+pub fn validate_code<B: AsRef<[u8]>>(
+    e: &SnomedCt<B>,
     code: &str,
     display: Option<&str>,
     language: &Language,
     budget: &Budget,
 ) -> Result<(Outcome, Target), Error> {
-    let ed = &e.edition;
-    let version_uri = &e.names.version_uri;
+    let ed = e.edition();
+    let version_uri = e.version_uri();
     let unknown = |what: &str| Issue {
         severity: "error",
         code: "code-invalid",
@@ -230,13 +227,7 @@ pub fn validate_code(
         // valid (so do its reference servers): a violation is a warning,
         // and like the note it replaces, a process note for CodeSystem
         // validation only.
-        let rules = match e.mrcm.get() {
-            Some(rules) => rules,
-            None => {
-                let rules = mrcm::Rules::load(ed)?;
-                e.mrcm.get_or_init(|| rules)
-            }
-        };
+        let rules = e.mrcm()?;
         out.issues.push(match mrcm::violation(ed, rules, &expr, budget)? {
             Some(why) => Issue {
                 severity: "warning",
@@ -400,8 +391,8 @@ impl Language {
 }
 
 /// The answering Parameters.
-fn parameters<'a>(
-    e: &'a ServedEdition,
+fn parameters<'a, B: AsRef<[u8]>>(
+    e: &'a SnomedCt<B>,
     out: &'a Outcome,
     result: bool,
     codeable: Option<&[Coding]>,
@@ -410,7 +401,7 @@ fn parameters<'a>(
         Param::text("code", "valueCode", out.code.as_str()),
         Param::value("result", "valueBoolean", Scalar::Bool(result)),
         Param::text("system", "valueUri", SNOMED_CT),
-        Param::text("version", "valueString", e.names.version_uri.as_str()),
+        Param::text("version", "valueString", e.version_uri()),
     ];
     if let Some(d) = &out.display {
         p.push(Param::text("display", "valueString", d.as_str()));
@@ -516,86 +507,69 @@ fn input(params: &Params) -> Result<Input, Error> {
 
 // ----- CodeSystem/$validate-code --------------------------------------------
 
-/// `CodeSystem/$validate-code`.
-pub async fn cs_validate_code(state: Arc<AppState>, call: Request) -> Response {
-    codesystem::respond_text(cs_inner(state, call).await)
-}
-
-async fn cs_inner(state: Arc<AppState>, call: Request) -> Result<String, Error> {
+/// `CodeSystem/$validate-code` of a SNOMED CT code or expression, as
+/// JSON text.
+pub fn cs_validate_code<B: AsRef<[u8]>>(
+    editions: &Editions<B>,
+    call: &Request,
+) -> Result<String, Error> {
     let params = &call.params;
     let input = input(params)?;
-    let budget = codesystem::ecl_budget(&state, call.deadline);
     let url = params.text("url")?;
     let system = merge("system", url, input.system.as_deref())?;
     check_system(system)?;
-    let index = codesystem::resolve_edition(&state.editions, input.version.as_deref())?;
-    let language = Language::of(&call)?;
-    run(state, Cost::Cheap, move |state| {
-        let e = &state.editions.list[index];
-        e.count_use();
-        let (out, _) = validate_code(e, &input.code, input.display.as_deref(), &language, &budget)?;
-        Ok(parameters(e, &out, out.valid, input.codeable.as_deref()).to_json())
-    })
-    .await
+    let e = editions.edition(input.version.as_deref())?;
+    let budget = e.budget(call.deadline);
+    let language = Language::of(call)?;
+    let (out, _) = validate_code(e, &input.code, input.display.as_deref(), &language, &budget)?;
+    Ok(parameters(e, &out, out.valid, input.codeable.as_deref()).to_json())
 }
 
 // ----- ValueSet/$validate-code ----------------------------------------------
 
-/// `ValueSet/$validate-code`.
-pub async fn vs_validate_code(state: Arc<AppState>, call: Request) -> Response {
-    codesystem::respond_text(vs_inner(state, call).await)
-}
-
-async fn vs_inner(state: Arc<AppState>, call: Request) -> Result<String, Error> {
+/// `ValueSet/$validate-code` against a SNOMED CT value set, as JSON text.
+pub fn vs_validate_code<B: AsRef<[u8]>>(
+    editions: &Editions<B>,
+    call: &Request,
+) -> Result<String, Error> {
     let params = &call.params;
     let input = input(params)?;
     check_system(Some(input.system.as_deref().unwrap_or(SNOMED_CT)))?;
     let Resolved { def, implicit, .. } = resolve_value_set(params)?;
-    let budget = codesystem::ecl_budget(&state, call.deadline);
-    // A membership test is a few lookups, unless ECL text is involved.
-    let cost = if def.has_ecl() {
-        Cost::Heavy
-    } else {
-        Cost::Cheap
-    };
     let version = input
         .version
         .clone()
         .or_else(|| def.version().map(str::to_owned));
-    let index = codesystem::resolve_edition(&state.editions, version.as_deref())?;
-    let language = Language::of(&call)?;
-    run(state, cost, move |state| {
-        let e = &state.editions.list[index];
-        e.count_use();
-        if let Some(u) = &implicit {
-            check_implicit(&e.edition, u)?;
-        }
-        let (mut out, target) =
-            validate_code(e, &input.code, input.display.as_deref(), &language, &budget)?;
-        // The concept model note is for CodeSystem validation only.
-        out.issues.retain(|i| i.tx_type != "process-note");
-        let mut result = out.valid;
-        if target != Target::None && !def.contains(&e.edition, &input.code, &target, &budget)? {
-            result = false;
-            let shown = match (&target, &out.display) {
-                (Target::Concept(_), Some(d)) => format!("{SNOMED_CT}#{} ('{d}')", out.code),
-                _ => format!("{SNOMED_CT}#{}", out.code),
-            };
-            out.issues.push(Issue {
-                severity: "error",
-                code: "code-invalid",
-                tx_type: "not-in-vs",
-                message_id: Some("None_of_the_provided_codes_are_in_the_value_set_one"),
-                text: format!(
-                    "The provided code '{shown}' was not found in the value set '{}'",
-                    def.name()
-                ),
-                expression: Some("code".into()),
-            });
-        }
-        Ok(parameters(e, &out, result, input.codeable.as_deref()).to_json())
-    })
-    .await
+    let e = editions.edition(version.as_deref())?;
+    let budget = e.budget(call.deadline);
+    let language = Language::of(call)?;
+    if let Some(u) = &implicit {
+        check_implicit(e.edition(), u)?;
+    }
+    let (mut out, target) =
+        validate_code(e, &input.code, input.display.as_deref(), &language, &budget)?;
+    // The concept model note is for CodeSystem validation only.
+    out.issues.retain(|i| i.tx_type != "process-note");
+    let mut result = out.valid;
+    if target != Target::None && !def.contains(e.edition(), &input.code, &target, &budget)? {
+        result = false;
+        let shown = match (&target, &out.display) {
+            (Target::Concept(_), Some(d)) => format!("{SNOMED_CT}#{} ('{d}')", out.code),
+            _ => format!("{SNOMED_CT}#{}", out.code),
+        };
+        out.issues.push(Issue {
+            severity: "error",
+            code: "code-invalid",
+            tx_type: "not-in-vs",
+            message_id: Some("None_of_the_provided_codes_are_in_the_value_set_one"),
+            text: format!(
+                "The provided code '{shown}' was not found in the value set '{}'",
+                def.name()
+            ),
+            expression: Some("code".into()),
+        });
+    }
+    Ok(parameters(e, &out, result, input.codeable.as_deref()).to_json())
 }
 
 #[cfg(test)]
