@@ -250,26 +250,22 @@ pub fn expand<B: AsRef<[u8]>>(
 fn implicit_resource<B: AsRef<[u8]>>(ed: &Edition<B>, url: Option<&str>) -> Result<Value, Error> {
     let url = url.unwrap_or(SNOMED_CT);
     let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+    // The concept's preferred term, or the id as given.
+    let term = |id: &'_ str| -> Result<String, Error> {
+        let found = match id.parse::<u64>() {
+            Ok(i) => term_of(ed, i)?,
+            Err(_) => None,
+        };
+        Ok(found.unwrap_or(id).to_owned())
+    };
     let (name, title) = if let Some(id) = query.strip_prefix("fhir_vs=isa/") {
-        let term = id
-            .parse::<u64>()
-            .ok()
-            .map(|i| term_of(ed, i))
-            .transpose()?
-            .flatten()
-            .unwrap_or(id);
+        let term = term(id)?;
         (
             format!("SNOMEDCTIsA{id}"),
             format!("SNOMED CT {term} and its descendants"),
         )
     } else if let Some(id) = query.strip_prefix("fhir_vs=refset/") {
-        let term = id
-            .parse::<u64>()
-            .ok()
-            .map(|i| term_of(ed, i))
-            .transpose()?
-            .flatten()
-            .unwrap_or(id);
+        let term = term(id)?;
         (
             format!("SNOMEDCTRefset{id}"),
             format!("SNOMED CT Reference Set {term}"),

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use txmap_terminology::operation::{Answer, Cost, Fhir, NativeOperations, Operation};
-use txmap_terminology::parameters::{Param, Parameters};
+use txmap_terminology::parameters::Parameters;
 use txmap_terminology::params::Params;
 use txmap_terminology::{Error, Request};
 
@@ -232,22 +232,8 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Editions<B> {
             check_system(asked.system)?;
         }
         let e = self.edition(asked.version)?;
-        let a = find(e, asked.code_a)?;
-        let b = find(e, asked.code_b)?;
-        let outcome = if a == b {
-            "equivalent"
-        } else if e.edition().subsumes(a, b).stored()? {
-            "subsumes"
-        } else if e.edition().subsumes(b, a).stored()? {
-            "subsumed-by"
-        } else {
-            "not-subsumed"
-        };
-        Ok(Parameters(vec![Param::text(
-            "outcome",
-            "valueCode",
-            outcome,
-        )]))
+        let (a, b) = (find(e, asked.code_a)?, find(e, asked.code_b)?);
+        txmap_terminology::subsumes::answer(a, b, |x, y| e.edition().subsumes(x, y).stored())
     }
 }
 

@@ -79,12 +79,23 @@ pub fn subsumes(req: &Request) -> Result<Parameters<'static>, Error> {
                 code: code.to_owned(),
             })
     };
-    let (a, b) = (find(asked.code_a)?, find(asked.code_b)?);
+    answer(find(asked.code_a)?, find(asked.code_b)?, |x, y| {
+        Ok(cs.subsumed_by(y, x))
+    })
+}
+
+/// The answer for concepts `a` and `b` of one code system, given
+/// `subsumes(x, y)`: whether `x` is a proper ancestor of `y`.
+pub fn answer<C: PartialEq + Copy>(
+    a: C,
+    b: C,
+    subsumes: impl Fn(C, C) -> Result<bool, Error>,
+) -> Result<Parameters<'static>, Error> {
     let outcome = if a == b {
         "equivalent"
-    } else if cs.subsumed_by(b, a) {
+    } else if subsumes(a, b)? {
         "subsumes"
-    } else if cs.subsumed_by(a, b) {
+    } else if subsumes(b, a)? {
         "subsumed-by"
     } else {
         "not-subsumed"
