@@ -28,6 +28,8 @@ pub struct AppState {
     pub heavy: tokio::sync::Semaphore,
     /// FHIR packages from the config (`packages`).
     pub packages: crate::packages::FhirPackages,
+    /// Set when shutdown's grace period is over: running work stops.
+    pub stopping: std::sync::atomic::AtomicBool,
 }
 
 /// How much work one request may ask for (`[limits]` in the config).
@@ -44,6 +46,17 @@ pub struct Limits {
     pub ecl_max_work: u64,
     /// How many heavy operations run at once.
     pub heavy_concurrency: usize,
+    /// How many connections are open at once.
+    pub max_connections: usize,
+    /// How long a request's headers may take (and a keep-alive
+    /// connection may sit idle).
+    pub header_timeout: Duration,
+    /// How long a request's body may take.
+    pub body_timeout: Duration,
+    /// The largest request body, in bytes.
+    pub max_body: usize,
+    /// How long shutdown waits for open requests.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for Limits {
@@ -55,7 +68,23 @@ impl Default for Limits {
             heavy_concurrency: std::thread::available_parallelism()
                 .map_or(1, |n| n.get().saturating_sub(1))
                 .max(1),
+            max_connections: 512,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_body: 8 << 20,
+            shutdown_grace: Duration::from_secs(10),
         }
+    }
+}
+
+/// A number of seconds from the config: above 0 and at most a day.
+fn seconds(key: &str, value: Option<f64>, default: Duration) -> Result<Duration, String> {
+    match value {
+        None => Ok(default),
+        Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        Some(s) => Err(format!(
+            "[limits] {key} = {s}: must be above 0 and at most 86400"
+        )),
     }
 }
 
@@ -64,17 +93,35 @@ impl Limits {
     /// value out of range is an error naming the key.
     pub fn from_config(c: &crate::config::LimitsConfig) -> Result<Limits, String> {
         let d = Limits::default();
-        let request = match c.request_seconds {
-            None => d.request,
-            Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Duration::from_secs_f64(s),
-            Some(s) => {
+        let max_body = match &c.max_body {
+            None => d.max_body,
+            Some(toml::Value::Integer(n)) if *n >= 1024 => *n as usize,
+            Some(toml::Value::String(s)) => match crate::config::parse_size(s) {
+                Ok(n) if n >= 1024 => n as usize,
+                Ok(_) => return Err("[limits] max_body must be at least 1KiB".into()),
+                Err(e) => return Err(format!("[limits] max_body: {e}")),
+            },
+            Some(other) => {
                 return Err(format!(
-                    "[limits] request_seconds = {s}: must be above 0 and at most 86400"
+                    "[limits] max_body = {other}: must be a size like \"8MiB\" or a number of bytes of at least 1024"
                 ));
             }
         };
         Ok(Limits {
-            request,
+            request: seconds("request_seconds", c.request_seconds, d.request)?,
+            max_connections: match c.max_connections {
+                None => d.max_connections,
+                Some(n) if n >= 1 => n,
+                Some(_) => return Err("[limits] max_connections must be at least 1".into()),
+            },
+            header_timeout: seconds("header_seconds", c.header_seconds, d.header_timeout)?,
+            body_timeout: seconds("body_seconds", c.body_seconds, d.body_timeout)?,
+            max_body,
+            shutdown_grace: seconds(
+                "shutdown_grace_seconds",
+                c.shutdown_grace_seconds,
+                d.shutdown_grace,
+            )?,
             max_expansion: c.max_expansion.unwrap_or(d.max_expansion),
             ecl_max_work: c.ecl_max_work.unwrap_or(d.ecl_max_work),
             heavy_concurrency: match c.heavy_concurrency {
@@ -145,7 +192,8 @@ async fn not_found(request: Request) -> Response {
 }
 
 /// Refuses new requests with 503 while measured memory is above the
-/// guard's first threshold.
+/// guard's first threshold. The body is read and thrown away first
+/// (without keeping it), so the client reads the 503 rather than a reset.
 async fn memory_gate(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     match state.guard.check_new_request() {
         GuardDecision::Accept => next.run(request).await,
@@ -155,6 +203,7 @@ async fn memory_gate(State(state): State<Arc<AppState>>, request: Request, next:
                 request.method(),
                 request.uri().path()
             );
+            let drained = crate::http::drain(request.into_body(), state.limits.body_timeout).await;
             let mut r = outcome::response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "transient",
@@ -162,7 +211,52 @@ async fn memory_gate(State(state): State<Arc<AppState>>, request: Request, next:
             );
             r.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+            if !drained {
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             r
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn limits(toml: &str) -> Result<Limits, String> {
+        Limits::from_config(&Config::parse(toml).unwrap().limits)
+    }
+
+    #[test]
+    fn connection_limits_come_from_the_config() {
+        let d = limits("").unwrap();
+        assert_eq!(d, Limits::default());
+        let l = limits(
+            "[limits]\nmax_connections = 3\nheader_seconds = 2.5\nbody_seconds = 4\nmax_body = \"1MiB\"\nshutdown_grace_seconds = 7\n",
+        )
+        .unwrap();
+        assert_eq!(l.max_connections, 3);
+        assert_eq!(l.header_timeout, Duration::from_millis(2500));
+        assert_eq!(l.body_timeout, Duration::from_secs(4));
+        assert_eq!(l.max_body, 1 << 20);
+        assert_eq!(l.shutdown_grace, Duration::from_secs(7));
+        assert_eq!(
+            limits("[limits]\nmax_body = 4096\n").unwrap().max_body,
+            4096
+        );
+        for bad in [
+            "max_connections = 0",
+            "header_seconds = 0",
+            "body_seconds = -1",
+            "max_body = 10",
+            "max_body = \"lots\"",
+            "shutdown_grace_seconds = 1e9",
+        ] {
+            let e = limits(&format!("[limits]\n{bad}\n")).unwrap_err();
+            let key = bad.split(' ').next().unwrap();
+            assert!(e.contains(key), "{bad}: {e}");
         }
     }
 }

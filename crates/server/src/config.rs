@@ -59,6 +59,19 @@ pub struct LimitsConfig {
     /// once; others wait their turn. Default: one less than the CPUs (at
     /// least 1), so cheap operations always have a CPU.
     pub heavy_concurrency: Option<usize>,
+    /// How many connections are open at once; past it new ones wait in
+    /// the kernel's backlog. 512.
+    pub max_connections: Option<usize>,
+    /// Seconds a request's headers may take to arrive (also how long a
+    /// keep-alive connection may sit idle); 10.
+    pub header_seconds: Option<f64>,
+    /// Seconds a request's body may take to arrive; 30.
+    pub body_seconds: Option<f64>,
+    /// The largest request body, e.g. `"8MiB"` or a number of bytes;
+    /// 8 MiB. Larger ones are answered 413.
+    pub max_body: Option<toml::Value>,
+    /// Seconds shutdown waits for open requests before it stops them; 10.
+    pub shutdown_grace_seconds: Option<f64>,
 }
 
 /// `[snomed]`: how editions are loaded.

@@ -5,12 +5,12 @@
 //! load mode from the `[snomed]` block, loads it (`txmap-load`) and opens it
 //! with the store — the same code whatever the mode — then serves.
 //!
-//! This crate is where async lives: tokio and axum stay here, out of the
-//! core crates. It serves `/health`, `/status` and `/metrics`, and at the
-//! FHIR bases `/r4` and `/r5` the metadata (`metadata`,
-//! `metadata?mode=terminology`, `$versions`) and, for SNOMED CT,
-//! `CodeSystem/$lookup` and `CodeSystem/$subsumes`; the other FHIR
-//! terminology operations come next.
+//! This crate is where async lives: tokio, hyper and axum stay here, out
+//! of the core crates. It serves `/health`, `/status` and `/metrics`, and
+//! at the FHIR bases `/r4` and `/r5` the metadata, read and search of the
+//! terminology resources, and every FHIR terminology operation, which the
+//! engine answers ([`fhir`]); [`http`] bounds connections, headers, bodies
+//! and shutdown.
 
 #![forbid(unsafe_code)]
 
@@ -18,6 +18,7 @@ pub mod app;
 pub mod config;
 pub mod editions;
 pub mod fhir;
+pub mod http;
 pub mod outcome;
 pub mod packages;
 pub mod status;
@@ -153,6 +154,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         heavy: tokio::sync::Semaphore::new(limits.heavy_concurrency),
         limits,
         packages,
+        stopping: std::sync::atomic::AtomicBool::new(false),
     });
     let mem = txmap_memory::process_memory(&state.root);
     let lim = txmap_memory::effective_limit(&state.root, limit);
@@ -262,12 +264,17 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
             println!("  curl http://{addr}/metrics");
             println!("  curl http://{addr}/r4/metadata");
         }
-        let app = app::router(prepared.state);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown())
-            .await
-            .map_err(|e| ServeError::Io(e.to_string()))
-    })
+        let state = prepared.state;
+        let app = app::router(Arc::clone(&state));
+        http::serve(listener, app, state, shutdown()).await;
+        Ok::<(), ServeError>(())
+    })?;
+    // Heavy work past the grace period has been told to stop; it checks
+    // as it goes, so a moment is enough. Then the process exits whatever
+    // is left.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    tracing::info!("stopped");
+    Ok(())
 }
 
 async fn shutdown() {

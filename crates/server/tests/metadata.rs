@@ -435,6 +435,7 @@ async fn metadata_goes_through_the_memory_guard() {
         limits: Default::default(),
         heavy: tokio::sync::Semaphore::new(1),
         packages: Default::default(),
+        stopping: Default::default(),
     });
     let app = router(state);
     for uri in [

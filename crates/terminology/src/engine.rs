@@ -9,9 +9,9 @@
 //! bounded ([`MAX_IMPORT_DEPTH`]), so a long chain is one too rather than
 //! a stack overflow.
 
+use crate::request::Stop;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
-use std::time::Instant;
 
 use std::borrow::Cow;
 
@@ -85,8 +85,8 @@ pub struct Engine<'r> {
     /// An exclude of another version than the one expanded removed codes
     /// by code alone (`versionsMatch`).
     pub versions_matched: Cell<bool>,
-    /// When the request's time budget runs out.
-    deadline: Option<Instant>,
+    /// When the request's work must stop.
+    stop: Stop,
 }
 
 impl<'r> Engine<'r> {
@@ -99,19 +99,19 @@ impl<'r> Engine<'r> {
             used_vs: RefCell::default(),
             versions: Default::default(),
             versions_matched: Cell::new(false),
-            deadline: None,
+            stop: Stop::default(),
         }
     }
 
-    /// The same engine under a request's time budget.
-    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Engine<'r> {
-        self.deadline = deadline;
+    /// The same engine under a request's time budget and watch.
+    pub fn with_stop(mut self, stop: Stop) -> Engine<'r> {
+        self.stop = stop;
         self
     }
 
-    /// [`Error::OutOfTime`] once the time budget has run out.
+    /// An error once the time budget has run out or the watch says stop.
     fn check_deadline(&self) -> Result<(), Error> {
-        crate::request::check_deadline(self.deadline)
+        self.stop.check()
     }
 
     /// The same engine under a request's version parameters.
@@ -518,7 +518,7 @@ impl<'r> Engine<'r> {
 struct Generic<'c> {
     cs: &'c dyn CodeSystemProvider,
     filters: Vec<Filter>,
-    deadline: Option<Instant>,
+    stop: Stop,
 }
 
 impl NativeFilters for Generic<'_> {
@@ -535,7 +535,7 @@ impl NativeFilters for Generic<'_> {
         let mut out = Vec::new();
         for (i, id) in candidates.into_iter().enumerate() {
             if i % 4096 == 4095 {
-                crate::request::check_deadline(self.deadline)?;
+                self.stop.check()?;
             }
             if self.filters.iter().all(|f| f.matches(self.cs, id)) {
                 out.push(id);
@@ -588,7 +588,7 @@ impl<'r> Engine<'r> {
         cs: &'c dyn CodeSystemProvider,
         defs: &[FilterDef],
     ) -> Result<Box<dyn NativeFilters + 'c>, Error> {
-        if let Some(native) = cs.native_filters(defs, self.deadline) {
+        if let Some(native) = cs.native_filters(defs, self.stop.deadline) {
             return native;
         }
         let filters = defs
@@ -598,7 +598,7 @@ impl<'r> Engine<'r> {
         Ok(Box::new(Generic {
             cs,
             filters,
-            deadline: self.deadline,
+            stop: self.stop.clone(),
         }))
     }
 }

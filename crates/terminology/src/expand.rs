@@ -52,7 +52,7 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     let supplemented = crate::supplement::resolver_with(&req.resolver, &sups);
     let resolver = supplemented.as_ref().unwrap_or(&req.resolver);
     let engine = Engine::new(resolver, req.max_expansion, true)
-        .with_deadline(req.deadline)
+        .with_stop(req.stop())
         .with_versions(crate::version::VersionRules::from_request(req));
     let mut entries = engine.expand(vs)?;
     let active_only = req.flag("activeOnly")?.unwrap_or(false);

@@ -26,8 +26,7 @@ pub fn lookup(req: &Request) -> Result<Parameters<'static>, Error> {
         .or(coding.code)
         .ok_or(Error::Required("code"))?;
     let version = req.text("version").or(coding.version);
-    let engine =
-        crate::engine::Engine::new(&req.resolver, usize::MAX, false).with_deadline(req.deadline);
+    let engine = crate::engine::Engine::new(&req.resolver, usize::MAX, false).with_stop(req.stop());
     let base = engine.code_system(&system, version.as_deref())?;
     crate::language::check_request(req)?;
     let sups = crate::supplement::requested(req, None)?;

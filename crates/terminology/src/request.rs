@@ -27,6 +27,35 @@ pub trait Watch: Send + Sync + std::fmt::Debug {
     fn check(&self) -> Result<(), String>;
 }
 
+/// When a request's work must stop: its deadline and its watch, as the
+/// engine's loops carry them.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    pub deadline: Option<Instant>,
+    pub watch: Option<Arc<dyn Watch>>,
+}
+
+impl Stop {
+    /// [`Error::OutOfTime`] once the deadline has passed, [`Error::Budget`]
+    /// when the watch says stop.
+    pub fn check(&self) -> Result<(), Error> {
+        check_deadline(self.deadline)?;
+        match &self.watch {
+            Some(w) => w.check().map_err(Error::Budget),
+            None => Ok(()),
+        }
+    }
+
+    /// The deadline and watch, for loops that outlive a borrow of the
+    /// request.
+    pub fn stop(&self) -> Stop {
+        Stop {
+            deadline: self.deadline,
+            watch: self.watch.clone(),
+        }
+    }
+}
+
 /// The `parameter` list of a Parameters resource.
 fn list(parameters: &Value) -> &[Value] {
     parameters
@@ -228,6 +257,15 @@ impl Request {
         match &self.watch {
             Some(w) => w.check().map_err(Error::Budget),
             None => Ok(()),
+        }
+    }
+
+    /// The deadline and watch, for loops that outlive a borrow of the
+    /// request.
+    pub fn stop(&self) -> Stop {
+        Stop {
+            deadline: self.deadline,
+            watch: self.watch.clone(),
         }
     }
 

@@ -67,8 +67,7 @@ pub fn pair(params: &Params) -> Result<Pair<'_>, Error> {
 /// `$subsumes` in any code system the request can see.
 pub fn subsumes(req: &Request) -> Result<Parameters<'static>, Error> {
     let asked = pair(&req.params)?;
-    let engine =
-        crate::engine::Engine::new(&req.resolver, usize::MAX, false).with_deadline(req.deadline);
+    let engine = crate::engine::Engine::new(&req.resolver, usize::MAX, false).with_stop(req.stop());
     let system = asked.system.ok_or(Error::Required("system"))?;
     let cs = engine.code_system(system, asked.version)?;
     let find = |code: &str| {

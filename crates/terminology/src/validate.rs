@@ -213,7 +213,7 @@ fn about_membership(i: &Issue) -> bool {
 /// `ValueSet/$validate-code`.
 pub fn validate_code(req: &Request, value_set: bool) -> Result<Parameters<'static>, Error> {
     let engine = Engine::new(&req.resolver, usize::MAX, false)
-        .with_deadline(req.deadline)
+        .with_stop(req.stop())
         .with_versions(crate::version::VersionRules::from_request(req));
     let mut inline = None;
     let vs = if value_set {

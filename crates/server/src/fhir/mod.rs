@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Request as HttpRequest, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware;
@@ -152,7 +152,11 @@ fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<A
         },
     )
     .post(
-        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes| async move {
+        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body| async move {
+            let body = match crate::http::read_body(&headers, body, &state.limits).await {
+                Ok(b) => b,
+                Err(e) => return body_refused(&e),
+            };
             match params::from_body(&headers, &body) {
                 Ok(r) => run(state, v, op, r, &headers).await,
                 Err(e) => e.response(),
@@ -173,7 +177,9 @@ async fn run(
 ) -> Response {
     let budget = state.limits.request;
     params::limit(&mut call, headers, &state.limits);
-    call.watch = Some(Arc::new(work::GuardWatch::new(Arc::clone(&state))));
+    let watch = Arc::new(work::GuardWatch::new(Arc::clone(&state)));
+    let _cancel = work::CancelOnDrop(Arc::clone(&watch));
+    call.watch = Some(watch);
     let source: Arc<dyn ResourceSource> = state.packages.source(v);
     let plan = operation::plan(op, &call, &*source);
     let fhir = match v {
@@ -194,6 +200,20 @@ async fn run(
         ))
         .response(),
     }
+}
+
+/// A body that was not read, as its 413 or 408 (the connection is closed
+/// after it).
+fn body_refused(e: &crate::http::BodyError) -> Response {
+    let (status, code) = match e {
+        crate::http::BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "too-costly"),
+        crate::http::BodyError::TooSlow { .. } => (StatusCode::REQUEST_TIMEOUT, "timeout"),
+        crate::http::BodyError::Broken(_) => (StatusCode::BAD_REQUEST, "invalid"),
+    };
+    let mut r = outcome::response(status, code, &e.to_string());
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
 }
 
 fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &HeaderMap) -> Response {

@@ -14,6 +14,7 @@
 //! Every request carries the memory guard as its watch ([`GuardWatch`]):
 //! the engine's loops ask it, with the deadline, whether to go on.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use txmap_memory::Sampler;
@@ -68,13 +69,16 @@ pub(super) async fn run<T: Send + 'static>(
     })?
 }
 
-/// The memory guard as a request's watch: every
-/// [`Sampler::every`]-th check reads the process's memory, and at or
-/// above `abort_at` the work stops.
+/// What stops a request's work besides its clock: its client gone or its
+/// time up (the handler dropped, [`GuardWatch::cancel`]), shutdown's
+/// grace period over ([`AppState::stopping`]), and the memory guard —
+/// every [`Sampler::every`]-th check reads the process's memory, and at
+/// or above `abort_at` the work stops.
 #[derive(Debug)]
 pub struct GuardWatch {
     state: Arc<AppState>,
     sampler: Mutex<Sampler>,
+    cancelled: AtomicBool,
 }
 
 impl GuardWatch {
@@ -82,12 +86,36 @@ impl GuardWatch {
         GuardWatch {
             state,
             sampler: Mutex::new(Sampler::default()),
+            cancelled: AtomicBool::new(false),
         }
+    }
+
+    /// Nobody waits for the answer any more.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Cancels a request's work when dropped: when the handler's future goes
+/// (the client closed the connection, the time budget's timeout fired)
+/// the work on the blocking pool stops at its next check.
+#[derive(Debug)]
+pub struct CancelOnDrop(pub Arc<GuardWatch>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 
 impl Watch for GuardWatch {
     fn check(&self) -> Result<(), String> {
+        if self.cancelled.load(Ordering::Relaxed) {
+            return Err("the client is gone or the time budget is spent".into());
+        }
+        if self.state.stopping.load(Ordering::Relaxed) {
+            return Err("the server is shutting down".into());
+        }
         let Ok(mut sampler) = self.sampler.lock() else {
             return Ok(());
         };

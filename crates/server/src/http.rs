@@ -1,0 +1,206 @@
+//! Connections: how sockets become requests, and how many, for how long.
+//!
+//! `axum::serve` accepts every connection and waits on each forever: a
+//! client that sends half a request line holds its socket and its task
+//! (5,000 such connections added 130 MB that stayed), and shutdown waits
+//! for whatever is running. Here the accept loop is ours, over hyper's
+//! HTTP/1.1 connection:
+//!
+//! * at most `max_connections` at once: past that the loop stops
+//!   accepting and the kernel's backlog holds the rest;
+//! * a request's headers must arrive within `header_seconds` (hyper's
+//!   header read timeout, which also closes a keep-alive connection idle
+//!   that long); its body within `body_seconds` ([`read_body`]);
+//! * a body larger than `max_body_bytes`, or one the memory guard refuses,
+//!   is read and thrown away ([`drain`], up to [`DRAIN_MAX`]) before the
+//!   4xx/503 is sent, so the client reads the answer instead of a reset;
+//! * on shutdown the loop stops accepting, open connections finish their
+//!   requests and close, and after `shutdown_grace_seconds` whatever is
+//!   still running is told to stop ([`crate::app::AppState::stopping`]) and
+//!   the process exits.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, header};
+use http_body_util::BodyExt;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+
+use crate::app::{AppState, Limits};
+
+/// The most bytes of an unwanted body read and thrown away so that the
+/// refusal reaches the client; past it the connection is closed.
+pub const DRAIN_MAX: u64 = 64 << 20;
+
+/// Serves `app` on `listener` until `shutdown` resolves, then drains:
+/// see the module doc.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()>,
+) {
+    let limits = state.limits;
+    let max = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let permits = Arc::new(Semaphore::new(max as usize));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true);
+    let builder = Arc::new(builder);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = Arc::clone(&permits).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors, or the peer gave up before we
+                    // took it: wait a moment rather than spin.
+                    tracing::warn!("accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let builder = Arc::clone(&builder);
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!("connection closed: {e}");
+                    }
+                }
+                _ = stop.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+    let open = max as usize - permits.available_permits();
+    tracing::info!(
+        "shutting down: no new connections; {open} open, {:.0} s to finish",
+        limits.shutdown_grace.as_secs_f64()
+    );
+    let _ = stop_tx.send(true);
+    let all_closed = tokio::time::timeout(limits.shutdown_grace, permits.acquire_many(max)).await;
+    if all_closed.is_err() {
+        let open = max as usize - permits.available_permits();
+        tracing::warn!(
+            "shutdown grace period over: {open} connections still open; their work is stopped"
+        );
+    }
+    state.stopping.store(true, Ordering::Relaxed);
+}
+
+/// Why a request's body was not read.
+#[derive(Debug, PartialEq)]
+pub enum BodyError {
+    /// Larger than `max_body_bytes`.
+    TooLarge { limit: usize },
+    /// Not all there within `body_seconds`.
+    TooSlow { seconds: f64 },
+    /// The connection failed while reading it.
+    Broken(String),
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::TooLarge { limit } => write!(
+                f,
+                "the request body is larger than this server accepts ({limit} bytes, [limits] max_body_bytes)"
+            ),
+            BodyError::TooSlow { seconds } => write!(
+                f,
+                "the request body did not arrive within {seconds:.0} s ([limits] body_seconds)"
+            ),
+            BodyError::Broken(e) => write!(f, "the request body could not be read: {e}"),
+        }
+    }
+}
+
+/// Reads a whole body of at most `max_body_bytes` within `body_seconds`.
+/// One declared larger, or found larger, is drained before the error, so
+/// that the client reads the 413.
+pub async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limits: &Limits,
+) -> Result<Bytes, BodyError> {
+    let limit = limits.max_body;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        drain(body, limits.body_timeout).await;
+        return Err(BodyError::TooLarge { limit });
+    }
+    let work = async {
+        let mut body = body;
+        let mut out: Vec<u8> = Vec::with_capacity(declared.unwrap_or(0) as usize);
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| BodyError::Broken(e.to_string()))?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if out.len() + data.len() > limit {
+                drain(body, limits.body_timeout).await;
+                return Err(BodyError::TooLarge { limit });
+            }
+            out.extend_from_slice(&data);
+        }
+        Ok(Bytes::from(out))
+    };
+    match tokio::time::timeout(limits.body_timeout, work).await {
+        Ok(r) => r,
+        Err(_) => Err(BodyError::TooSlow {
+            seconds: limits.body_timeout.as_secs_f64(),
+        }),
+    }
+}
+
+/// Reads and throws away a body, up to [`DRAIN_MAX`] bytes and `timeout`:
+/// a refused upload then ends with the refusal on the wire rather than a
+/// reset. True if the body was read to its end.
+pub async fn drain(body: Body, timeout: Duration) -> bool {
+    let work = async {
+        let mut body = body;
+        let mut seen = 0u64;
+        while let Some(frame) = body.frame().await {
+            let Ok(frame) = frame else { return false };
+            if let Ok(data) = frame.into_data() {
+                seen += data.len() as u64;
+                if seen > DRAIN_MAX {
+                    return false;
+                }
+            }
+        }
+        true
+    };
+    tokio::time::timeout(timeout, work).await.unwrap_or(false)
+}
