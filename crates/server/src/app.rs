@@ -30,6 +30,8 @@ pub struct AppState {
     pub packages: crate::packages::FhirPackages,
     /// Set when shutdown's grace period is over: running work stops.
     pub stopping: std::sync::atomic::AtomicBool,
+    /// Requests answered 500 because a store could not be read.
+    pub store_errors: std::sync::atomic::AtomicU64,
 }
 
 /// How much work one request may ask for (`[limits]` in the config).

@@ -86,6 +86,11 @@ pub struct SnomedConfig {
     /// Editions read into memory whatever `load` says.
     #[serde(default)]
     pub read: Vec<String>,
+    /// Editions served at once, without reading their checksums through
+    /// first. Every other edition answers only once its file has been
+    /// verified (503 until then; out of service if it fails).
+    #[serde(default)]
+    pub trust_unverified: Vec<String>,
 }
 
 /// `[memory]`: the guard.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use txmap_load::{EditionBytes, LoadMode, Loaded, Loader, Prewarm};
+use txmap_snomed::serving::Serving;
 use txmap_store::Edition;
 
 use crate::ServeError;
@@ -29,6 +30,9 @@ pub struct ServedEdition {
     /// Why mapping failed and the file was read instead.
     pub fallback: Option<String>,
     pub prewarm: Option<Prewarm>,
+    /// Whether it may answer: verified, trusted, being verified, failed
+    /// ([`txmap_snomed::serving`]); shared with its code system.
+    pub serving: Arc<Serving>,
 }
 
 impl ServedEdition {
@@ -137,7 +141,19 @@ pub fn load_editions(
             size,
             open_time.as_secs_f64() * 1e3,
         );
+        let trusted = config
+            .snomed
+            .as_ref()
+            .is_some_and(|s| s.trust_unverified.iter().any(|t| names.matches(t)));
+        if trusted {
+            tracing::warn!(
+                "edition {}: served unverified, as [snomed] trust_unverified asks",
+                path.display()
+            );
+        }
+        let serving = Arc::new(Serving::new(path.display().to_string(), trusted));
         list.push(ServedEdition {
+            serving,
             names,
             path: path.clone(),
             edition: Arc::new(edition),
@@ -164,4 +180,71 @@ pub fn load_editions(
         None => Some(0),
     };
     Ok(Editions { list, default })
+}
+
+/// Files up to this size are verified before the server listens (a few
+/// milliseconds: checksums run at memory speed); larger ones in the
+/// background, and answer 503 until they pass.
+pub const VERIFY_BEFORE_SERVING: u64 = 64 << 20;
+
+/// Reads every edition's checksums through, as [`txmap_snomed::serving`]
+/// explains: small files now, the others on one background thread, each
+/// mapped and prewarmed one after its prewarm read (so the verification
+/// reads the page cache rather than faulting page by page).
+pub fn verify(editions: &Editions) {
+    let mut later = Vec::new();
+    for e in &editions.list {
+        if e.serving.state() != txmap_snomed::serving::State::Verifying {
+            continue;
+        }
+        if e.size <= VERIFY_BEFORE_SERVING {
+            verify_one(
+                e.path.display().to_string(),
+                &e.edition,
+                e.prewarm.as_ref(),
+                &e.serving,
+            );
+        } else {
+            later.push((
+                e.path.display().to_string(),
+                Arc::clone(&e.edition),
+                e.prewarm.clone(),
+                Arc::clone(&e.serving),
+            ));
+        }
+    }
+    if later.is_empty() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("txmap-verify".into())
+        .spawn(move || {
+            for (file, edition, prewarm, serving) in later {
+                verify_one(file, &edition, prewarm.as_ref(), &serving);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("could not start verifying the editions: {e}; they stay out of service");
+    }
+}
+
+fn verify_one(
+    file: String,
+    edition: &Edition<EditionBytes>,
+    prewarm: Option<&Prewarm>,
+    serving: &Serving,
+) {
+    if let Some(p) = prewarm {
+        p.wait();
+    }
+    let started = std::time::Instant::now();
+    let result = edition.verify(|n| serving.progress(n));
+    match &result {
+        Ok(()) => tracing::info!(
+            "edition {file} verified in {:.1} ms: in service",
+            started.elapsed().as_secs_f64() * 1e3
+        ),
+        Err(e) => tracing::error!("edition {file} failed verification: {e}; out of service"),
+    }
+    serving.finish(result.map_err(|e| e.to_string()));
 }

@@ -139,6 +139,9 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
     let packages = packages::FhirPackages::load(&config, &base, &editions, limits.ecl_max_work)?;
     // Every edition is open: background prewarm reads may take the disk now.
     loader.release_prewarm();
+    // Every served file is verified: small ones now, large ones in the
+    // background (503 until they pass).
+    editions::verify(&editions);
     let root = Root::system();
     let guard = Guard::new(
         guard_config,
@@ -155,6 +158,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         limits,
         packages,
         stopping: std::sync::atomic::AtomicBool::new(false),
+        store_errors: std::sync::atomic::AtomicU64::new(0),
     });
     let mem = txmap_memory::process_memory(&state.root);
     let lim = txmap_memory::effective_limit(&state.root, limit);

@@ -58,9 +58,12 @@ impl ResourceSource for Sources {
         if url != txmap_snomed::SNOMED_CT {
             return Vec::new();
         }
+        // Only editions in service: one being verified, or whose file
+        // failed, answers nothing.
         self.snomed
             .list()
             .iter()
+            .filter(|e| e.serving().is_serving())
             .map(|e| e as &dyn CodeSystemProvider)
             .collect()
     }
@@ -96,6 +99,7 @@ impl FhirPackages {
                     ecl_max_work,
                     editions.default == Some(i),
                 )
+                .with_serving(Arc::clone(&e.serving))
             })
             .collect();
         let sources = |packages| {

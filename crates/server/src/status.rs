@@ -73,6 +73,11 @@ pub fn status_json(state: &AppState) -> Value {
                 "uses": state.packages.edition(i).map(|c| c.uses()),
                 "fallback": e.fallback,
                 "prewarm": prewarm,
+                "verification": {
+                    "state": e.serving.state().as_str(),
+                    "checkedBytes": e.serving.checked(),
+                    "failure": e.serving.failure(),
+                },
             })
         })
         .collect();
@@ -185,7 +190,17 @@ pub fn metrics_text(state: &AppState) -> String {
         Some(state.guard.aborted()),
     );
 
-    let families: [(&str, &str, &str); 5] = [
+    counter(
+        "txmap_store_errors_total",
+        "Requests answered 500 because an edition's store could not be read.",
+        Some(
+            state
+                .store_errors
+                .load(std::sync::atomic::Ordering::Relaxed),
+        ),
+    );
+
+    let families: [(&str, &str, &str); 6] = [
         ("txmap_edition_size_bytes", "gauge", "Edition file size."),
         (
             "txmap_edition_resident_bytes",
@@ -207,6 +222,11 @@ pub fn metrics_text(state: &AppState) -> String {
             "counter",
             "Calls answered from the edition.",
         ),
+        (
+            "txmap_edition_serving",
+            "gauge",
+            "1 if the edition answers (verified, or trusted unverified); 0 while it is verified or after its file failed verification.",
+        ),
     ];
     for (name, kind, help) in families {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -216,6 +236,7 @@ pub fn metrics_text(state: &AppState) -> String {
                 "txmap_edition_resident_bytes" => e.edition.bytes().resident_bytes(),
                 "txmap_edition_process_rss_bytes" => s.resident.get(i).copied().flatten(),
                 "txmap_edition_mapped" => Some(u64::from(e.mapped)),
+                "txmap_edition_serving" => Some(u64::from(e.serving.is_serving())),
                 _ => state.packages.edition(i).map(|c| c.uses()),
             };
             if let Some(v) = value {

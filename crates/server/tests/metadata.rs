@@ -436,6 +436,7 @@ async fn metadata_goes_through_the_memory_guard() {
         heavy: tokio::sync::Semaphore::new(1),
         packages: Default::default(),
         stopping: Default::default(),
+        store_errors: Default::default(),
     });
     let app = router(state);
     for uri in [

@@ -12,8 +12,18 @@ use txmap_terminology::Error;
 
 use crate::{SNOMED_CT, SnomedCt};
 
-/// The edition `version` names in `list`, or the default one.
+/// The edition `version` names in `list`, or the default one, if it is
+/// in service ([`crate::serving`]).
 pub fn resolve<'a, B: AsRef<[u8]>>(
+    list: &'a [SnomedCt<B>],
+    version: Option<&str>,
+) -> Result<&'a SnomedCt<B>, Error> {
+    let e = named(list, version)?;
+    e.serving().check(e.version_uri())?;
+    Ok(e)
+}
+
+fn named<'a, B: AsRef<[u8]>>(
     list: &'a [SnomedCt<B>],
     version: Option<&str>,
 ) -> Result<&'a SnomedCt<B>, Error> {

@@ -44,6 +44,7 @@ pub mod language;
 pub mod lookup;
 pub mod mrcm;
 pub mod operations;
+pub mod serving;
 pub mod translate;
 pub mod validate;
 pub mod valueset;
@@ -128,6 +129,8 @@ pub struct SnomedCt<B: AsRef<[u8]>> {
     mrcm: OnceLock<mrcm::Rules>,
     /// Calls answered from this edition.
     uses: AtomicU64,
+    /// Whether it may answer ([`serving`]).
+    serving: Arc<serving::Serving>,
 }
 
 impl<B: AsRef<[u8]>> SnomedCt<B> {
@@ -147,6 +150,7 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
             name: OnceLock::new(),
             mrcm: OnceLock::new(),
             uses: AtomicU64::new(0),
+            serving: Arc::new(serving::Serving::new("", true)),
         }
     }
 
@@ -160,6 +164,18 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
 
     pub fn edition_uri(&self) -> &str {
         &self.edition_uri
+    }
+
+    /// The same code system, served as `serving` says (verified first,
+    /// unless trusted).
+    pub fn with_serving(mut self, serving: Arc<serving::Serving>) -> SnomedCt<B> {
+        self.serving = serving;
+        self
+    }
+
+    /// Whether it may answer, and why not.
+    pub fn serving(&self) -> &serving::Serving {
+        &self.serving
     }
 
     /// The ECL budget of a request: its deadline and this code system's
@@ -502,12 +518,12 @@ pub fn implicit_value_set<'a, B: AsRef<[u8]> + std::fmt::Debug + Send + Sync>(
     editions: &'a [SnomedCt<B>],
 ) -> Option<(&'a dyn CodeSystemProvider, Vec<FilterDef>)> {
     let (version, filters) = implicit_filters(url)?;
+    let serving = || editions.iter().filter(|e| e.serving.is_serving());
     let edition = match version {
-        Some(v) => editions
-            .iter()
+        Some(v) => serving()
             .filter(|e| e.version_matches(v))
             .max_by(|a, b| a.version_uri.cmp(&b.version_uri)),
-        None => editions.iter().find(|e| e.default).or(editions.first()),
+        None => serving().find(|e| e.default).or(serving().next()),
     }?;
     Some((edition as &dyn CodeSystemProvider, filters))
 }

@@ -124,6 +124,10 @@ pub enum Error {
     UnsupportedMediaType(String),
     /// The server failed (a task that did not finish); the text says how.
     Internal(String),
+    /// What the request needs is not in service now (an edition still
+    /// being verified, or one whose file failed verification); the text
+    /// says which and why. 503: another server, or later, may answer.
+    Unavailable(String),
     /// The code system's content cannot be expanded.
     NotEnumerable { system: String },
     /// The version used is not the one `check-system-version` requires.
@@ -174,6 +178,7 @@ impl Error {
             | Error::Budget(_)
             | Error::ImportsTooDeep { .. } => 422,
             Error::Store(_) | Error::Internal(_) => 500,
+            Error::Unavailable(_) => 503,
             Error::NotFound(_) => 404,
             Error::UnsupportedMediaType(_) => 415,
             _ => 400,
@@ -231,6 +236,7 @@ impl Error {
             Error::InvalidConstraint(_) => ("invalid", "vs-invalid", Some("INVALID_ECL")),
             Error::NotSupported(_) => ("not-supported", "", None),
             Error::Store(_) | Error::Internal(_) => ("exception", "", None),
+            Error::Unavailable(_) => ("transient", "", None),
             Error::NotFound(_) => ("not-found", "not-found", None),
             Error::UnsupportedMediaType(_) => ("not-supported", "", None),
             Error::NotEnumerable { .. } => (
@@ -359,7 +365,8 @@ impl fmt::Display for Error {
             | Error::Store(text)
             | Error::NotFound(text)
             | Error::UnsupportedMediaType(text)
-            | Error::Internal(text) => f.write_str(text),
+            | Error::Internal(text)
+            | Error::Unavailable(text) => f.write_str(text),
             Error::NotEnumerable { system } => write!(
                 f,
                 "The code system '{system}' cannot be expanded because its codes cannot be iterated or enumerated in any meaningful sense"

@@ -186,14 +186,21 @@ async fn run(
         FhirVersion::R4 => Fhir::R4,
         FhirVersion::R5 => Fhir::R5,
     };
-    let answer = work::run(state, plan.cost, move || {
+    let answer = work::run(Arc::clone(&state), plan.cost, move || {
         operation::answer(plan, call, source, fhir)
     });
     match tokio::time::timeout(budget + GRACE, answer).await {
         Ok(Ok(Answer::Text(json))) => fhir_json_text(StatusCode::OK, json),
         Ok(Ok(Answer::Parameters(p))) => fhir_json_text(StatusCode::OK, p.to_json()),
         Ok(Ok(Answer::Resource(r))) => fhir_json(StatusCode::OK, &r),
-        Ok(Err(e)) => e.response(),
+        Ok(Err(e)) => {
+            if matches!(e, Error::Store(_)) {
+                state
+                    .store_errors
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            e.response()
+        }
         Err(_) => Error::too_costly(format!(
             "the operation did not finish within its time budget of {:.1} s",
             budget.as_secs_f64()

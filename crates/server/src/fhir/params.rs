@@ -24,13 +24,20 @@ pub trait Respond {
 
 impl Respond for Error {
     fn response(&self) -> Response {
-        if self.status() >= 500 {
+        let status = StatusCode::from_u16(self.status()).unwrap_or(StatusCode::BAD_REQUEST);
+        // A 503 is the server working as meant (an edition not yet in
+        // service, said once in the log when it changes), not a failure.
+        if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
             tracing::error!("{self}");
         }
-        crate::outcome::issue_response(
-            StatusCode::from_u16(self.status()).unwrap_or(StatusCode::BAD_REQUEST),
-            self.issue(),
-        )
+        let mut r = crate::outcome::issue_response(status, self.issue());
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            r.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(crate::app::RETRY_AFTER_SECONDS),
+            );
+        }
+        r
     }
 }
 
