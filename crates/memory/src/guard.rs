@@ -1,8 +1,8 @@
 //! The memory guard: refuse new requests, abort costly running operations.
 
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::{Limit, ProcessMemory, Root, process_status};
@@ -232,6 +232,32 @@ pub struct Guard {
     latest: Mutex<Option<(Instant, Measured)>>,
     refused: AtomicU64,
     aborted: AtomicU64,
+    /// Bytes set aside by [`Reservation`]s not yet dropped.
+    reserved: Arc<AtomicU64>,
+}
+
+/// Memory set aside for a request that will allocate it — its estimated
+/// need, known before the work starts (from its body's size) — counted
+/// with the measured memory whenever a new request is judged, until it is
+/// dropped. It lets the guard refuse the fourth of four large uploads
+/// that arrive together, before any of them has allocated what the
+/// measurement would show.
+#[derive(Debug)]
+pub struct Reservation {
+    reserved: Arc<AtomicU64>,
+    bytes: u64,
+}
+
+impl Reservation {
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.reserved.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 /// How old a measurement may be for judging a new request. Reading
@@ -288,6 +314,7 @@ impl Guard {
             latest: Mutex::new(None),
             refused: AtomicU64::new(0),
             aborted: AtomicU64::new(0),
+            reserved: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -343,13 +370,46 @@ impl Guard {
     /// [`Accept`](GuardDecision::Accept). Never `Abort`: nothing is running
     /// yet, so above `abort_at` a new request is refused too.
     pub fn check_new_request(&self) -> GuardDecision {
+        self.judge_new(0)
+    }
+
+    /// Sets `bytes` aside for a request about to need them, if the
+    /// measured memory, what is already reserved and `bytes` stay below
+    /// `refuse_at`; else [`GuardDecision::Refuse`] (counted in
+    /// [`refused`](Guard::refused)). With no limit, or no measurement,
+    /// the reservation is made and only counted.
+    pub fn reserve(&self, bytes: u64) -> Result<Reservation, GuardDecision> {
+        match self.judge_new(bytes) {
+            GuardDecision::Accept => {
+                self.reserved.fetch_add(bytes, Ordering::Relaxed);
+                Ok(Reservation {
+                    reserved: Arc::clone(&self.reserved),
+                    bytes,
+                })
+            }
+            other => Err(other),
+        }
+    }
+
+    /// Bytes reserved now ([`Guard::reserve`]).
+    pub fn reserved(&self) -> u64 {
+        self.reserved.load(Ordering::Relaxed)
+    }
+
+    /// A new request that needs `extra` bytes besides what is measured and
+    /// reserved.
+    fn judge_new(&self, extra: u64) -> GuardDecision {
         let Some(limit) = &self.limit else {
             return GuardDecision::Accept;
         };
         let Some(measured) = self.recent() else {
             return GuardDecision::Accept;
         };
-        match decide(measured.bytes, limit.bytes, &self.config) {
+        let wanted = measured
+            .bytes
+            .saturating_add(self.reserved())
+            .saturating_add(extra);
+        match decide(wanted, limit.bytes, &self.config) {
             GuardDecision::Accept => GuardDecision::Accept,
             GuardDecision::Refuse | GuardDecision::Abort => {
                 self.refused.fetch_add(1, Ordering::Relaxed);

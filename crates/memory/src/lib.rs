@@ -38,7 +38,7 @@ mod process;
 
 pub use guard::{
     DEFAULT_SAMPLE_EVERY, Guard, GuardConfig, GuardConfigError, GuardDecision, Measured,
-    MemoryReader, NEW_REQUEST_MAX_AGE, Sampler, TooCostly, decide, measured,
+    MemoryReader, NEW_REQUEST_MAX_AGE, Reservation, Sampler, TooCostly, decide, measured,
 };
 pub use limit::{Limit, LimitSource, effective_limit};
 pub use maps::{is_mapped, resident_bytes};

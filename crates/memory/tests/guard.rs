@@ -324,3 +324,39 @@ fn new_requests_share_a_recent_measurement() {
     assert_eq!(guard.check_new_request(), GuardDecision::Accept);
     assert!(reads.load(Ordering::SeqCst) <= before + 1);
 }
+
+#[test]
+fn reservations_count_until_dropped() {
+    // 300 MiB anonymous of a 1000 MiB limit; refuse at 850 MiB.
+    let mem = ProcessMemory {
+        vm_rss: Some(300 * MIB),
+        rss_anon: Some(300 * MIB),
+        rss_file: Some(0),
+        ..ProcessMemory::default()
+    };
+    let guard = Guard::with_reader(
+        GuardConfig::default(),
+        limit(1000 * MIB),
+        false,
+        move || Some(mem),
+    );
+    let a = guard.reserve(300 * MIB).expect("300 + 300 < 850");
+    assert_eq!(guard.reserved(), 300 * MIB);
+    // 300 measured + 300 reserved + 300 more reaches the threshold.
+    assert_eq!(guard.reserve(300 * MIB).unwrap_err(), GuardDecision::Refuse);
+    assert_eq!(guard.refused(), 1);
+    // A new request is judged with what is reserved.
+    let b = guard.reserve(200 * MIB).expect("800 < 850");
+    assert_eq!(guard.check_new_request(), GuardDecision::Accept);
+    let c = guard.reserve(100 * MIB);
+    assert!(c.is_err(), "900 ≥ 850");
+    drop(a);
+    assert_eq!(guard.reserved(), 200 * MIB);
+    assert!(guard.reserve(300 * MIB).is_ok());
+    drop(b);
+    assert_eq!(guard.reserved(), 0);
+    // Without a limit a reservation is only counted.
+    let free = Guard::with_reader(GuardConfig::default(), None, false, move || Some(mem));
+    let r = free.reserve(u64::MAX / 2).unwrap();
+    assert_eq!(r.bytes(), u64::MAX / 2);
+}

@@ -235,6 +235,9 @@ pub fn bind(listen: &str, reuse_port: bool) -> Result<tokio::net::TcpListener, S
     socket.listen(1024).map_err(err)
 }
 
+/// How long an idle blocking-pool thread is kept (tokio's default: 10 s).
+pub const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Runs the server until Ctrl-C or SIGTERM.
 pub fn run(options: ServeOptions) -> Result<(), ServeError> {
     let loader = Loader::new().hold_prewarm().on_prewarm_progress(Box::new(
@@ -253,6 +256,11 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
     let prepared = prepare(&options, &loader)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // A heavy operation's thread goes soon after it idles: the
+        // allocator returns a thread's freed memory to the system when the
+        // thread ends, so the guard's measure falls when the work is done
+        // (BENCHMARKS.md, the memory guard).
+        .thread_keep_alive(BLOCKING_KEEP_ALIVE)
         .build()
         .map_err(|e| ServeError::Io(format!("starting the runtime: {e}")))?;
     runtime.block_on(async move {

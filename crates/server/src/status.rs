@@ -107,6 +107,7 @@ pub fn status_json(state: &AppState) -> Value {
             "abortAt": state.guard.config().abort_at,
             "refused": state.guard.refused(),
             "aborted": state.guard.aborted(),
+            "reservedBytes": state.guard.reserved(),
         },
     })
 }
@@ -160,6 +161,11 @@ pub fn metrics_text(state: &AppState) -> String {
         "txmap_memory_limit_bytes",
         "Effective memory limit: smallest of cgroup, configured and physical.",
         s.limit.as_ref().map(|l| l.bytes),
+    );
+    gauge(
+        "txmap_guard_reserved_bytes",
+        "Memory set aside for large request bodies being parsed and answered.",
+        Some(state.guard.reserved()),
     );
     let mut counter = |name: &str, help: &str, value: Option<u64>| {
         if let Some(v) = value {

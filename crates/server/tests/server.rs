@@ -311,6 +311,62 @@ async fn the_guard_refuses_new_requests_but_not_diagnostics() {
     assert!(metrics.contains("txmap_guard_refused_total 1"), "{metrics}");
 }
 
+/// A large body reserves what parsing it will take before the work
+/// starts: with 400 MB of a 1 GB limit in use and 200 MB reserved by
+/// another request, a 2 MB body (128 MB more: 728 MB) fits under
+/// `refuse_at` (850 MB), a 4 MB one (256 MB more: 856 MB) does not.
+#[tokio::test]
+async fn a_large_body_reserves_memory_before_it_is_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    edition(dir.path(), "e", 6);
+    let options = config(dir.path(), "editions = [\"e.txmap\"]\n");
+    let prepared = prepare(&options, &Loader::new()).unwrap();
+    let state = Arc::into_inner(prepared.state).unwrap();
+    let limit = Limit {
+        bytes: 1_000_000_000,
+        source: LimitSource::Configured,
+    };
+    let guard = Guard::with_reader(GuardConfig::default(), Some(limit), false, || {
+        Some(ProcessMemory {
+            vm_rss: Some(400_000_000),
+            rss_anon: Some(400_000_000),
+            rss_file: Some(0),
+            ..Default::default()
+        })
+    });
+    let state = Arc::new(AppState {
+        guard,
+        started: Instant::now(),
+        ..state
+    });
+    // A Parameters resource padded to `len` bytes.
+    let body = |len: usize| {
+        let mut b = String::from("{\"resourceType\":\"Parameters\",\"parameter\":[{\"name\":\"system\",\"valueUri\":\"http://snomed.info/sct\"},{\"name\":\"code\",\"valueCode\":\"138875005\"}]");
+        b.push_str(&" ".repeat(len - b.len() - 1));
+        b.push('}');
+        b
+    };
+    let post = |len: usize| {
+        Request::post("/r4/CodeSystem/$lookup")
+            .header("content-type", "application/fhir+json")
+            .body(Body::from(body(len)))
+            .unwrap()
+    };
+    let app = router(state.clone());
+    let held = state.guard.reserve(200_000_000).unwrap();
+    let r = app.clone().oneshot(post(2_000_000)).await.unwrap();
+    assert_ne!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let r = app.clone().oneshot(post(4_000_000)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()["retry-after"], "5");
+    let text = axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap();
+    let text = String::from_utf8_lossy(&text);
+    assert!(text.contains("4000000-byte body"), "{text}");
+    drop(held);
+    // Every reservation is returned once its answer is sent.
+    assert_eq!(state.guard.reserved(), 0);
+}
+
 #[tokio::test]
 async fn reuse_port_lets_two_listeners_share_a_port() {
     let first = txmap_server::bind("127.0.0.1:0", true).unwrap();

@@ -80,7 +80,9 @@ pub struct CodeSystem {
     pub supplements: Option<String>,
     pub properties: Vec<PropertyDef>,
     pub concepts: Vec<Concept>,
-    /// The JSON of the resource, for whoever needs an element not modelled.
+    /// The JSON of the resource, for whoever needs an element not
+    /// modelled — without its `concept` tree, which `concepts` holds (a
+    /// second copy of a 100,000-concept tree is tens of megabytes).
     pub resource: Value,
     index: HashMap<String, ConceptId>,
     /// Lower-cased codes, for case-insensitive systems only.
@@ -98,6 +100,19 @@ pub(crate) fn value_x(v: &Value) -> Option<(&str, &Value)> {
         .iter()
         .find(|(k, _)| k.starts_with("value") && k.len() > 5)
         .map(|(k, v)| (k.as_str(), v))
+}
+
+/// A resource's JSON without its `concept` element.
+fn without_concepts(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| *k != "concept")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 impl CodeSystem {
@@ -136,7 +151,7 @@ impl CodeSystem {
             supplements: text(v, "supplements"),
             properties,
             concepts: Vec::new(),
-            resource: v.clone(),
+            resource: without_concepts(v),
             index: HashMap::new(),
             folded: HashMap::new(),
             roots: Vec::new(),

@@ -5,6 +5,8 @@
 //! beside the Parameters resource it came from (kept as JSON for the
 //! operations that echo parameters as given).
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use crate::error::Error;
@@ -42,8 +44,9 @@ pub enum ParamValue {
     Coding(Coding),
     /// A `valueCodeableConcept`: its codings, in order.
     CodeableConcept(Vec<Coding>),
-    /// A parameter's `resource` (e.g. `valueSet`, `tx-resource`).
-    Resource(Value),
+    /// A parameter's `resource` (e.g. `valueSet`, `tx-resource`), shared:
+    /// a request holds each resource once, however many views it has.
+    Resource(Arc<Value>),
 }
 
 /// The parameters of one request, in order; repeats kept. Parameters with
@@ -89,7 +92,7 @@ impl Params {
                     "name": name,
                     "valueCodeableConcept": {"coding": cs.iter().map(coding).collect::<Vec<_>>()},
                 }),
-                ParamValue::Resource(r) => json!({"name": name, "resource": r}),
+                ParamValue::Resource(r) => json!({"name": name, "resource": (**r).clone()}),
             })
             .collect();
         json!({"resourceType": "Parameters", "parameter": list})
@@ -97,19 +100,26 @@ impl Params {
 
     /// From a `Parameters` resource.
     pub fn from_parameters(v: &Value) -> Result<Params, Error> {
+        Params::take_from(&mut v.clone())
+    }
+
+    /// From a `Parameters` resource, moving its parameters' resources
+    /// out of it (each is left `null`): a request's resources, which may
+    /// be megabytes of JSON, are then held once.
+    pub fn take_from(v: &mut Value) -> Result<Params, Error> {
         if v.get("resourceType").and_then(Value::as_str) != Some("Parameters") {
             return Err(Error::invalid(
                 "the body must be a FHIR Parameters resource",
             ));
         }
         let mut out = Vec::new();
-        let list = match v.get("parameter") {
+        let list = match v.get_mut("parameter") {
             None => return Ok(Params(out)),
             Some(Value::Array(a)) => a,
             Some(_) => return Err(Error::invalid("Parameters.parameter must be an array")),
         };
         for p in list {
-            let Some(name) = p.get("name").and_then(Value::as_str) else {
+            let Some(name) = p.get("name").and_then(Value::as_str).map(str::to_owned) else {
                 return Err(Error::invalid("a parameter has no name"));
             };
             let Value::Object(map) = p else { continue };
@@ -128,10 +138,12 @@ impl Params {
                 Some((_, Value::String(s))) => Some(ParamValue::Text(s.clone())),
                 Some((_, Value::Bool(b))) => Some(ParamValue::Text(b.to_string())),
                 Some((_, Value::Number(n))) => Some(ParamValue::Text(n.to_string())),
-                _ => map.get("resource").cloned().map(ParamValue::Resource),
+                _ => map
+                    .get_mut("resource")
+                    .map(|r| ParamValue::Resource(Arc::new(std::mem::take(r)))),
             };
             if let Some(value) = value {
-                out.push((name.to_owned(), value));
+                out.push((name, value));
             }
         }
         Ok(Params(out))
@@ -240,7 +252,7 @@ impl Params {
     pub fn resources(&self, name: &str) -> Vec<&Value> {
         self.values(name)
             .filter_map(|v| match v {
-                ParamValue::Resource(r) => Some(r),
+                ParamValue::Resource(r) => Some(&**r),
                 _ => None,
             })
             .collect()

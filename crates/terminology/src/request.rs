@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::params::Params;
+use crate::params::{ParamValue, Params};
 use crate::resolver::Resolver;
 use crate::valueset::ValueSet;
 
@@ -114,16 +114,16 @@ pub struct Request {
 impl Request {
     /// Reads a Parameters resource; its `tx-resource`s are indexed. What
     /// the typed view cannot read is left out of it.
-    pub fn new(parameters: Value) -> Request {
-        let params = Params::from_parameters(&parameters).unwrap_or_default();
+    pub fn new(mut parameters: Value) -> Request {
+        let params = Params::take_from(&mut parameters).unwrap_or_default();
         Request::with(parameters, params)
     }
 
     /// Reads a Parameters resource a client sent: one that is not a
     /// Parameters resource, or has a parameter without a name, is an
     /// error.
-    pub fn from_parameters(parameters: Value) -> Result<Request, Error> {
-        let params = Params::from_parameters(&parameters)?;
+    pub fn from_parameters(mut parameters: Value) -> Result<Request, Error> {
+        let params = Params::take_from(&mut parameters)?;
         Ok(Request::with(parameters, params))
     }
 
@@ -142,13 +142,10 @@ impl Request {
         }
     }
 
+    /// `parameters` as [`Params::take_from`] left it: its resources are
+    /// in `params`.
     fn with(parameters: Value, params: Params) -> Request {
-        let resolver = Resolver::new(
-            list(&parameters)
-                .iter()
-                .filter(|p| p.get("name").and_then(Value::as_str) == Some("tx-resource"))
-                .filter_map(|p| p.get("resource")),
-        );
+        let resolver = Resolver::new(params.resources("tx-resource"));
         Request {
             parameters: OnceLock::from(parameters),
             params,
@@ -160,16 +157,30 @@ impl Request {
         }
     }
 
-    /// The Parameters resource and the resolver over its resources.
+    /// The Parameters resource, its resources back in place, and the
+    /// resolver over them.
     pub fn into_parts(self) -> (Value, Resolver) {
-        let parameters = match self.parameters.into_inner() {
-            Some(v) => v,
-            None => self.params.to_parameters(),
+        let Some(mut parameters) = self.parameters.into_inner() else {
+            return (self.params.to_parameters(), self.resolver);
         };
+        let mut resources = self.params.0.into_iter().filter_map(|(_, v)| match v {
+            ParamValue::Resource(r) => Some(r),
+            _ => None,
+        });
+        if let Some(Value::Array(list)) = parameters.get_mut("parameter") {
+            for p in list {
+                if let Some(slot @ Value::Null) = p.get_mut("resource")
+                    && let Some(r) = resources.next()
+                {
+                    *slot = Arc::try_unwrap(r).unwrap_or_else(|r| (*r).clone());
+                }
+            }
+        }
         (parameters, self.resolver)
     }
 
-    /// The Parameters resource.
+    /// The Parameters resource, without its parameters' resources (see
+    /// [`Request::resource`]).
     pub fn parameters(&self) -> &Value {
         self.parameters.get_or_init(|| self.params.to_parameters())
     }
@@ -314,7 +325,7 @@ impl Request {
 
     /// A resource parameter.
     pub fn resource<'s>(&'s self, name: &'s str) -> Option<&'s Value> {
-        self.all(name).find_map(|p| p.get("resource"))
+        self.params.resources(name).into_iter().next()
     }
 
     /// The languages displays are asked in: `displayLanguage`, else

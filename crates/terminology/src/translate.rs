@@ -122,9 +122,9 @@ pub fn translate(req: &Request, r5: bool) -> Result<Parameters<'static>, Error> 
         ));
     }
     let maps: Vec<&Value> = req
-        .raw("tx-resource")
+        .params
+        .resources("tx-resource")
         .into_iter()
-        .filter_map(|p| p.get("resource"))
         .filter(|r| r.get("resourceType").and_then(Value::as_str) == Some("ConceptMap"))
         .filter(|m| {
             url.as_deref()

@@ -157,6 +157,12 @@ fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<A
                 Ok(b) => b,
                 Err(e) => return body_refused(&e),
             };
+            // What parsing and indexing the body will take, set aside
+            // before they start, until the answer is sent.
+            let _reserved = match crate::app::reserve_for_body(&state, body.len()) {
+                Ok(r) => r,
+                Err(no_room) => return no_room.response(),
+            };
             match params::from_body(&headers, &body) {
                 Ok(r) => run(state, v, op, r, &headers).await,
                 Err(e) => e.response(),
