@@ -341,7 +341,9 @@ async fn a_large_body_reserves_memory_before_it_is_parsed() {
     });
     // A Parameters resource padded to `len` bytes.
     let body = |len: usize| {
-        let mut b = String::from("{\"resourceType\":\"Parameters\",\"parameter\":[{\"name\":\"system\",\"valueUri\":\"http://snomed.info/sct\"},{\"name\":\"code\",\"valueCode\":\"138875005\"}]");
+        let mut b = String::from(
+            "{\"resourceType\":\"Parameters\",\"parameter\":[{\"name\":\"system\",\"valueUri\":\"http://snomed.info/sct\"},{\"name\":\"code\",\"valueCode\":\"138875005\"}]",
+        );
         b.push_str(&" ".repeat(len - b.len() - 1));
         b.push('}');
         b
