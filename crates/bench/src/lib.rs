@@ -47,6 +47,7 @@
 pub mod corpus;
 pub mod ecl;
 pub mod handlers;
+pub mod hostile;
 pub mod http;
 pub mod load;
 pub mod pools;

@@ -50,6 +50,9 @@ pub enum BenchCommand {
     /// Time given GET requests in process, each on its own, against the
     /// packages and an edition.
     Requests(RequestsArgs),
+    /// Send hostile requests to a running server and judge every answer
+    /// (issue 14); exits non-zero if any rule is broken.
+    Hostile(HostileArgs),
     /// Time a newline scan of a large file by read() and four kinds of
     /// mmap, cold and warm, each in a fresh child process (issue 8).
     #[cfg(target_os = "linux")]
@@ -142,6 +145,32 @@ pub struct ThoArgs {
     /// Write the JSON results here.
     #[arg(long, value_name = "FILE.json")]
     out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct HostileArgs {
+    /// The server, e.g. `http://127.0.0.1:8080`.
+    #[arg(long)]
+    server: String,
+    /// Requests to send.
+    #[arg(long, default_value_t = 10_000)]
+    requests: usize,
+    /// Client threads.
+    #[arg(long, default_value_t = 4)]
+    connections: usize,
+    /// Seed of the generator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The server's `[limits] request_seconds`: no answer may take a
+    /// second longer.
+    #[arg(long, default_value_t = 10.0)]
+    budget_seconds: f64,
+    /// A SNOMED CT code of the server's default edition.
+    #[arg(long, default_value = "138875005")]
+    code: String,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "FILE.json")]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -378,6 +407,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Load(a) => run_load(a),
         BenchCommand::Tho(a) => run_tho(a),
         BenchCommand::Requests(a) => run_requests(a),
+        BenchCommand::Hostile(a) => run_hostile(a),
         #[cfg(target_os = "linux")]
         BenchCommand::Scan(a) => run_scan(a),
         #[cfg(target_os = "linux")]
@@ -429,6 +459,38 @@ fn run_requests(a: RequestsArgs) -> Result<()> {
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
     print!("{}", report.markdown());
+    Ok(())
+}
+
+fn run_hostile(a: HostileArgs) -> Result<()> {
+    let target = Target::parse(&a.server)?;
+    let options = txmap_bench::hostile::HostileOptions {
+        requests: a.requests,
+        seed: a.seed,
+        connections: a.connections,
+        budget: seconds(a.budget_seconds, "budget-seconds")?,
+        code: a.code,
+    };
+    let report = txmap_bench::hostile::run(&target, &options)?;
+    let json = report.to_json();
+    if let Some(out) = &a.out {
+        std::fs::write(out, serde_json::to_string_pretty(&json)? + "\n")
+            .with_context(|| format!("{}: writing", out.display()))?;
+    }
+    println!(
+        "{} hostile requests in {:.1} s, slowest answer {:.0} ms; by status {}; after: {}",
+        report.sent,
+        report.seconds,
+        report.slowest_ms,
+        serde_json::to_string(&json["byStatus"])?,
+        serde_json::to_string(&json["after"])?
+    );
+    for v in report.violations.iter().take(20) {
+        println!("VIOLATION [{}] {}: {}", v.category, v.request, v.what);
+    }
+    if !report.violations.is_empty() {
+        bail!("{} answers broke the rules", report.violations.len());
+    }
     Ok(())
 }
 

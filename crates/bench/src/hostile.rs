@@ -1,0 +1,707 @@
+//! Hostile requests against a running server: a seeded generator of
+//! requests meant to hurt — malformed and truncated JSON, wrong types,
+//! huge parameter counts, invalid SCTIDs, deep and expensive ECL,
+//! recursive and exponential imports, backtracking regexes, huge and
+//! cyclic CodeSystems, huge bodies and URLs, bad percent-encoding, wrong
+//! methods, incomplete requests — over every endpoint, and a judge of
+//! each answer (issue 14).
+//!
+//! Each request goes on its own connection (`Connection: close`), written
+//! as raw bytes so that broken HTTP can be sent too, and the answer is read
+//! to the end. A request breaks the rules when the server answers 5xx
+//! other than 503, answers a FHIR request's refusal with anything but an
+//! `OperationOutcome`, takes longer than its budget plus a second, or when
+//! a connection the client completed gets no answer at all. After the run
+//! the server must still be alive, its memory guard's measure under its
+//! limit, and `$lookup` must answer 200.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::BenchError;
+use crate::http::Target;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct HostileOptions {
+    pub requests: usize,
+    pub seed: u64,
+    /// Client threads.
+    pub connections: usize,
+    /// The server's `request_seconds`: no answer may take longer than
+    /// this plus a second.
+    pub budget: Duration,
+    /// A SNOMED CT code the server's default edition has.
+    pub code: String,
+}
+
+/// The categories of hostile requests, each a generator.
+pub const CATEGORIES: [&str; 16] = [
+    "malformed-json",
+    "truncated-json",
+    "wrong-types",
+    "many-parameters",
+    "invalid-sctid",
+    "deep-ecl",
+    "expensive-ecl",
+    "recursive-imports",
+    "exponential-imports",
+    "regex",
+    "big-codesystem",
+    "cyclic-codesystem",
+    "huge-body",
+    "huge-url",
+    "bad-encoding",
+    "wrong-method",
+];
+
+/// Raw-HTTP categories: incomplete requests, which have no answer to
+/// judge; the server must only survive them.
+pub const RAW: [&str; 3] = ["incomplete-headers", "short-body", "garbage"];
+
+/// One broken rule.
+#[derive(Clone, Debug)]
+pub struct Violation {
+    pub category: &'static str,
+    pub request: String,
+    pub what: String,
+}
+
+/// What a run found.
+#[derive(Debug, Default)]
+pub struct HostileReport {
+    pub sent: usize,
+    pub by_status: std::collections::BTreeMap<String, usize>,
+    pub by_category: std::collections::BTreeMap<&'static str, usize>,
+    pub violations: Vec<Violation>,
+    pub slowest_ms: f64,
+    pub seconds: f64,
+    pub after: Value,
+}
+
+impl HostileReport {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "sent": self.sent,
+            "byStatus": self.by_status,
+            "byCategory": self.by_category,
+            "violations": self.violations.iter().take(50).map(|v| json!({
+                "category": v.category, "request": v.request, "what": v.what,
+            })).collect::<Vec<_>>(),
+            "violationCount": self.violations.len(),
+            "slowestMs": self.slowest_ms,
+            "seconds": self.seconds,
+            "after": self.after,
+        })
+    }
+}
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, list: &'a [T]) -> &'a T {
+        &list[self.below(list.len())]
+    }
+}
+
+const SCT: &str = "http://snomed.info/sct";
+
+/// A request: method, path and query, body, and whether it is a FHIR
+/// operation (whose refusals must be OperationOutcomes).
+struct Req {
+    method: &'static str,
+    target: String,
+    body: Option<Vec<u8>>,
+    content_type: &'static str,
+}
+
+fn get(target: String) -> Req {
+    Req {
+        method: "GET",
+        target,
+        body: None,
+        content_type: "",
+    }
+}
+
+fn post(path: &str, body: Vec<u8>) -> Req {
+    Req {
+        method: "POST",
+        target: path.to_owned(),
+        body: Some(body),
+        content_type: "application/fhir+json",
+    }
+}
+
+fn parameters(list: Vec<Value>) -> Vec<u8> {
+    json!({"resourceType": "Parameters", "parameter": list})
+        .to_string()
+        .into_bytes()
+}
+
+/// The operation endpoints, under `/r4` or `/r5`.
+const OPS: [&str; 7] = [
+    "CodeSystem/$lookup",
+    "CodeSystem/$subsumes",
+    "CodeSystem/$validate-code",
+    "ValueSet/$validate-code",
+    "ValueSet/$expand",
+    "ValueSet/$batch-validate-code",
+    "ConceptMap/$translate",
+];
+
+fn base(rng: &mut Rng) -> &'static str {
+    if rng.below(2) == 0 { "/r4" } else { "/r5" }
+}
+
+/// A chain of `n` value sets, each importing the next.
+fn import_chain(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            let compose = if i + 1 < n {
+                json!({"include": [{"valueSet": [format!("http://example.org/vs{}", i + 1)]}]})
+            } else {
+                json!({"include": [{"system": SCT, "concept": [{"code": "138875005"}]}]})
+            };
+            json!({"name": "tx-resource", "resource": {"resourceType": "ValueSet",
+                "url": format!("http://example.org/vs{i}"), "status": "active", "compose": compose}})
+        })
+        .collect()
+}
+
+/// A value set importing two value sets at each of `depth` levels, each
+/// level the same two: 2^depth paths to the bottom.
+fn import_diamond(depth: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    for level in 0..depth {
+        for side in 0..2 {
+            let compose = if level + 1 < depth {
+                json!({"include": [{"valueSet": [
+                    format!("http://example.org/d{}a", level + 1),
+                    format!("http://example.org/d{}b", level + 1)]}]})
+            } else {
+                json!({"include": [{"system": SCT, "filter": [{"property": "concept", "op": "is-a", "value": "138875005"}]}]})
+            };
+            let name = format!("http://example.org/d{level}{}", ["a", "b"][side]);
+            out.push(
+                json!({"name": "tx-resource", "resource": {"resourceType": "ValueSet",
+                "url": name, "status": "active", "compose": compose}}),
+            );
+        }
+    }
+    out
+}
+
+fn codesystem(concepts: Vec<Value>) -> Value {
+    json!({"resourceType": "CodeSystem", "url": "http://example.org/hostile", "status": "active",
+        "content": "complete", "hierarchyMeaning": "is-a",
+        "property": [{"code": "parent", "type": "code"}], "concept": concepts})
+}
+
+/// The request of one category.
+fn make(category: &str, rng: &mut Rng, code: &str) -> Req {
+    let b = base(rng);
+    let op = |rng: &mut Rng| format!("{b}/{}", rng.pick(&OPS));
+    let lookup = json!([{"name": "system", "valueUri": SCT}, {"name": "code", "valueCode": code}]);
+    match category {
+        "malformed-json" => {
+            let bodies: [&[u8]; 8] = [
+                b"{",
+                b"{\"resourceType\":\"Parameters\",\"parameter\":[{]}",
+                b"null",
+                b"[1,2,3]",
+                b"\"Parameters\"",
+                b"{\"resourceType\":\"Patient\"}",
+                b"\xff\xfe\x00garbage",
+                b"{\"resourceType\":\"Parameters\",\"parameter\":[{\"name\":\"code\",\"valueCode\":\"\\ud800\"}]}",
+            ];
+            post(&op(rng), rng.pick(&bodies).to_vec())
+        }
+        "truncated-json" => {
+            let full = parameters(vec![
+                json!({"name": "url", "valueUri": format!("{SCT}?fhir_vs=isa/{code}")}),
+                json!({"name": "system", "valueUri": SCT}),
+                json!({"name": "code", "valueCode": code}),
+            ]);
+            let cut = 1 + rng.below(full.len() - 1);
+            post(&op(rng), full[..cut].to_vec())
+        }
+        "wrong-types" => {
+            let bodies = [
+                json!({"resourceType": "Parameters", "parameter": {"name": "code"}}),
+                json!({"resourceType": "Parameters", "parameter": [{"valueCode": "x"}]}),
+                json!({"resourceType": "Parameters", "parameter": [{"name": 7, "valueCode": "x"}]}),
+                json!({"resourceType": "Parameters", "parameter": [{"name": "coding", "valueCoding": "not a coding"}]}),
+                json!({"resourceType": "Parameters", "parameter": [{"name": "codeableConcept", "valueCodeableConcept": {"coding": "x"}}]}),
+                json!({"resourceType": "Parameters", "parameter": [{"name": "valueSet", "resource": {"resourceType": "ValueSet", "compose": {"include": "all"}}}]}),
+                json!({"resourceType": "Parameters", "parameter": [{"name": "count", "valueInteger": -5}, {"name": "url", "valueUri": SCT}]}),
+                json!({"resourceType": "Parameters", "parameter": [{"name": "tx-resource", "resource": {"resourceType": "CodeSystem", "url": 5, "concept": [{"code": {"x": 1}}]}}]}),
+            ];
+            post(&op(rng), rng.pick(&bodies).to_string().into_bytes())
+        }
+        "many-parameters" => {
+            let n = 1000 + rng.below(40_000);
+            let list: Vec<Value> = (0..n)
+                .map(|i| json!({"name": if i % 2 == 0 { "property" } else { "code" }, "valueCode": i.to_string()}))
+                .chain(lookup.as_array().cloned().unwrap_or_default())
+                .collect();
+            post(&op(rng), parameters(list))
+        }
+        "invalid-sctid" => {
+            let codes = [
+                "0",
+                "-1",
+                "12345678901234567890123",
+                "1234567",
+                "abc",
+                "138875005 ",
+                "%00",
+                "138875005|x|",
+                "999999999999999999",
+                "1e9",
+            ];
+            let c = rng.pick(&codes);
+            let enc: String = c
+                .bytes()
+                .map(|b| {
+                    if b.is_ascii_alphanumeric() {
+                        (b as char).to_string()
+                    } else {
+                        format!("%{b:02X}")
+                    }
+                })
+                .collect();
+            get(format!(
+                "{b}/{}?system={SCT}&code={enc}&codeA={enc}&codeB={code}&url={SCT}%3Ffhir_vs",
+                rng.pick(&OPS[..5])
+            ))
+        }
+        "deep-ecl" => {
+            let depth = 100 + rng.below(20_000);
+            let ecl = format!("{}{code}{}", "(".repeat(depth), ")".repeat(depth));
+            let url = format!("{SCT}?fhir_vs=ecl/{ecl}");
+            post(
+                &format!("{b}/ValueSet/$expand"),
+                parameters(vec![
+                    json!({"name": "url", "valueUri": url}),
+                    json!({"name": "count", "valueInteger": 1}),
+                ]),
+            )
+        }
+        "expensive-ecl" => {
+            let ecls = [
+                "< 138875005 : * = *".to_owned(),
+                "(< 138875005 OR << 138875005) MINUS (<< 404684003 AND < 138875005)".to_owned(),
+                "<< 138875005 : [0..*] * = (<< 138875005 : * = << 138875005)".to_owned(),
+                "< 138875005 {{ term = wild:\"*a*a*a*a*a*a*\" }}".to_owned(),
+                (0..200)
+                    .map(|_| "<< 138875005")
+                    .collect::<Vec<_>>()
+                    .join(" OR "),
+            ];
+            let url = format!("{SCT}?fhir_vs=ecl/{}", rng.pick(&ecls));
+            post(
+                &format!("{b}/ValueSet/$expand"),
+                parameters(vec![json!({"name": "url", "valueUri": url})]),
+            )
+        }
+        "recursive-imports" => {
+            let n = *rng.pick(&[65, 300, 1200, 2000]);
+            let mut list = vec![json!({"name": "url", "valueUri": "http://example.org/vs0"})];
+            list.extend(import_chain(n));
+            if rng.below(2) == 0 {
+                list.push(json!({"name": "system", "valueUri": SCT}));
+                list.push(json!({"name": "code", "valueCode": code}));
+                post(&format!("{b}/ValueSet/$validate-code"), parameters(list))
+            } else {
+                post(&format!("{b}/ValueSet/$expand"), parameters(list))
+            }
+        }
+        "exponential-imports" => {
+            let depth = 20 + rng.below(30);
+            let mut list = vec![json!({"name": "url", "valueUri": "http://example.org/d0a"})];
+            list.extend(import_diamond(depth));
+            post(&format!("{b}/ValueSet/$expand"), parameters(list))
+        }
+        "regex" => {
+            let patterns = [
+                "(a+)+$",
+                "(a|aa)+b",
+                "([a-z]+)*[0-9]",
+                "(.*a){20}",
+                "[",
+                "(?<x>a)\\k<x>",
+                "a{100000}",
+            ];
+            let concepts: Vec<Value> = (0..2000)
+                .map(|i| json!({"code": format!("{}{i}", "a".repeat(30))}))
+                .collect();
+            let vs = json!({"resourceType": "ValueSet", "url": "http://example.org/rx", "status": "active",
+                "compose": {"include": [{"system": "http://example.org/hostile",
+                    "filter": [{"property": "code", "op": "regex", "value": rng.pick(&patterns)}]}]}});
+            post(
+                &format!("{b}/ValueSet/$expand"),
+                parameters(vec![
+                    json!({"name": "url", "valueUri": "http://example.org/rx"}),
+                    json!({"name": "tx-resource", "resource": codesystem(concepts)}),
+                    json!({"name": "tx-resource", "resource": vs}),
+                ]),
+            )
+        }
+        "big-codesystem" => {
+            let n = 50_000 + rng.below(150_000);
+            let concepts: Vec<Value> = (0..n).map(|i| json!({"code": format!("c{i}")})).collect();
+            let vs = json!({"resourceType": "ValueSet", "url": "http://example.org/big", "status": "active",
+                "compose": {"include": [{"system": "http://example.org/hostile"}]}});
+            post(
+                &format!("{b}/ValueSet/{}", rng.pick(&["$expand", "$validate-code"])),
+                parameters(vec![
+                    json!({"name": "url", "valueUri": "http://example.org/big"}),
+                    json!({"name": "system", "valueUri": "http://example.org/hostile"}),
+                    json!({"name": "code", "valueCode": "c7"}),
+                    json!({"name": "tx-resource", "resource": codesystem(concepts)}),
+                    json!({"name": "tx-resource", "resource": vs}),
+                ]),
+            )
+        }
+        "cyclic-codesystem" => {
+            // a → b → c → a by `parent`, and nested concepts that say the
+            // same, with an is-a filter over the cycle.
+            let n = 3 + rng.below(2000);
+            let concepts: Vec<Value> = (0..n)
+                .map(|i| json!({"code": format!("k{i}"), "property": [{"code": "parent", "valueCode": format!("k{}", (i + 1) % n)}]}))
+                .collect();
+            let vs = json!({"resourceType": "ValueSet", "url": "http://example.org/cyc", "status": "active",
+                "compose": {"include": [{"system": "http://example.org/hostile",
+                    "filter": [{"property": "concept", "op": "is-a", "value": "k0"}]}]}});
+            let op = rng.pick(&[
+                "ValueSet/$expand",
+                "CodeSystem/$subsumes",
+                "CodeSystem/$lookup",
+            ]);
+            post(
+                &format!("{b}/{op}"),
+                parameters(vec![
+                    json!({"name": "url", "valueUri": "http://example.org/cyc"}),
+                    json!({"name": "system", "valueUri": "http://example.org/hostile"}),
+                    json!({"name": "code", "valueCode": "k1"}),
+                    json!({"name": "codeA", "valueCode": "k0"}),
+                    json!({"name": "codeB", "valueCode": format!("k{}", n - 1)}),
+                    json!({"name": "tx-resource", "resource": codesystem(concepts)}),
+                    json!({"name": "tx-resource", "resource": vs}),
+                ]),
+            )
+        }
+        "huge-body" => {
+            let mut body = parameters(vec![lookup.clone()]);
+            body.truncate(body.len() - 2);
+            body.extend(std::iter::repeat_n(b' ', (9 << 20) + rng.below(8 << 20)));
+            body.extend_from_slice(b"]}");
+            post(&format!("{b}/CodeSystem/$lookup"), body)
+        }
+        "huge-url" => {
+            let n = 10_000 + rng.below(200_000);
+            get(format!(
+                "{b}/CodeSystem/$lookup?system={SCT}&code={}",
+                "1".repeat(n)
+            ))
+        }
+        "bad-encoding" => {
+            let queries = [
+                "system=%ZZ&code=1",
+                "system=http://snomed.info/sct&code=%",
+                "code=%E9%80",
+                "system=%F0%28%8C%28&code=1",
+                "url=%u0041",
+                "&&&==&",
+                "code=1&code=2&code=3",
+            ];
+            get(format!("{}?{}", op(rng), rng.pick(&queries)))
+        }
+        "wrong-method" => {
+            let mut r = get(op(rng));
+            r.method = *rng.pick(&["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]);
+            r
+        }
+        _ => get(format!("{b}/metadata")),
+    }
+}
+
+fn http_bytes(r: &Req, host: &str) -> Vec<u8> {
+    let mut out = format!(
+        "{} {} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n",
+        r.method, r.target
+    )
+    .into_bytes();
+    if let Some(body) = &r.body {
+        out.extend_from_slice(
+            format!(
+                "Content-Type: {}\r\nContent-Length: {}\r\n",
+                r.content_type,
+                body.len()
+            )
+            .as_bytes(),
+        );
+    }
+    out.extend_from_slice(b"\r\n");
+    if let Some(body) = &r.body {
+        out.extend_from_slice(body);
+    }
+    out
+}
+
+/// An answer: status, whether the body is an OperationOutcome, or why
+/// none came.
+fn exchange(addr: SocketAddr, bytes: &[u8], wait: Duration) -> Result<(u16, Vec<u8>), String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .map_err(|e| format!("connect: {e}"))?;
+    s.set_read_timeout(Some(wait)).map_err(|e| e.to_string())?;
+    // A server that refuses early may close while the body is still
+    // going out; what it answered is still to be read.
+    let _ = s.write_all(bytes);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    if out.is_empty() {
+        return Err("no answer".into());
+    }
+    let head_end = out
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("no end of headers")?;
+    let head = String::from_utf8_lossy(&out[..head_end]).into_owned();
+    let status: u16 = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("bad status line {head:?}"))?;
+    let mut body = out[head_end + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    Ok((status, body))
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
+        let n = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
+        if n == 0 || b.len() < eol + 2 + n {
+            break;
+        }
+        out.extend_from_slice(&b[eol + 2..eol + 2 + n]);
+        b = &b[(eol + 4 + n).min(b.len())..];
+    }
+    out
+}
+
+/// Sends incomplete or broken HTTP; the server must only live through it.
+fn raw(addr: SocketAddr, kind: &str, host: &str) {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
+        return;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let bytes: Vec<u8> = match kind {
+        "incomplete-headers" => format!("GET /r4/metadata HTTP/1.1\r\nHost: {host}\r\nX-Half: ").into_bytes(),
+        "short-body" => format!("POST /r4/CodeSystem/$lookup HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/fhir+json\r\nContent-Length: 5000\r\n\r\n{{\"resourceType\"").into_bytes(),
+        _ => b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http at all\r\n\r\n".to_vec(),
+    };
+    let _ = s.write_all(&bytes);
+    let mut sink = [0u8; 512];
+    let _ = s.read(&mut sink);
+    // Then go away without finishing.
+}
+
+/// Whether the request reaches the FHIR layer (whose refusals are
+/// OperationOutcomes), rather than being refused by HTTP itself.
+fn fhir_layer(category: &str, status: u16) -> bool {
+    // hyper answers an oversized request line or header block itself.
+    !(category == "huge-url" && matches!(status, 400 | 414 | 431))
+}
+
+/// Runs the suite against `target`.
+pub fn run(target: &Target, options: &HostileOptions) -> Result<HostileReport, BenchError> {
+    let started = Instant::now();
+    let report = Mutex::new(HostileReport::default());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let wait = options.budget + Duration::from_secs(5);
+    std::thread::scope(|scope| {
+        for t in 0..options.connections.max(1) {
+            let report = &report;
+            let next = &next;
+            scope.spawn(move || {
+                let mut rng =
+                    Rng(options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (t as u64 + 1) | 1);
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= options.requests {
+                        break;
+                    }
+                    // One in twenty is broken HTTP.
+                    if i % 20 == 19 {
+                        let kind = *rng.pick(&RAW);
+                        raw(target.addr, kind, &target.host);
+                        let mut r = report.lock().unwrap();
+                        r.sent += 1;
+                        *r.by_category.entry(kind).or_default() += 1;
+                        continue;
+                    }
+                    let category = CATEGORIES[i % CATEGORIES.len()];
+                    let req = make(category, &mut rng, &options.code);
+                    let shown = format!(
+                        "{} {}",
+                        req.method,
+                        req.target.chars().take(160).collect::<String>()
+                    );
+                    let t0 = Instant::now();
+                    let answer = exchange(target.addr, &http_bytes(&req, &target.host), wait);
+                    let took = t0.elapsed();
+                    let mut found = Vec::new();
+                    let mut violate = |what: String| found.push(what);
+                    if took > options.budget + Duration::from_secs(1) {
+                        violate(format!("answered after {:.1} s", took.as_secs_f64()));
+                    }
+                    let shown_status = match &answer {
+                        Err(_) => "none".to_owned(),
+                        Ok((status, _)) => status.to_string(),
+                    };
+                    match answer {
+                        Err(e) => violate(format!("no answer: {e}")),
+                        Ok((status, body)) => {
+                            if status >= 500 && status != 503 {
+                                violate(format!(
+                                    "status {status}: {}",
+                                    String::from_utf8_lossy(&body)
+                                        .chars()
+                                        .take(200)
+                                        .collect::<String>()
+                                ));
+                            }
+                            if status >= 400 && fhir_layer(category, status) {
+                                let v: Option<Value> = serde_json::from_slice(&body).ok();
+                                if v.as_ref()
+                                    .and_then(|v| v.get("resourceType"))
+                                    .and_then(Value::as_str)
+                                    != Some("OperationOutcome")
+                                {
+                                    violate(format!(
+                                        "status {status} without an OperationOutcome: {}",
+                                        String::from_utf8_lossy(&body)
+                                            .chars()
+                                            .take(200)
+                                            .collect::<String>()
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    let mut r = report.lock().unwrap();
+                    r.sent += 1;
+                    *r.by_category.entry(category).or_default() += 1;
+                    *r.by_status.entry(shown_status).or_default() += 1;
+                    r.slowest_ms = r.slowest_ms.max(took.as_secs_f64() * 1e3);
+                    for what in found {
+                        r.violations.push(Violation {
+                            category,
+                            request: shown.clone(),
+                            what,
+                        });
+                    }
+                }
+            });
+        }
+    });
+    let mut report = report.into_inner().unwrap();
+    report.seconds = started.elapsed().as_secs_f64();
+    // Afterwards: alive, the guard under its limit, a lookup answered.
+    std::thread::sleep(Duration::from_secs(3));
+    let status = exchange(
+        target.addr,
+        format!(
+            "GET /status HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            target.host
+        )
+        .as_bytes(),
+        wait,
+    );
+    let lookup = exchange(
+        target.addr,
+        format!("GET /r4/CodeSystem/$lookup?system={SCT}&code={} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", options.code, target.host).as_bytes(),
+        wait,
+    );
+    let status_json: Value = match &status {
+        Ok((200, b)) => serde_json::from_slice(b).unwrap_or(Value::Null),
+        _ => Value::Null,
+    };
+    let measured = status_json["memory"]["measured"].as_u64();
+    let limit = status_json["memory"]["limit"].as_u64();
+    let lookup_status = lookup.as_ref().map(|(s, _)| *s).ok();
+    let mut after_violation = |what: String| {
+        report.violations.push(Violation {
+            category: "after",
+            request: String::new(),
+            what,
+        });
+    };
+    if status_json.is_null() {
+        after_violation(format!("/status did not answer: {status:?}"));
+    }
+    if let (Some(m), Some(l)) = (measured, limit)
+        && m >= l
+    {
+        after_violation(format!(
+            "the guard's measure {m} is not under the limit {l}"
+        ));
+    }
+    if lookup_status != Some(200) {
+        after_violation(format!("$lookup answered {lookup_status:?} after the run"));
+    }
+    report.after = json!({"measuredBytes": measured, "limitBytes": limit, "lookupStatus": lookup_status,
+        "guard": status_json["guard"]});
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_category_makes_a_request_for_an_endpoint() {
+        let mut rng = Rng(7);
+        for c in CATEGORIES {
+            let r = make(c, &mut rng, "138875005");
+            assert!(
+                r.target.starts_with("/r4/") || r.target.starts_with("/r5/"),
+                "{c}: {}",
+                r.target
+            );
+            let bytes = http_bytes(&r, "x");
+            assert!(bytes.starts_with(r.method.as_bytes()), "{c}");
+        }
+        // The import chain really is a chain, ending in SNOMED CT.
+        let chain = import_chain(3);
+        assert_eq!(
+            chain[0]["resource"]["compose"]["include"][0]["valueSet"][0],
+            "http://example.org/vs1"
+        );
+        assert!(chain[2]["resource"]["compose"]["include"][0]["system"] == SCT);
+        assert_eq!(import_diamond(4).len(), 8);
+        assert_eq!(dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"), b"abcde");
+    }
+}
