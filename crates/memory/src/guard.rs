@@ -238,10 +238,12 @@ pub struct Guard {
 
 /// Memory set aside for a request that will allocate it — its estimated
 /// need, known before the work starts (from its body's size) — counted
-/// with the measured memory whenever a new request is judged, until it is
-/// dropped. It lets the guard refuse the fourth of four large uploads
-/// that arrive together, before any of them has allocated what the
-/// measurement would show.
+/// with the measured memory whenever another reservation is asked for,
+/// until it is dropped. It lets the guard refuse the fourth of four large
+/// uploads that arrive together, before any of them has allocated what
+/// the measurement would show. Requests that reserve nothing (a lookup
+/// needs kilobytes) are judged on the measurement alone, so large
+/// uploads waiting for their memory do not shut out cheap calls.
 #[derive(Debug)]
 pub struct Reservation {
     reserved: Arc<AtomicU64>,
@@ -370,7 +372,7 @@ impl Guard {
     /// [`Accept`](GuardDecision::Accept). Never `Abort`: nothing is running
     /// yet, so above `abort_at` a new request is refused too.
     pub fn check_new_request(&self) -> GuardDecision {
-        self.judge_new(0)
+        self.judge_new(0, false)
     }
 
     /// Sets `bytes` aside for a request about to need them, if the
@@ -379,7 +381,7 @@ impl Guard {
     /// [`refused`](Guard::refused)). With no limit, or no measurement,
     /// the reservation is made and only counted.
     pub fn reserve(&self, bytes: u64) -> Result<Reservation, GuardDecision> {
-        match self.judge_new(bytes) {
+        match self.judge_new(bytes, true) {
             GuardDecision::Accept => {
                 self.reserved.fetch_add(bytes, Ordering::Relaxed);
                 Ok(Reservation {
@@ -396,18 +398,19 @@ impl Guard {
         self.reserved.load(Ordering::Relaxed)
     }
 
-    /// A new request that needs `extra` bytes besides what is measured and
-    /// reserved.
-    fn judge_new(&self, extra: u64) -> GuardDecision {
+    /// A new request that needs `extra` bytes besides what is measured
+    /// (and, with `with_reserved`, what is reserved).
+    fn judge_new(&self, extra: u64, with_reserved: bool) -> GuardDecision {
         let Some(limit) = &self.limit else {
             return GuardDecision::Accept;
         };
         let Some(measured) = self.recent() else {
             return GuardDecision::Accept;
         };
+        let reserved = if with_reserved { self.reserved() } else { 0 };
         let wanted = measured
             .bytes
-            .saturating_add(self.reserved())
+            .saturating_add(reserved)
             .saturating_add(extra);
         match decide(wanted, limit.bytes, &self.config) {
             GuardDecision::Accept => GuardDecision::Accept,

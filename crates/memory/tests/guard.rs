@@ -345,8 +345,9 @@ fn reservations_count_until_dropped() {
     // 300 measured + 300 reserved + 300 more reaches the threshold.
     assert_eq!(guard.reserve(300 * MIB).unwrap_err(), GuardDecision::Refuse);
     assert_eq!(guard.refused(), 1);
-    // A new request is judged with what is reserved.
+    // A request that reserves nothing is judged on the measurement alone.
     let b = guard.reserve(200 * MIB).expect("800 < 850");
+    assert_eq!(guard.reserved(), 500 * MIB);
     assert_eq!(guard.check_new_request(), GuardDecision::Accept);
     let c = guard.reserve(100 * MIB);
     assert!(c.is_err(), "900 ≥ 850");
