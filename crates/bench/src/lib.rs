@@ -36,6 +36,9 @@
 //! it over C keep-alive connections for a time or one pass, reporting per
 //! operation and overall (issue 8).
 //!
+//! [`hostile`] is not a benchmark but a judge: it sends seeded hostile
+//! requests to a running server and checks every answer (issue 14).
+//!
 //! This crate is the seed of a fuller load generator (several processes,
 //! memory over time); it is not a core crate and may use the server's
 //! stack (tokio, axum, tower).
