@@ -274,31 +274,37 @@ async fn status_and_metrics_report_editions_and_memory() {
     assert!(body.contains("\"resourceType\":\"OperationOutcome\""));
 }
 
-#[tokio::test]
-async fn the_guard_refuses_new_requests_but_not_diagnostics() {
+/// A server on a small edition whose memory guard sees `anonymous` bytes
+/// of anonymous memory against a 1 GB limit.
+fn with_memory(anonymous: u64) -> Arc<AppState> {
     let dir = tempfile::tempdir().unwrap();
     edition(dir.path(), "e", 6);
     let options = config(dir.path(), "editions = [\"e.txmap\"]\n");
     let prepared = prepare(&options, &Loader::new()).unwrap();
     let state = Arc::into_inner(prepared.state).unwrap();
-    // 900 MB anonymous out of a 1 GB limit: above refuse_at (0.85).
     let limit = Limit {
         bytes: 1_000_000_000,
         source: LimitSource::Configured,
     };
-    let guard = Guard::with_reader(GuardConfig::default(), Some(limit), false, || {
+    let guard = Guard::with_reader(GuardConfig::default(), Some(limit), false, move || {
         Some(ProcessMemory {
-            vm_rss: Some(900_000_000),
-            rss_anon: Some(900_000_000),
+            vm_rss: Some(anonymous),
+            rss_anon: Some(anonymous),
             rss_file: Some(0),
             ..Default::default()
         })
     });
-    let state = Arc::new(AppState {
+    Arc::new(AppState {
         guard,
         started: Instant::now(),
         ..state
-    });
+    })
+}
+
+#[tokio::test]
+async fn the_guard_refuses_new_requests_but_not_diagnostics() {
+    // 900 MB anonymous out of a 1 GB limit: above refuse_at (0.85).
+    let state = with_memory(900_000_000);
     let app = router(state.clone());
     let (status, headers, body) = get(&app, "/r4/CodeSystem/$lookup").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
@@ -317,28 +323,7 @@ async fn the_guard_refuses_new_requests_but_not_diagnostics() {
 /// `refuse_at` (850 MB), a 4 MB one (256 MB more: 856 MB) does not.
 #[tokio::test]
 async fn a_large_body_reserves_memory_before_it_is_parsed() {
-    let dir = tempfile::tempdir().unwrap();
-    edition(dir.path(), "e", 6);
-    let options = config(dir.path(), "editions = [\"e.txmap\"]\n");
-    let prepared = prepare(&options, &Loader::new()).unwrap();
-    let state = Arc::into_inner(prepared.state).unwrap();
-    let limit = Limit {
-        bytes: 1_000_000_000,
-        source: LimitSource::Configured,
-    };
-    let guard = Guard::with_reader(GuardConfig::default(), Some(limit), false, || {
-        Some(ProcessMemory {
-            vm_rss: Some(400_000_000),
-            rss_anon: Some(400_000_000),
-            rss_file: Some(0),
-            ..Default::default()
-        })
-    });
-    let state = Arc::new(AppState {
-        guard,
-        started: Instant::now(),
-        ..state
-    });
+    let state = with_memory(400_000_000);
     // A Parameters resource padded to `len` bytes.
     let body = |len: usize| {
         let mut b = String::from(

@@ -39,20 +39,16 @@ impl Stop {
     /// [`Error::OutOfTime`] once the deadline has passed, [`Error::Budget`]
     /// when the watch says stop.
     pub fn check(&self) -> Result<(), Error> {
-        check_deadline(self.deadline)?;
-        match &self.watch {
-            Some(w) => w.check().map_err(Error::Budget),
-            None => Ok(()),
-        }
+        check_stop(self.deadline, self.watch.as_deref())
     }
+}
 
-    /// The deadline and watch, for loops that outlive a borrow of the
-    /// request.
-    pub fn stop(&self) -> Stop {
-        Stop {
-            deadline: self.deadline,
-            watch: self.watch.clone(),
-        }
+/// The deadline, then the watch.
+fn check_stop(deadline: Option<Instant>, watch: Option<&dyn Watch>) -> Result<(), Error> {
+    check_deadline(deadline)?;
+    match watch {
+        Some(w) => w.check().map_err(Error::Budget),
+        None => Ok(()),
     }
 }
 
@@ -264,11 +260,7 @@ impl Request {
     /// An error once the time budget has run out or the watch says stop:
     /// what every loop that works for the request checks.
     pub fn check(&self) -> Result<(), Error> {
-        check_deadline(self.deadline)?;
-        match &self.watch {
-            Some(w) => w.check().map_err(Error::Budget),
-            None => Ok(()),
-        }
+        check_stop(self.deadline, self.watch.as_deref())
     }
 
     /// The deadline and watch, for loops that outlive a borrow of the
