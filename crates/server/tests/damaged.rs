@@ -84,6 +84,8 @@ async fn a_damaged_section_is_never_served() {
     assert!(sections.len() > 10, "{sections:?}");
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     let (mut refused_to_start, mut out_of_service) = (0, 0);
+    // Sections read on demand, not checked on open.
+    let mut lazy = Vec::new();
     for &(kind, offset, len) in &sections {
         for _ in 0..3 {
             x ^= x << 13;
@@ -104,6 +106,9 @@ async fn a_damaged_section_is_never_served() {
                 }
             };
             out_of_service += 1;
+            if !lazy.contains(&(kind, offset, len)) {
+                lazy.push((kind, offset, len));
+            }
             for uri in requests(&codes) {
                 let (status, v) = common::call(Arc::clone(&state), Method::GET, &uri, None).await;
                 assert_ne!(
@@ -132,13 +137,34 @@ async fn a_damaged_section_is_never_served() {
     assert!(out_of_service > 0 && refused_to_start + out_of_service == 3 * sections.len());
 
     // Trusting the file is the config's explicit choice.
+    // High bits flipped all over every section: bytes that no longer read
+    // as text or as records.
     let mut bad = good.clone();
-    let (_, offset, len) = *sections.iter().max_by_key(|s| s.2).unwrap();
-    bad[(offset + len / 2) as usize] ^= 0x20;
+    for &(_, offset, len) in &lazy {
+        for k in 1..8 {
+            bad[(offset + len * k / 8) as usize] ^= 0x80;
+        }
+    }
     std::fs::write(&file, &bad).unwrap();
     let state = server(dir.path(), "[snomed]\ntrust_unverified = [\"ed\"]\n").unwrap();
     let status: Value = txmap_server::status::status_json(&state);
     assert_eq!(status["editions"][0]["verification"]["state"], "trusted");
+    // A trusted damaged file may answer; a store error it meets is a 500
+    // that names the file, and is counted.
+    let mut errors = 0;
+    for uri in requests(&codes) {
+        let (status, v) = common::call(Arc::clone(&state), Method::GET, &uri, None).await;
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            errors += 1;
+            let text = v["issue"][0]["details"]["text"].as_str().unwrap_or("");
+            assert!(text.contains("ed.txmap"), "{uri}: {text}");
+        }
+    }
+    assert!(errors > 0, "so much damage meets the store somewhere");
     let metrics = txmap_server::status::metrics_text(&state);
     assert!(metrics.contains("txmap_edition_serving{"), "{metrics}");
+    assert!(
+        metrics.contains(&format!("txmap_store_errors_total {errors}\n")),
+        "{errors} store errors: {metrics}"
+    );
 }

@@ -301,6 +301,33 @@ fn with_memory(anonymous: u64) -> Arc<AppState> {
     })
 }
 
+/// A request's watch says stop once its handler is gone (the client
+/// closed the connection, or its time ran out) and once shutdown's grace
+/// period is over; the engine's loops then end the work.
+#[test]
+fn work_stops_when_nobody_waits_for_it() {
+    use txmap_server::fhir::work::{CancelOnDrop, GuardWatch};
+    use txmap_terminology::request::Watch;
+    let state = with_memory(1_000_000);
+    let watch = Arc::new(GuardWatch::new(Arc::clone(&state)));
+    let handler = CancelOnDrop(Arc::clone(&watch));
+    assert!(watch.check().is_ok());
+    drop(handler);
+    let why = watch.check().unwrap_err();
+    assert!(why.contains("client is gone"), "{why}");
+
+    let other = GuardWatch::new(Arc::clone(&state));
+    assert!(other.check().is_ok());
+    state
+        .stopping
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(other.check().unwrap_err().contains("shutting down"));
+    // Through a request: the engine's check is a 422 too-costly.
+    let mut req = txmap_terminology::Request::from_pairs(Vec::new());
+    req.watch = Some(Arc::new(other));
+    assert_eq!(req.check().unwrap_err().status(), 422);
+}
+
 #[tokio::test]
 async fn the_guard_refuses_new_requests_but_not_diagnostics() {
     // 900 MB anonymous out of a 1 GB limit: above refuse_at (0.85).

@@ -183,6 +183,34 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeOperations for Editio
     }
 
     fn answer(&self, op: Operation, request: &Request, fhir: Fhir) -> Result<Answer, Error> {
+        self.answer_op(op, request, fhir)
+            .map_err(|e| self.name_store_error(e))
+    }
+}
+
+impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Editions<B> {
+    /// A store error says which file it came from: the edition's, or with
+    /// several loaded, those in service.
+    fn name_store_error(&self, e: Error) -> Error {
+        let Error::Store(text) = e else {
+            return e;
+        };
+        let files: Vec<&str> = self
+            .list
+            .iter()
+            .filter(|e| e.serving().is_serving())
+            .map(|e| e.serving().file())
+            .collect();
+        Error::Store(match files.as_slice() {
+            [one] => format!("{text} (SNOMED CT edition file {one})"),
+            many => format!(
+                "{text} (one of the SNOMED CT edition files {})",
+                many.join(", ")
+            ),
+        })
+    }
+
+    fn answer_op(&self, op: Operation, request: &Request, fhir: Fhir) -> Result<Answer, Error> {
         let r5 = fhir == Fhir::R5;
         Ok(match op {
             Operation::Lookup => Answer::Text(self.lookup(request)?),
