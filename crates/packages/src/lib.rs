@@ -274,6 +274,12 @@ impl Package {
                 len: bytes.len() - start,
             });
         }
+        // The tar ends before the gzip stream does: read the rest, so that
+        // the gzip trailer's CRC-32 and length are checked. A damaged byte
+        // can inflate to other bytes that still parse; only the checksum
+        // says so.
+        let mut rest = archive.into_inner();
+        std::io::copy(&mut rest, &mut std::io::sink()).map_err(io)?;
         let manifest = manifest.ok_or_else(|| format("no package/package.json".into()))?;
         bytes.shrink_to_fit();
         entries.shrink_to_fit();

@@ -188,3 +188,49 @@ fn the_narrative_is_cut_wherever_it_is() {
         json!({"resourceType": "CodeSystem", "url": "http://a"})
     );
 }
+
+/// A damaged byte anywhere in a package is an error naming it, never a
+/// package read with other bytes: the gzip stream is read to its end and
+/// its CRC-32 checked, also past the end of the tar.
+#[test]
+fn a_damaged_package_is_refused() {
+    let files: Vec<(String, Value)> = std::iter::once((
+        "package/package.json".to_owned(),
+        json!({"name": "p", "version": "1.0.0", "fhirVersions": ["4.0.1"]}),
+    ))
+    .chain((0..40).map(|i| {
+        (
+            format!("package/CodeSystem-{i}.json"),
+            json!({"resourceType": "CodeSystem", "url": format!("http://example.org/cs{i}"),
+                "status": "active", "content": "complete",
+                "concept": (0..50).map(|c| json!({"code": format!("c{c}"), "display": format!("Display {i} {c}")})).collect::<Vec<_>>()}),
+        )
+    }))
+    .collect();
+    let refs: Vec<(&str, Value)> = files.iter().map(|(p, v)| (p.as_str(), v.clone())).collect();
+    let good = tgz(&refs);
+    let read = Package::from_tgz(&good[..], "p").unwrap();
+    let (mut errors, mut same) = (0, 0);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..200 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut bad = good.clone();
+        let at = 10 + (x as usize % (bad.len() - 10));
+        bad[at] ^= 1 << (x % 8);
+        match Package::from_tgz(&bad[..], "p.tgz") {
+            Err(e) => {
+                assert!(e.to_string().contains("p.tgz"), "{e}");
+                errors += 1;
+            }
+            // Only a flip that changes nothing read (the gzip header's
+            // optional fields) may pass, and then with the same content.
+            Ok(p) => {
+                assert!(p.bytes == read.bytes, "flip at {at} read as other content");
+                same += 1;
+            }
+        }
+    }
+    assert!(errors > 150, "{errors} errors, {same} unchanged");
+}
