@@ -12,6 +12,8 @@ bench scripts write, with one command:
                             (that plus the editions' page cache) (matrix.json)
 - docs/import-memory.svg    importer Rss / Anonymous / file-backed over time
                             with its stages (import-memory.json)
+- docs/soak.svg             memory each minute of the one-hour soak
+                           (issue14-soak.json, by bench/adversarial.py)
 - docs/txbench.svg          req/s per tx-benchmark test at 1/10/50 clients
                             (txbench.json)
 - docs/scan.svg             the scan crossover (scan.json, by scan_chart.py)
@@ -290,6 +292,26 @@ def txbench(data):
     write(svg, "txbench.svg")
 
 
+def soak(data):
+    """RSS and anonymous memory, sampled each minute of the one-hour soak
+    (bench/adversarial.py --seconds 3600), against the memory limit."""
+    pts = data["samples"]
+    width, height = 760, 360
+    svg = svg_doc(width, height, f"Soak: {data['seconds'] / 60:.0f} min of mixed traffic by "
+                  f"{data['connections']} clients, memory each minute (limit {data['limit_bytes'] >> 20} MiB)")
+    tmax = max(1, max(q["t"] for q in pts) / 60)
+    ymax = data["limit_bytes"] / 2**20 * 1.1
+    p = Panel(svg, 70, 50, width - 110, height - 110, (0, tmax), (0, ymax),
+              xlabel="minutes", ylabel="MiB")
+    p.xticks(nice_ticks(0, tmax))
+    p.yticks(nice_ticks(0, ymax))
+    p.line([(0, data["limit_bytes"] / 2**20), (tmax, data["limit_bytes"] / 2**20)], "#999", dash="6,4", width=1)
+    p.line([(q["t"] / 60, q["rss"] / 2**20) for q in pts], PALETTE[0])
+    p.line([(q["t"] / 60, q["anon"] / 2**20) for q in pts], PALETTE[1])
+    legend(svg, 70, height - 12, [("RSS", PALETTE[0], ""), ("anonymous", PALETTE[1], ""), ("limit", "#999", "6,4")])
+    write(svg, "soak.svg")
+
+
 def scan(path):
     import scan_chart
 
@@ -303,6 +325,7 @@ def main():
         ("matrix.json", [matrix_latency, matrix_memory]),
         ("import-memory.json", [import_memory]),
         ("txbench.json", [txbench]),
+        ("issue14-soak.json", [soak]),
     ]
     for name, charts in jobs:
         path = RESULTS / name

@@ -23,7 +23,7 @@ pub mod resources;
 pub mod work;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
@@ -145,8 +145,9 @@ const GRACE: Duration = Duration::from_millis(500);
 fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<AppState>> {
     get(
         move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
+            let arrived = Instant::now();
             match params::from_query(&uri) {
-                Ok(r) => run(state, v, op, r, &headers).await,
+                Ok(r) => run(state, v, op, r, &headers, arrived).await,
                 Err(e) => e.response(),
             }
         },
@@ -163,8 +164,11 @@ fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<A
                 Ok(r) => r,
                 Err(no_room) => return no_room.response(),
             };
+            // The time budget runs from here: parsing and indexing the
+            // body count against it (the body's arrival has its own limit).
+            let arrived = Instant::now();
             match params::from_body(&headers, &body) {
-                Ok(r) => run(state, v, op, r, &headers).await,
+                Ok(r) => run(state, v, op, r, &headers, arrived).await,
                 Err(e) => e.response(),
             }
         },
@@ -172,17 +176,18 @@ fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<A
     .fallback(method_not_allowed)
 }
 
-/// Runs one call within its time budget: the engine plans it, [`work`]
-/// runs it where its cost says.
+/// Runs one call within its time budget, counted from `arrived`: the
+/// engine plans it, [`work`] runs it where its cost says.
 async fn run(
     state: Arc<AppState>,
     v: FhirVersion,
     op: Operation,
     mut call: Request,
     headers: &HeaderMap,
+    arrived: Instant,
 ) -> Response {
     let budget = state.limits.request;
-    params::limit(&mut call, headers, &state.limits);
+    params::limit(&mut call, headers, &state.limits, arrived);
     let watch = Arc::new(work::GuardWatch::new(Arc::clone(&state)));
     let _cancel = work::CancelOnDrop(Arc::clone(&watch));
     call.watch = Some(watch);
@@ -195,7 +200,8 @@ async fn run(
     let answer = work::run(Arc::clone(&state), plan.cost, move || {
         operation::answer(plan, call, source, fhir)
     });
-    match tokio::time::timeout(budget + GRACE, answer).await {
+    let give_up = tokio::time::Instant::from_std(arrived + budget + GRACE);
+    match tokio::time::timeout_at(give_up, answer).await {
         Ok(Ok(Answer::Text(json))) => fhir_json_text(StatusCode::OK, json),
         Ok(Ok(Answer::Parameters(p))) => fhir_json_text(StatusCode::OK, p.to_json()),
         Ok(Ok(Answer::Resource(r))) => fhir_json(StatusCode::OK, &r),

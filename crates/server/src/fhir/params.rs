@@ -89,15 +89,15 @@ pub fn from_body(headers: &HeaderMap, body: &[u8]) -> Result<Request, Error> {
 
 /// What the headers and the configured limits add to a request: its
 /// `Accept-Language`, its expansion limit ([`expansion_limit`]) and its
-/// deadline.
-pub fn limit(request: &mut Request, headers: &HeaderMap, limits: &Limits) {
+/// deadline, `request_seconds` after it `arrived`.
+pub fn limit(request: &mut Request, headers: &HeaderMap, limits: &Limits, arrived: Instant) {
     let header_text = |name: &str| headers.get(name).and_then(|h| h.to_str().ok());
     request.accept_language = header_text(header::ACCEPT_LANGUAGE.as_str())
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_owned);
     request.max_expansion = expansion_limit(header_text(THRESHOLD_HEADER), limits);
-    request.deadline = Some(Instant::now() + limits.request);
+    request.deadline = Some(arrived + limits.request);
 }
 
 /// The most codes an expansion may return: the configured
@@ -123,10 +123,12 @@ mod tests {
         headers.insert(THRESHOLD_HEADER, "5".parse().unwrap());
         headers.insert(header::ACCEPT_LANGUAGE, "de".parse().unwrap());
         let limits = Limits::default();
-        limit(&mut r, &headers, &limits);
+        let arrived = Instant::now();
+        limit(&mut r, &headers, &limits, arrived);
         assert_eq!(r.max_expansion, 5);
         assert_eq!(r.display_language_param().unwrap(), Some("de"));
-        assert!(r.deadline.is_some());
+        // The budget runs from the request's arrival.
+        assert_eq!(r.deadline, Some(arrived + limits.request));
         let mut json = HeaderMap::new();
         json.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
         assert_eq!(from_body(&json, b"x").unwrap_err().status(), 415);
