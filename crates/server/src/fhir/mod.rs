@@ -137,7 +137,7 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
 
 /// How long past its budget a handler may run before it is abandoned: the
 /// long loops check the deadline themselves and answer first.
-const GRACE: Duration = Duration::from_millis(500);
+const GRACE: Duration = Duration::from_millis(250);
 
 /// An operation's route: its parameters from the query (GET) or the body
 /// (POST), with the headers that matter, handed to the engine; other
