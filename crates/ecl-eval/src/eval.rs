@@ -30,6 +30,9 @@ const LAZY_FOCUS_RATIO: usize = 32;
 
 /// How often (in work units) the deadline is checked.
 const CHECK_EVERY: u64 = 4096;
+/// `^R` over more than one concept in this many refset members walks the
+/// refsets instead of looking up each concept's memberships.
+const REFSETS_SCAN_RATIO: usize = 16;
 
 /// Hashes the memo keys, node addresses: unique already, so one multiply
 /// per word spreads them (SipHash showed up in per-member filter loops).
@@ -92,7 +95,7 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
 fn all_concepts(s: &SubExpr) -> bool {
     s.filters.iter().any(|f| {
         matches!(f, Filter::Concept(cs, _)
-            if cs.iter().any(|c| matches!(c, ConceptFilter::Active(false, _))))
+            if cs.iter().any(|c| matches!(c, ConceptFilter::Active(a, _) if a.keeps(false))))
     })
 }
 
@@ -432,6 +435,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         };
         match &s.member_of {
             None => Ok(focus),
+            Some(MemberOf::Refsets) => self.refsets_containing(&focus, &s.member_filters, s.span),
             Some(m) => self.members(m, &focus, &s.member_filters, s.span),
         }
     }
@@ -593,6 +597,8 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 }
                 match m {
                     MemberOf::Components => components.push(member.component),
+                    // Answered by `refsets_containing`, never here.
+                    MemberOf::Refsets => {}
                     MemberOf::Fields(_) => {
                         for &(f, column) in &fields {
                             match column.value(member) {
@@ -627,6 +633,60 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         } else {
             Ok(normalize(out))
         }
+    }
+
+    /// `^R`: the refsets with an active member (passing the member
+    /// filters) whose referenced component is one of `concepts`. A few
+    /// concepts look up their memberships; many (more than one in
+    /// [`REFSETS_SCAN_RATIO`] of all members) walk every refset instead.
+    fn refsets_containing(
+        &mut self,
+        concepts: &[u32],
+        filters: &[MemberFilterSet],
+        span: Span,
+    ) -> R<Vec<u32>> {
+        let ed = self.ed;
+        let total: usize = ed.refsets().map(|r| r.member_count as usize).sum();
+        let mut out = Vec::new();
+        if concepts.len().saturating_mul(REFSETS_SCAN_RATIO) < total {
+            for &c in concepts {
+                let members = ed.component_refsets(ed.sctid(c)?)?;
+                self.tick(members.len() + 1)?;
+                for member in &members {
+                    if !filters.is_empty() {
+                        let names = ed.refset(member.refset).map(|r| r.field_names());
+                        let checks = member_checks(names.unwrap_or_default(), filters, span)?;
+                        if !self.member_passes(member, &checks)? {
+                            continue;
+                        }
+                    }
+                    out.extend(ed.ordinal(member.refset));
+                }
+            }
+            return Ok(normalize(out));
+        }
+        let wanted = crate::set::Bits::of(ed.concept_count(), concepts);
+        let refsets: Vec<_> = ed.refsets().map(|r| (r.id, r.field_names())).collect();
+        for (id, names) in refsets {
+            let Some(refset) = ed.ordinal(id) else {
+                continue;
+            };
+            let checks = member_checks(names, filters, span)?;
+            let members = ed.members_iter(id)?;
+            self.tick(members.len() + 1)?;
+            for member in members {
+                let member = &member?;
+                if ed
+                    .ordinal(member.component)
+                    .is_some_and(|o| wanted.contains(o))
+                    && self.member_passes(member, &checks)?
+                {
+                    out.push(refset);
+                    break;
+                }
+            }
+        }
+        Ok(normalize(out))
     }
 
     fn member_passes(&mut self, member: &Member<'_>, checks: &[MemberCheck<'_>]) -> R<bool> {
@@ -1065,7 +1125,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             Filter::Description(..) => false,
             Filter::Concept(cs, _) => cs
                 .iter()
-                .all(|c| matches!(c, ConceptFilter::Active(true, _))),
+                .all(|c| matches!(c, ConceptFilter::Active(a, _) if a.keeps(true))),
         });
         if !filters_hold {
             return Ok(false);
@@ -1171,7 +1231,7 @@ fn member_checks<'f>(
                     MemberCheck::Field(Column::find(names, name, span)?, comparison)
                 }
                 // Only active members are stored.
-                MemberFilter::Active(active, _) => MemberCheck::Active(*active),
+                MemberFilter::Active(active, _) => MemberCheck::Active(active.keeps(true)),
                 MemberFilter::Module(_) | MemberFilter::EffectiveTime(_) => {
                     return Err(not_supported("module or time member filter", set.span));
                 }

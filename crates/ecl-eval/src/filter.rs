@@ -14,18 +14,53 @@ use crate::eval::{Ctx, R};
 use crate::set::{intersect, normalize};
 
 const PRIMITIVE: u64 = 900000000000074008;
-const GB_ENGLISH: u64 = 900000000000508004;
+
 /// Sets at least this big are narrowed through the word index before a
 /// `match` term filter reads descriptions.
 const SEARCH_ABOVE: usize = 2_000;
 
-/// The language refset a dialect alias names.
+/// The dialect aliases of the specification ("Appendix C – Dialect
+/// Aliases"), each with the language refset it names, sorted by alias.
+/// A language refset not listed here is named by its SCTID
+/// (`dialectId = …`).
+pub(crate) const DIALECTS: &[(&str, u64)] = &[
+    ("da-dk", 554461000005103),
+    ("de", 722130004),
+    ("en-au", 32570271000036106),
+    ("en-ca", 19491000087109),
+    ("en-gb", 900000000000508004),
+    ("en-ie", 21000220103),
+    ("en-int-gmdn", 608771002),
+    ("en-nhs-clinical", 999001261000000100),
+    ("en-nhs-dmd", 999000671000001103),
+    ("en-nhs-pharmacy", 999000691000001104),
+    ("en-nz", 271000210107),
+    ("en-uk-drug", 999000681000001101),
+    ("en-uk-ext", 999001251000000103),
+    ("en-us", sctid::US_ENGLISH),
+    ("es", 448879004),
+    ("es-ar", 450828004),
+    ("es-uy", 5641000179103),
+    ("et-ee", 71000181105),
+    ("fr", 722131000),
+    ("fr-be", 21000172104),
+    ("fr-ca", 20581000087109),
+    ("ja", 722129009),
+    ("nb-no", 61000202103),
+    ("nl-be", 31000172101),
+    ("nl-nl", 31000146106),
+    ("nn-no", 91000202106),
+    ("sv-se", 46011000052107),
+    ("zh", 722128001),
+];
+
+/// The language refset a dialect alias names (any case).
 pub(crate) fn dialect_id(alias: &str) -> Option<u64> {
-    match alias.to_ascii_lowercase().as_str() {
-        "en-us" => Some(sctid::US_ENGLISH),
-        "en-gb" => Some(GB_ENGLISH),
-        _ => None,
-    }
+    let alias = alias.to_ascii_lowercase();
+    DIALECTS
+        .binary_search_by(|(a, _)| a.cmp(&alias.as_str()))
+        .ok()
+        .map(|i| DIALECTS[i].1)
 }
 
 fn acceptability_id(a: &Acceptability) -> u64 {
@@ -271,12 +306,14 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 let status = if c.defined { sctid::DEFINED } else { PRIMITIVE };
                 self.in_concept_set(ids, status)? == *equal
             }
-            ConceptFilter::DefinitionStatus { equal, defined } => (c.defined == *defined) == *equal,
+            ConceptFilter::DefinitionStatus { equal, defined } => {
+                defined.contains(&c.defined) == *equal
+            }
             ConceptFilter::Module(m) => {
                 self.in_concept_set_at(&m.modules, c.module_ord)? == m.equal
             }
             ConceptFilter::EffectiveTime(t) => time_holds(t, c.effective_time),
-            ConceptFilter::Active(active, _) => c.active == *active,
+            ConceptFilter::Active(active, _) => active.keeps(c.active),
         })
     }
 
@@ -328,8 +365,8 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 }
                 DescriptionFilter::Module(m) => self.module_holds(m, d.module)?,
                 DescriptionFilter::EffectiveTime(t) => time_holds(t, d.effective_time),
-                DescriptionFilter::Active(active, _) => d.active == *active,
-                DescriptionFilter::Id(ids) => ids.contains(&d.id),
+                DescriptionFilter::Active(active, _) => active.keeps(d.active),
+                DescriptionFilter::Id { equal, ids } => ids.contains(&d.id) == *equal,
             };
             if !ok {
                 return Ok(false);

@@ -18,9 +18,11 @@
 //!   reached.
 //! * **`*`** is the hierarchy: the root 138875005 and its descendants (the
 //!   closure is active inferred is-a, so this is the active concepts that
-//!   reach the root; concepts with no is-a parent are not in it). When a
-//!   concept filter of the same sub-expression says `active = false`, `*`
-//!   is every concept instead. As an attribute name or value, a bare `*`
+//!   reach the root; concepts with no is-a parent are not in it). The HL7
+//!   suite expects this: its `*` expansions list the hierarchy from
+//!   138875005, never the concepts outside it. When a concept filter of
+//!   the same sub-expression keeps inactive concepts (`active = false` or
+//!   `active = *`), `*` is every concept instead. As an attribute name or value, a bare `*`
 //!   means any type, any target.
 //! * **Hierarchy operators** apply to every concept of the focus and take
 //!   the union, from the closure index: descendants of a set are unioned in
@@ -41,17 +43,34 @@
 //!   members are stored, so `active = true` holds for every member and
 //!   `active = false` for none, and `moduleId`/`effectiveTime` member
 //!   filters are `NotSupported`.
+//! * **`^R C`** (ECL 2.3, refsets containing any): the refsets with an
+//!   active member (passing the member filters) whose referenced component
+//!   is a concept of C — language refsets excepted, as for `^`. A few
+//!   concepts look up their memberships (`Edition::component_refsets`);
+//!   many walk every refset's members once.
 //! * **Refinements** test inferred attributes (is-a excluded) and concrete
 //!   values. An attribute `[m..n] name op value` outside a group counts the
 //!   relationships of the candidate, across all groups, whose type is in
 //!   `name` and whose target is in (`=`) or not in (`!=`) `value`; it holds
-//!   when `m ≤ count ≤ n` (default `[1..*]`). Reverse attributes count
-//!   relationships *from* `value` to the candidate, ignoring groups. A group
-//!   `[m..n] { … }` counts the candidate's role groups in which the whole
-//!   attribute set holds (cardinalities counted within the group); each
-//!   relationship of group 0 forms a group of its own. Concrete values
-//!   compare as numbers (`#12.5`) or strings; booleans are accepted as
-//!   `true`/`false` or `#1`/`#0`.
+//!   when `m ≤ count ≤ n` (default `[1..*]`). A reverse attribute
+//!   `[m..n] R name = value` counts the distinct concepts of `value` with
+//!   a relationship of a type in `name` to the candidate, ignoring groups:
+//!   the specification's example 3.14 ("substances that are the active
+//!   ingredient of exactly three products") counts products, so a product
+//!   naming the substance in two groups is one. A group `[m..n] { … }`
+//!   counts the candidate's role groups — relationships sharing a group
+//!   number above 0 — in which the whole attribute set holds
+//!   (cardinalities counted within the group). An ungrouped relationship
+//!   (group 0, RF2's "not grouped") is in no role group, so it never
+//!   satisfies a group constraint: `{ 272741003 = X }` needs laterality
+//!   inside a role group, as snomed-ecl-engine and an independent RF2
+//!   model also read it (issue 15 measured 20 of 30 such expressions
+//!   differing when group 0 counted). Concrete values compare as numbers
+//!   (`#12.5`) or strings; booleans are accepted as `true`/`false` or
+//!   `#1`/`#0`. A plain string value (`= "PANADOL"`) is compared whole, as
+//!   ECL 1.x–2.0 defined it; an explicit `match:` term searches word
+//!   prefixes and `wild:` matches a pattern, as in a term filter; a set of
+//!   terms holds when one does.
 //! * **Cost rule** for `focus : refinement`: the candidates are the focus
 //!   set, filtered by the refinement — unless the refinement (or a conjunct
 //!   of it, or an attribute inside a group that must occur) is an `=`
@@ -82,7 +101,12 @@
 //!   every word of the search text is a prefix of a word of the term, both
 //!   case- and accent-folded and split into words as the word index does
 //!   (`txmap_text::fold`, `words`); `wild`: `*` is any run of characters
-//!   over the whole folded term. `dialect` knows `en-us` and `en-gb`.
+//!   over the whole folded term. `dialect` knows the 28 aliases of the
+//!   specification's table (Appendix C, "Dialect Aliases": `en-us`,
+//!   `en-gb`, `en-nhs-clinical`, `sv-se`, …; `filter::DIALECTS`); another
+//!   language refset is named by its SCTID (`dialectId`). `active = *`
+//!   keeps active and inactive descriptions (concepts, members) alike, and
+//!   `active != *` none.
 //! * **History supplements** add the inactive concepts whose historical
 //!   association targets a concept of the result: `MIN` SAME AS; `MOD` also
 //!   REPLACED BY, WAS A, PARTIALLY EQUIVALENT TO; `MAX` and plain `HISTORY`

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use txmap_ecl::{Cardinality, Comparison, NumericOp, Refinement, SubExpr};
+use txmap_ecl::{Cardinality, Comparison, NumericOp, Refinement, SearchTerm, SubExpr};
 
 use crate::eval::{Ctx, R, is_wildcard, parse_bool};
 use crate::set::{BITMAP_FROM, Bits, contains, normalize};
@@ -45,10 +45,24 @@ pub(crate) struct Attr<'x> {
 }
 
 enum Test<'x> {
-    Concept { equal: bool, values: Set<'x> },
-    Number { op: NumericOp, value: f64 },
-    String { equal: bool, value: &'x str },
-    Boolean { equal: bool, value: bool },
+    Concept {
+        equal: bool,
+        values: Set<'x>,
+    },
+    Number {
+        op: NumericOp,
+        value: f64,
+    },
+    /// Any of the terms: a plain string compared whole, `match:` and
+    /// `wild:` as in a term filter.
+    String {
+        equal: bool,
+        terms: &'x [SearchTerm],
+    },
+    Boolean {
+        equal: bool,
+        value: bool,
+    },
 }
 
 impl Compiled<'_> {
@@ -98,6 +112,16 @@ fn cardinality(c: Option<Cardinality>) -> (u32, Option<u32>) {
 
 fn within(n: u32, min: u32, max: Option<u32>) -> bool {
     n >= min && max.is_none_or(|m| n <= m)
+}
+
+/// What [`Ctx::count_links`] counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Count {
+    All,
+    /// Relationships in a role group (group > 0).
+    Grouped,
+    /// The distinct concepts at the other end.
+    Sources,
 }
 
 /// A candidate's reverse relationships, loaded on first use.
@@ -177,9 +201,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                         op: *op,
                         value: value.value,
                     },
-                    Comparison::String { equal, value } => Test::String {
+                    Comparison::String { equal, terms } => Test::String {
                         equal: *equal,
-                        value,
+                        terms,
                     },
                     Comparison::Boolean { equal, value } => Test::Boolean {
                         equal: *equal,
@@ -228,6 +252,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 _ => None,
             })
             .min_by_key(|(_, v)| v.len());
+        // `{ A = X }` alone needs a grouped relationship: ungrouped ones
+        // (group 0) are no candidates.
+        let grouped = matches!(c, Compiled::Group { .. });
         if let Some((a, values)) = best
             && values.len().saturating_mul(8) < focus
         {
@@ -243,7 +270,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 };
                 self.tick(links.len() + 1)?;
                 for l in links {
-                    if self.in_set(&a.types, Some(l.type_ord))? {
+                    if (!grouped || l.group != 0) && self.in_set(&a.types, Some(l.type_ord))? {
                         out.push(l.target_ord);
                     }
                 }
@@ -294,8 +321,10 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         if lists.len() > 1 {
             candidates = normalize(candidates);
         }
-        // `T = *` alone: having a relationship of type T is the answer.
+        // `T = *` alone: having a relationship of type T is the answer
+        // (the type index does not say which are grouped).
         let exact = c.is_existential()
+            && !grouped
             && matches!(
                 a.test,
                 Test::Concept {
@@ -347,15 +376,16 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     /// once.
     pub(crate) fn concept_holds(&mut self, c: &Compiled<'_>, o: u32, values: bool) -> R<bool> {
         match c {
-            Compiled::Attr(a) => return self.attr_holds(a, o),
+            Compiled::Attr(a) => return self.attr_holds(a, o, false),
             // One attribute that must occur, in a group that must occur:
-            // the same as the attribute alone. (Not for a reverse one: a
-            // group needs a relationship of the candidate's own.)
+            // the same as the attribute alone, counted in role groups only.
+            // (Not for a reverse one: a group needs a relationship of the
+            // candidate's own.)
             Compiled::Group { inner, .. } if c.is_existential() => {
                 if let Compiled::Attr(a) = &**inner
                     && !a.reverse
                 {
-                    return self.attr_holds(a, o);
+                    return self.attr_holds(a, o, true);
                 }
             }
             _ => {}
@@ -376,27 +406,32 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         result
     }
 
-    /// A refinement of one attribute outside a group, counted straight
-    /// from the one list it can match in: a concept test counts
-    /// relationships (concrete values never satisfy it), a value test
+    /// A refinement of one attribute (`grouped`: in role groups only),
+    /// counted straight from the one list it can match in: a concept test
+    /// counts relationships (concrete values never satisfy it) — a reverse
+    /// one the distinct concepts they come from — and a value test counts
     /// concrete values.
-    fn attr_holds(&mut self, a: &Attr<'_>, o: u32) -> R<bool> {
+    fn attr_holds(&mut self, a: &Attr<'_>, o: u32, grouped: bool) -> R<bool> {
         let ed = self.ed;
         let mut n = 0;
         match &a.test {
             Test::Concept { equal, values } if a.reverse => {
-                n = self.count_links(ed.inbound_links(o)?, &a.types, *equal, values)?;
+                let links = ed.inbound_links(o)?;
+                n = self.count_links(links, &a.types, *equal, values, Count::Sources)?;
             }
             Test::Concept { equal, values } => {
-                n = self.count_links(ed.attribute_links(o)?, &a.types, *equal, values)?;
+                let links = ed.attribute_links(o)?;
+                let count = if grouped { Count::Grouped } else { Count::All };
+                n = self.count_links(links, &a.types, *equal, values, count)?;
             }
             test => {
                 // (Reverse attributes with values are refused up front.)
                 let rows = ed.concrete_links(o)?;
                 self.tick(rows.len() + 1)?;
                 for row in rows {
-                    let (type_ord, _, value) = row?;
-                    if self.in_set(&a.types, Some(type_ord))?
+                    let (type_ord, group, value) = row?;
+                    if (!grouped || group != 0)
+                        && self.in_set(&a.types, Some(type_ord))?
                         && self.test(test, &Value::concrete(value))?
                     {
                         n += 1;
@@ -408,22 +443,33 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     }
 
     /// The links whose type is in `types` and whose other end is in
-    /// (`equal`) or not in `values`.
+    /// (`equal`) or not in `values`, counted as `count` says.
     fn count_links(
         &mut self,
         links: impl ExactSizeIterator<Item = txmap_store::Link>,
         types: &Set<'_>,
         equal: bool,
         values: &Set<'_>,
+        count: Count,
     ) -> R<u32> {
         self.tick(links.len() + 1)?;
         let mut n = 0;
+        let mut sources = Vec::new();
         for l in links {
-            if self.in_set(values, Some(l.target_ord))? == equal
+            if (count != Count::Grouped || l.group != 0)
+                && self.in_set(values, Some(l.target_ord))? == equal
                 && self.in_set(types, Some(l.type_ord))?
             {
                 n += 1;
+                if count == Count::Sources {
+                    sources.push(l.target_ord);
+                }
             }
+        }
+        if count == Count::Sources {
+            sources.sort_unstable();
+            sources.dedup();
+            n = sources.len() as u32;
         }
         Ok(n)
     }
@@ -492,16 +538,19 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             Compiled::Attr(a) => {
                 let n = if a.reverse {
                     let rels = self.inbound(inbound)?;
-                    self.count(a, rels)?
+                    self.count_sources(a, rels)?
                 } else {
                     self.count(a, rels)?
                 };
                 Ok(within(n, a.min, a.max))
             }
             Compiled::Group { min, max, inner } => {
-                // Group 0 relationships each form a group of their own.
+                // Role groups only: ungrouped relationships (group 0) are
+                // in no group (see the crate doc). `rels` is sorted by
+                // group, so they come first.
+                let grouped = rels.partition_point(|r| r.group == 0);
                 let mut n = 0;
-                for g in rels.chunk_by(|x, y| x.group == y.group && x.group != 0) {
+                for g in rels[grouped..].chunk_by(|x, y| x.group == y.group) {
                     if self.holds(inner, g, inbound)? {
                         n += 1;
                     }
@@ -531,6 +580,25 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(inbound.rels.as_deref().unwrap_or_default())
     }
 
+    /// A reverse attribute's count: the distinct concepts whose
+    /// relationships to the candidate match (the specification counts
+    /// concepts, not relationships).
+    fn count_sources(&mut self, a: &Attr<'_>, rels: &[Rel<'_>]) -> R<u32> {
+        self.tick(rels.len())?;
+        let mut sources = Vec::new();
+        for r in rels {
+            if let Value::Concept(o) = r.value
+                && self.test(&a.test, &r.value)?
+                && self.in_set(&a.types, r.type_ord)?
+            {
+                sources.push(o);
+            }
+        }
+        sources.sort_unstable();
+        sources.dedup();
+        Ok(sources.len() as u32)
+    }
+
     fn count(&mut self, a: &Attr<'_>, rels: &[Rel<'_>]) -> R<u32> {
         self.tick(rels.len())?;
         let mut n = 0;
@@ -548,7 +616,19 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 self.in_set(values, *o)? == *equal
             }
             (Test::Number { op, value }, Value::Number(x)) => op.holds(*x, *value),
-            (Test::String { equal, value }, Value::Str(s)) => (s == value) == *equal,
+            (Test::String { equal, terms }, Value::Str(s)) => {
+                let mut any = false;
+                for t in terms.iter() {
+                    any |= match t {
+                        SearchTerm::Match {
+                            text,
+                            explicit: false,
+                        } => text == s,
+                        t => self.term_holds(t, s),
+                    };
+                }
+                any == *equal
+            }
             (Test::Boolean { equal, value }, Value::Bool(b)) => (b == value) == *equal,
             (Test::Boolean { equal, value }, Value::Number(x)) if *x == 0.0 || *x == 1.0 => {
                 ((*x == 1.0) == *value) == *equal

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::*;
 use txmap_ecl::{
-    Attribute, Cardinality, Comparison, ConceptFilter, ConceptSet, DescriptionFilter,
+    Activity, Attribute, Cardinality, Comparison, ConceptFilter, ConceptSet, DescriptionFilter,
     DescriptionType, Expr, Filter, Focus, History, MemberOf, ModuleFilter, Number, NumericOp,
     Refinement, SearchTerm, Span, SubExpr, TimeFilter,
 };
@@ -227,7 +227,8 @@ impl<'a> Reference<'a> {
     fn sub(&self, s: &SubExpr) -> S {
         let all = s.filters.iter().any(|f| {
             matches!(f, Filter::Concept(cs, _)
-                if cs.iter().any(|c| matches!(c, ConceptFilter::Active(false, _))))
+                if cs.iter().any(|c| matches!(c, ConceptFilter::Active(a, _)
+                    if matches!(a, Activity::Inactive | Activity::Either))))
         });
         let mut set: S = match &s.focus {
             Focus::Concept(r) => [self.o(r.id)].into(),
@@ -241,6 +242,22 @@ impl<'a> Reference<'a> {
                 .iter()
                 .flat_map(|&r| self.ed.members(self.ed.sctid(r).unwrap()).unwrap())
                 .filter_map(|m| self.ed.ordinal(m.component))
+                .collect();
+        }
+        // `^R`: every refset that has one of the set as a member, found by
+        // reading every refset's members.
+        if let Some(MemberOf::Refsets) = &s.member_of {
+            set = self
+                .ed
+                .refsets()
+                .filter(|r| {
+                    self.ed.members(r.id).unwrap().iter().any(|m| {
+                        self.ed
+                            .ordinal(m.component)
+                            .is_some_and(|o| set.contains(&o))
+                    })
+                })
+                .filter_map(|r| self.ed.ordinal(r.id))
                 .collect();
         }
         if let Some(op) = s.operator {
@@ -339,9 +356,9 @@ impl<'a> Reference<'a> {
             Filter::Concept(cs, _) => {
                 let c = self.ed.concept_at(o).unwrap();
                 cs.iter().all(|f| match f {
-                    ConceptFilter::Active(a, _) => c.active == *a,
+                    ConceptFilter::Active(a, _) => active_ok(*a, c.active),
                     ConceptFilter::DefinitionStatus { equal, defined } => {
-                        (c.defined == *defined) == *equal
+                        defined.contains(&c.defined) == *equal
                     }
                     ConceptFilter::DefinitionStatusId { equal, ids } => {
                         let id = if c.defined {
@@ -378,7 +395,8 @@ impl<'a> Reference<'a> {
                             DescriptionFilter::Language { equal, codes } => {
                                 codes.iter().any(|c| c == d.language) == *equal
                             }
-                            DescriptionFilter::Active(a, _) => d.active == *a,
+                            DescriptionFilter::Active(a, _) => active_ok(*a, d.active),
+                            DescriptionFilter::Id { equal, ids } => ids.contains(&d.id) == *equal,
                             DescriptionFilter::Module(m) => {
                                 self.in_refs(&m.modules, d.module) == m.equal
                             }
@@ -411,18 +429,16 @@ impl<'a> Reference<'a> {
             RR::And(xs) => xs.iter().all(|r| self.holds(r, x, rels)),
             RR::Or(xs) => xs.iter().any(|r| self.holds(r, x, rels)),
             RR::Group(card, inner) => {
+                // A group constraint counts role groups: relationships with
+                // the same group number above 0. Ungrouped ones are in none.
                 let mut groups: BTreeMap<u16, Vec<&Rel>> = BTreeMap::new();
-                let mut singles = Vec::new();
                 for &r in rels {
-                    if r.group == 0 {
-                        singles.push(vec![r]);
-                    } else {
+                    if r.group != 0 {
                         groups.entry(r.group).or_default().push(r);
                     }
                 }
                 let n = groups
                     .into_values()
-                    .chain(singles)
                     .filter(|g| self.holds(inner, x, g))
                     .count();
                 within(n, card)
@@ -433,10 +449,14 @@ impl<'a> Reference<'a> {
                     let Comparison::Concept { equal, .. } = &a.comparison else {
                         panic!("not generated")
                     };
+                    // The distinct concepts the matching relationships
+                    // come from.
                     self.inbound[x as usize]
                         .iter()
                         .filter(|(src, ty)| type_ok(self, names, *ty) && in_values(*src) == *equal)
-                        .count()
+                        .map(|(src, _)| *src)
+                        .collect::<BTreeSet<u32>>()
+                        .len()
                 } else {
                     rels.iter()
                         .filter(|r| type_ok(self, names, r.ty))
@@ -447,8 +467,14 @@ impl<'a> Reference<'a> {
                             (Comparison::Number { op, value }, Val::N(v)) => {
                                 op.holds(*v, value.value)
                             }
-                            (Comparison::String { equal, value }, Val::T(t)) => {
-                                (t == value) == *equal
+                            (Comparison::String { equal, terms }, Val::T(t)) => {
+                                terms.iter().any(|term| match term {
+                                    SearchTerm::Match {
+                                        text,
+                                        explicit: false,
+                                    } => t == text,
+                                    term => term_matches(term, t),
+                                }) == *equal
                             }
                             (Comparison::Boolean { equal, value }, Val::B(b)) => {
                                 (b == value) == *equal
@@ -460,6 +486,15 @@ impl<'a> Reference<'a> {
                 within(n, &a.cardinality)
             }
         }
+    }
+}
+
+fn active_ok(a: Activity, active: bool) -> bool {
+    match a {
+        Activity::Active => active,
+        Activity::Inactive => !active,
+        Activity::Either => true,
+        Activity::Neither => false,
     }
 }
 
@@ -641,7 +676,12 @@ impl Gen<'_> {
         let mut s = match self.rng.below(100) {
             0..=6 => any(),
             7..=19 if depth > 0 => nested(self.expr(depth - 1)),
-            20..=27 => member_of(c(self.rng.pick(&self.p.refsets))),
+            20..=25 => member_of(c(self.rng.pick(&self.p.refsets))),
+            26..=27 => {
+                let mut s = c(self.concept());
+                s.member_of = Some(MemberOf::Refsets);
+                s
+            }
             _ => c(self.concept()),
         };
         s.operator = self.operator();
@@ -667,10 +707,12 @@ impl Gen<'_> {
         for _ in 0..1 + self.rng.below(2) {
             let equal = self.rng.chance(75);
             fs.push(match self.rng.below(5) {
-                0 => ConceptFilter::Active(self.rng.chance(60), Span::default()),
+                0 => ConceptFilter::Active(self.activity(), Span::default()),
                 1 => ConceptFilter::DefinitionStatus {
                     equal,
-                    defined: self.rng.chance(50),
+                    defined: (0..1 + self.rng.below(2))
+                        .map(|_| self.rng.chance(50))
+                        .collect(),
                 },
                 2 => ConceptFilter::Module(ModuleFilter {
                     equal,
@@ -684,6 +726,15 @@ impl Gen<'_> {
             });
         }
         Filter::Concept(fs, Span::default())
+    }
+
+    fn activity(&mut self) -> Activity {
+        match self.rng.below(10) {
+            0..=4 => Activity::Active,
+            5..=7 => Activity::Inactive,
+            8 => Activity::Either,
+            _ => Activity::Neither,
+        }
     }
 
     fn time(&mut self) -> TimeFilter {
@@ -732,10 +783,7 @@ impl Gen<'_> {
                     DescriptionType::Synonym
                 }],
             }),
-            1 => fs.push(DescriptionFilter::Active(
-                self.rng.chance(50),
-                Span::default(),
-            )),
+            1 => fs.push(DescriptionFilter::Active(self.activity(), Span::default())),
             2 => fs.push(DescriptionFilter::Language {
                 equal: true,
                 codes: vec!["en".into()],
@@ -808,10 +856,24 @@ impl Gen<'_> {
                         },
                     }
                 }
-                Val::T(t) => Comparison::String {
-                    equal: self.rng.chance(80),
-                    value: t,
-                },
+                Val::T(t) => {
+                    let cut: String = t.chars().take(1 + self.rng.below(3)).collect();
+                    let term = match self.rng.below(4) {
+                        0 => SearchTerm::Match {
+                            text: cut,
+                            explicit: true,
+                        },
+                        1 => SearchTerm::Wild(format!("{cut}*")),
+                        _ => SearchTerm::Match {
+                            text: t,
+                            explicit: false,
+                        },
+                    };
+                    Comparison::String {
+                        equal: self.rng.chance(80),
+                        terms: vec![term],
+                    }
+                }
                 Val::B(b) => Comparison::Boolean {
                     equal: self.rng.chance(80),
                     value: b,

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::collections::BTreeSet;
+
 use common::*;
 use txmap_ecl::{ConceptFilter, Expr, Filter, Span, parse};
 use txmap_ecl_eval::{
@@ -67,7 +69,10 @@ fn synthetic_spot_checks() {
     // With `active = false`, `*` is every concept.
     let mut inactive = any();
     inactive.filters = vec![Filter::Concept(
-        vec![ConceptFilter::Active(false, Span::default())],
+        vec![ConceptFilter::Active(
+            txmap_ecl::Activity::Inactive,
+            Span::default(),
+        )],
         Span::default(),
     )];
     let expected: Vec<u32> = (0..n)
@@ -495,4 +500,109 @@ fn member_filters_agree_with_the_members() {
     }
     eprintln!("member filters: {checked} columns checked");
     assert!(checked >= 3, "only {checked} columns checked");
+}
+
+/// The two counting rules of refinements, on rows added to a synthetic
+/// release: a reverse attribute's cardinality counts the concepts the
+/// relationships come from (not the relationships), and a group
+/// constraint matches role groups only (group > 0), never ungrouped
+/// relationships. Expected sets come from the RF2 rows as edited.
+#[test]
+fn reverse_cardinality_counts_concepts_and_groups_are_role_groups() {
+    const IS_A: &str = "116680003";
+    let dir = tempfile::tempdir().unwrap();
+    let mut picked = None;
+    let ed = synth_edited(dir.path(), 2500, 11, |rows| {
+        let active = |r: &Vec<String>| r[2] == "1" && r[7] != IS_A;
+        // A grouped attribute (source, target, group, type) …
+        let grouped = rows
+            .iter()
+            .find(|r| active(r) && r[6] != "0")
+            .cloned()
+            .expect("a grouped attribute");
+        let (source, target, ty) = (grouped[4].clone(), grouped[5].clone(), grouped[7].clone());
+        // … repeated by its source in a new group: one more relationship,
+        // no new concept.
+        let top = rows
+            .iter()
+            .filter(|r| r[4] == source)
+            .map(|r| r[6].parse::<u32>().unwrap())
+            .max()
+            .unwrap();
+        let mut again = grouped.clone();
+        again[0] = txmap_sctid::make(990_000_001, None, txmap_sctid::ComponentKind::Relationship)
+            .to_string();
+        again[6] = (top + 1).to_string();
+        rows.push(again);
+        // Another concept with the same attribute, ungrouped only.
+        let other = rows
+            .iter()
+            .filter(|r| r[2] == "1" && r[4] != source)
+            .map(|r| r[4].clone())
+            .find(|c| {
+                !rows
+                    .iter()
+                    .any(|r| &r[4] == c && r[7] == ty && r[5] == target && r[2] == "1")
+            })
+            .expect("another concept");
+        let mut ungrouped = grouped.clone();
+        ungrouped[0] =
+            txmap_sctid::make(990_000_002, None, txmap_sctid::ComponentKind::Relationship)
+                .to_string();
+        ungrouped[4] = other.clone();
+        ungrouped[6] = "0".to_string();
+        rows.push(ungrouped);
+        // The target's distinct sources and its relationships of `ty`.
+        let inbound: Vec<&Vec<String>> = rows
+            .iter()
+            .filter(|r| r[2] == "1" && r[5] == target && r[7] == ty)
+            .collect();
+        let sources: BTreeSet<&String> = inbound.iter().map(|r| &r[4]).collect();
+        picked = Some((
+            source.clone(),
+            target.clone(),
+            ty.clone(),
+            other,
+            sources.len(),
+            inbound.len(),
+        ));
+    });
+    let (source, target, ty, other, concepts, relationships) = picked.unwrap();
+    assert!(
+        relationships > concepts,
+        "the edit adds a repeated relationship"
+    );
+    let ord = |id: &str| ed.ordinal(id.parse().unwrap()).unwrap();
+    let run = |text: &str| eval(&ed, &parse(text).unwrap());
+    assert_eq!(
+        run(&format!("{target} : [{concepts}..{concepts}] R {ty} = *")),
+        vec![ord(&target)],
+        "{concepts} concepts point at {target}"
+    );
+    assert_eq!(
+        run(&format!("{target} : [{relationships}..*] R {ty} = *")),
+        Vec::<u32>::new(),
+        "relationships are not counted"
+    );
+    // The ungrouped attribute satisfies a plain attribute, not a group.
+    assert_eq!(
+        run(&format!("{other} : {ty} = {target}")),
+        vec![ord(&other)]
+    );
+    assert_eq!(
+        run(&format!("{other} : {{ {ty} = {target} }}")),
+        Vec::<u32>::new()
+    );
+    assert_eq!(
+        run(&format!("{other} : [0..0] {{ {ty} = {target} }}")),
+        vec![ord(&other)]
+    );
+    // The grouped one does, in either of its groups.
+    assert_eq!(
+        run(&format!("{source} : [2..2] {{ {ty} = {target} }}")),
+        vec![ord(&source)]
+    );
+    // Through the driven path too (a small value set, a big focus).
+    let many = run(&format!("* : {{ {ty} = {target} }}"));
+    assert!(many.contains(&ord(&source)) && !many.contains(&ord(&other)));
 }

@@ -132,6 +132,9 @@ pub enum MemberOf {
     Fields(Vec<String>),
     /// `^ [*]`: every field.
     AllFields,
+    /// `^R` (ECL 2.3, `refsetContainingAny`): the reference sets that have
+    /// any of the focus concepts as a member — the inverse of `^`.
+    Refsets,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -211,8 +214,10 @@ pub enum Comparison {
     Concept { equal: bool, value: SubExpr },
     /// `op #number`.
     Number { op: NumericOp, value: Number },
-    /// `= "text"` / `!= "text"`.
-    String { equal: bool, value: String },
+    /// `= "text"`, `!= match:"text"`, `= wild:"te*"`, `= ("a" "b")`: a
+    /// plain string (a [`SearchTerm::Match`] that is not `explicit`) is
+    /// compared whole; `match:` and `wild:` search as in a term filter.
+    String { equal: bool, terms: Vec<SearchTerm> },
     /// `= true` / `!= false`.
     Boolean { equal: bool, value: bool },
 }
@@ -310,9 +315,34 @@ pub enum DescriptionFilter {
     },
     Module(ModuleFilter),
     EffectiveTime(TimeFilter),
-    Active(bool, Span),
-    /// `id = 1234` / `id = (1 2)`.
-    Id(Vec<u64>),
+    Active(Activity, Span),
+    /// `id = 1234` / `id != (1 2)`.
+    Id {
+        equal: bool,
+        ids: Vec<u64>,
+    },
+}
+
+/// What an `active` filter keeps: `active = 1` (or `true`), `= 0`, `= *`,
+/// and `!= *`, which keeps nothing. `active != 1` is `Inactive`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activity {
+    Active,
+    Inactive,
+    Either,
+    Neither,
+}
+
+impl Activity {
+    /// Whether a component whose active flag is `active` passes.
+    pub fn keeps(self, active: bool) -> bool {
+        match self {
+            Activity::Active => active,
+            Activity::Inactive => !active,
+            Activity::Either => true,
+            Activity::Neither => false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -361,14 +391,16 @@ pub enum ConceptFilter {
         equal: bool,
         ids: ConceptSet,
     },
-    /// `definitionStatus = primitive` / `defined`.
+    /// `definitionStatus = primitive`, `= defined` or
+    /// `= (primitive defined)`: `defined` lists, in the order written,
+    /// whether each token is `defined`.
     DefinitionStatus {
         equal: bool,
-        defined: bool,
+        defined: Vec<bool>,
     },
     Module(ModuleFilter),
     EffectiveTime(TimeFilter),
-    Active(bool, Span),
+    Active(Activity, Span),
 }
 
 /// `moduleId = X` / `moduleId != (A B)`.
@@ -382,7 +414,7 @@ pub struct ModuleFilter {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimeFilter {
     pub op: NumericOp,
-    /// `YYYYMMDD`.
+    /// `YYYYMMDD`, or 0 for `""` (no effective time: unpublished).
     pub times: Vec<u32>,
 }
 
@@ -402,7 +434,7 @@ pub enum MemberFilter {
     },
     Module(ModuleFilter),
     EffectiveTime(TimeFilter),
-    Active(bool, Span),
+    Active(Activity, Span),
 }
 
 #[derive(Clone, Debug, PartialEq)]

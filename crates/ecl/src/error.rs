@@ -61,8 +61,6 @@ pub enum ParseErrorKind {
     /// deep enough to use the parser's stack budget (unoptimised builds
     /// reach it after about 70 levels).
     TooDeep,
-    /// Valid ECL that the syntax tree cannot represent.
-    Unsupported(&'static str),
 }
 
 impl ParseError {
@@ -132,7 +130,6 @@ impl fmt::Display for ParseErrorKind {
             ParseErrorKind::UnknownFilter(word) => write!(f, "unknown filter `{word}`"),
             ParseErrorKind::MisplacedFilter(why) => f.write_str(why),
             ParseErrorKind::TooDeep => f.write_str("nested too deeply (at most 200 levels)"),
-            ParseErrorKind::Unsupported(what) => write!(f, "{what} is not supported"),
         }
     }
 }

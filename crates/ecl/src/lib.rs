@@ -26,36 +26,48 @@
 //!
 //! # What is supported
 //!
-//! Everything in the specification's grammar (chapter 5, "Formal syntax"):
+//! Every production of the specification's grammar — the brief syntax
+//! (`syntax/ECL.g4` and `abnf-brief.txt` of
+//! IHTSDO/snomed-expression-constraint-language, with ECL 2.3's `^R`) and
+//! the long syntax (`abnf-long.txt`) — and every example the specification
+//! publishes (121 of them, all parsed by hand at each grammar change). Where
+//! each lives:
 //!
-//! - focus concepts with their `|term|`, `*`, nested `( … )`, and
-//!   alternate identifiers (`LOINC#54486-6`, `"scheme#code"`);
-//! - the hierarchy operators `<`, `<<`, `<!`, `<<!`, `>`, `>>`, `>!`,
-//!   `>>!`, top `!!>` and bottom `!!<`; memberOf `^`, `^ [fields]`, `^ [*]`;
-//! - `AND` / `,`, `OR`, `MINUS`, refinements (attribute sets, groups,
-//!   cardinalities, reverse flags, concept, numeric, string and boolean
-//!   values), dotted attributes;
-//! - description, concept and member filters, and history supplements;
-//! - comments `/* … */` wherever white space may be.
+//! | productions | where |
+//! |---|---|
+//! | `expressionConstraint`, `refined…`, `compound…` (`conjunction`, `disjunction`, `exclusion`), `dotted…` | `Parser::expression_rest` → [`Expr`] |
+//! | `subExpressionConstraint`, `constraintOperator` (`<` … `>>!`, `!!>`, `!!<`, and the long `descendantOf` … `parentOrSelfOf`, `top`, `bottom`) | `Parser::sub_expr_inner`, `Parser::operator` → [`SubExpr`], [`Operator`] |
+//! | `refsetOperator`: `memberOf` (`^`, `memberOf`, `[fields]`, `[*]`) and `refsetContainingAny` (`^R`) | `Parser::sub_expr_inner`, `Parser::member_fields` → [`MemberOf`] |
+//! | `eclFocusConcept`: `eclConceptReference` with its `\|term\|`, `wildCard` (`*`, `ANY`), `altIdentifier` (`LOINC#54486-6`, `"scheme#code"`) | `Parser::focus`, `Parser::alternate_id` → [`Focus`] |
+//! | `eclRefinement`, `subRefinement`, `eclAttributeSet`, `eclAttributeGroup`, `cardinality` (`..` or `to`, `*` or `many`), `reverseFlag` (`R`, `reverseOf`), `eclAttribute` | `Parser::refinement`, `Parser::cardinality`, `Parser::attribute` → [`Refinement`] |
+//! | `expressionComparisonOperator` … `idComparisonOperator` (`=`, `!=`, and the long `<>`, `NOT =`) | `Parser::numeric_op`, `Parser::bool_op` |
+//! | concrete values: `numericValue`, `typedSearchTerm(Set)` (strings, `match:`, `wild:`), `booleanValue` | `Parser::comparison` → [`Comparison`] |
+//! | `descriptionFilterConstraint`: `termFilter`, `languageFilter`, `typeIdFilter`, `typeTokenFilter` (`syn`/`synonym`, `fsn`/`fullySpecifiedName`, `def`/`definition`), `dialectIdFilter`, `dialectAliasFilter`, `acceptabilitySet` (`accept(able)`, `prefer(red)`, ids), `moduleFilter`, `effectiveTimeFilter` (`""` = no time), `activeFilter` (`1`, `0`, `true`, `false`, `*`), `descriptionIdFilter` (`=`, `!=`) | `Parser::description_filter` → [`DescriptionFilter`] |
+//! | `conceptFilterConstraint`: `definitionStatusIdFilter`, `definitionStatusTokenFilter` (a token or a set), `moduleFilter`, `effectiveTimeFilter`, `activeFilter` | `Parser::concept_filter` → [`ConceptFilter`] |
+//! | `memberFilterConstraint`: `memberFieldFilter`, `moduleFilter`, `effectiveTimeFilter`, `activeFilter` | `Parser::member_filter` → [`MemberFilter`] |
+//! | `historySupplement`: `HISTORY`, `-MIN`/`-MOD`/`-MAX` (or `_`), `historySubset` | `Parser::history` → [`History`] |
+//! | `ws`, `mws`, `comment` | `Parser::ws` |
 //!
-//! Alternate identifiers are parsed but cannot be evaluated against a
-//! SNOMED CT edition; an evaluator should report them as unsupported. A
-//! code that needs quotes is printed as `scheme#"code"` rather than the
+//! The long syntax reads to the tree its brief form reads to (a test pairs
+//! every keyword form with its brief form); keywords are case-insensitive
+//! whole words, so `top#1` is still an alternate identifier. `^R` is the
+//! two characters `^R` with nothing between them (as `CARAT CAP_R` in the
+//! ANTLR grammar): `^RXN#1` is `^` and an alternate identifier.
+//!
+//! A code that needs quotes is printed as `scheme#"code"` rather than the
 //! specification's `"scheme#code"`, which after `=` in a refinement would
-//! read as a string; both forms parse.
+//! read as a string; both forms parse. The `|term|` after an alternate
+//! identifier is parsed and dropped.
 //!
 //! Search terms keep what evaluation needs: a `match:` term is unescaped
 //! and trimmed, a `wild:` term is kept as written between its quotes,
 //! escapes included, because `\*` (a literal star) and `*` (any run of
-//! characters) must stay apart.
-//!
-//! A few constructs of the grammar are rejected with
-//! [`ParseErrorKind::Unsupported`] because the tree has no place for them:
-//! `active = *`, `id != …`, `match:`/`wild:` and term sets as attribute
-//! values (plain `"strings"` are fine), and `definitionStatus =
-//! (primitive defined)`. The `|term|` after an alternate identifier is
-//! parsed and dropped.
-//!
+//! characters) must stay apart. An attribute's string value is a search
+//! term too (the grammar's `typedSearchTerm`); a plain `"…"` there, which
+//! ECL 1.x–2.0 compared whole, is kept apart from an explicit `match:`
+//! (`SearchTerm::Match::explicit`) so that an evaluator can keep that
+//! meaning.
+
 //! # Normalisation
 //!
 //! The tree keeps what changes meaning and drops what does not, so printing

@@ -97,6 +97,12 @@ fn same_kind(a: &str, b: &str) -> bool {
     a != "MINUS" && kind(a) == kind(b)
 }
 
+/// A byte that may continue an alternate identifier's scheme (`^RXN#1`
+/// is `^` and an identifier, not `^R`).
+fn scheme_part(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'#' | b'-' | b'_')
+}
+
 fn is_blank(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\r' | b'\n')
 }
@@ -400,7 +406,11 @@ impl<'a> Parser<'a> {
         if operator.is_some() {
             self.ws()?;
         }
-        let member_of = if self.eat("^") {
+        let member_of = if self.starts_with("^R") && !self.peek_at(2).is_some_and(scheme_part) {
+            self.pos += 2;
+            self.ws()?;
+            Some(MemberOf::Refsets)
+        } else if self.eat("^") || self.long_keyword("memberOf") {
             self.ws()?;
             let m = if self.peek() == Some(b'[') {
                 self.member_fields()?
@@ -472,8 +482,36 @@ impl<'a> Parser<'a> {
             ("!!>", Top),
             ("!!<", Bottom),
         ];
-        let &(_, op) = OPERATORS.iter().find(|(s, _)| self.eat(s))?;
+        const LONG: [(&str, Operator); 10] = [
+            ("descendantOf", DescendantOf),
+            ("descendantOrSelfOf", DescendantOrSelfOf),
+            ("childOf", ChildOf),
+            ("childOrSelfOf", ChildOrSelfOf),
+            ("ancestorOf", AncestorOf),
+            ("ancestorOrSelfOf", AncestorOrSelfOf),
+            ("parentOf", ParentOf),
+            ("parentOrSelfOf", ParentOrSelfOf),
+            ("top", Top),
+            ("bottom", Bottom),
+        ];
+        if let Some(&(_, op)) = OPERATORS.iter().find(|(s, _)| self.eat(s)) {
+            return Some(op);
+        }
+        let &(_, op) = LONG.iter().find(|(k, _)| self.long_keyword(k))?;
         Some(op)
+    }
+
+    /// Consumes `keyword` (any case) if it is the whole word at the cursor
+    /// and not the scheme of an alternate identifier (`top#1`): the long
+    /// syntax's operators, `memberOf`, `ANY`, `reverseOf`.
+    fn long_keyword(&mut self, keyword: &str) -> bool {
+        let word = self.word();
+        let yes = word.eq_ignore_ascii_case(keyword)
+            && !matches!(self.b.get(self.pos + word.len()), Some(b'#' | b'-' | b'_'));
+        if yes {
+            self.pos += word.len();
+        }
+        yes
     }
 
     /// `[field, field]` or `[*]` after `^`, and the blanks after it.
@@ -512,6 +550,9 @@ impl<'a> Parser<'a> {
                 Ok(Focus::Any(Span::new(self.pos - 1, self.pos)))
             }
             Some(b'(') => self.nested(),
+            Some(b'a' | b'A') if self.long_keyword("any") => {
+                Ok(Focus::Any(Span::new(self.pos - 3, self.pos)))
+            }
             Some(c) if c.is_ascii_alphabetic() || c == b'"' => self.alternate_id(),
             _ => self.unexpected(FOCUS),
         }
@@ -784,9 +825,11 @@ impl<'a> Parser<'a> {
         self.ws()?;
         let min = self.integer()?;
         self.ws()?;
-        self.expect("..", "`..`")?;
+        if !self.eat("..") && !self.keyword("to") {
+            return self.unexpected(&["`..`", "`to`"]);
+        }
         self.ws()?;
-        let max = if self.eat("*") {
+        let max = if self.eat("*") || self.keyword("many") {
             None
         } else {
             Some(self.integer()?)
@@ -817,9 +860,13 @@ impl<'a> Parser<'a> {
     fn attribute(&mut self, start: usize, cardinality: Option<Cardinality>) -> Result<Attribute> {
         let flag_end = |c: u8| c.is_ascii_alphanumeric() || b"#-_".contains(&c);
         let reverse =
-            matches!(self.peek(), Some(b'R' | b'r')) && !self.peek_at(1).is_some_and(flag_end);
+            if matches!(self.peek(), Some(b'R' | b'r')) && !self.peek_at(1).is_some_and(flag_end) {
+                self.pos += 1;
+                true
+            } else {
+                self.long_keyword("reverseOf")
+            };
         if reverse {
-            self.pos += 1;
             self.ws()?;
         }
         let name = self.sub_expr()?;
@@ -834,8 +881,13 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// A comparison operator: `=`, `!=` (also `<>` and `NOT =` in the long
+    /// syntax), `<`, `<=`, `>`, `>=`.
     fn numeric_op(&mut self) -> Option<NumericOp> {
         use NumericOp::*;
+        if self.not_equal_long() {
+            return Some(Ne);
+        }
         let ops = [
             ("!=", Ne),
             ("<=", Le),
@@ -846,6 +898,23 @@ impl<'a> Parser<'a> {
         ];
         let &(_, op) = ops.iter().find(|(s, _)| self.eat(s))?;
         Some(op)
+    }
+
+    /// `<>` or `NOT =` at the cursor, consumed.
+    fn not_equal_long(&mut self) -> bool {
+        if self.eat("<>") {
+            return true;
+        }
+        let save = self.pos;
+        if self.keyword("not")
+            && let Ok(i) = self.blank_end(self.pos)
+            && self.b.get(i) == Some(&b'=')
+        {
+            self.pos = i + 1;
+            return true;
+        }
+        self.pos = save;
+        false
     }
 
     fn comparison(&mut self) -> Result<Comparison> {
@@ -864,21 +933,14 @@ impl<'a> Parser<'a> {
             NumericOp::Ne => false,
             _ => return self.unexpected(&["`#` and a number"]),
         };
-        if self.peek() == Some(b'"') {
-            let start = self.pos;
-            let value = unescape(self.quoted()?);
-            if value.is_empty() {
-                return self.fail_at(start, ParseErrorKind::Empty("string"));
-            }
-            return Ok(Comparison::String { equal, value });
+        if self.strings_ahead() {
+            return Ok(Comparison::String {
+                equal,
+                terms: self.set_of(Self::search_term)?,
+            });
         }
         if let Some(value) = self.boolean() {
             return Ok(Comparison::Boolean { equal, value });
-        }
-        if self.typed_term_ahead() {
-            return self.fail(ParseErrorKind::Unsupported(
-                "`match:` or `wild:` in an attribute value",
-            ));
         }
         Ok(Comparison::Concept {
             equal,
@@ -1055,7 +1117,7 @@ impl<'a> Parser<'a> {
     }
 
     fn bool_op(&mut self) -> Result<bool> {
-        let equal = if self.eat("!=") {
+        let equal = if self.eat("!=") || self.not_equal_long() {
             false
         } else if self.eat("=") {
             true
@@ -1074,7 +1136,6 @@ impl<'a> Parser<'a> {
         if keyword == "effectivetime" {
             return Ok(DescriptionFilter::EffectiveTime(self.time_filter()?));
         }
-        let op_at = self.pos;
         let equal = self.bool_op()?;
         Ok(match keyword {
             "term" => DescriptionFilter::Term {
@@ -1119,8 +1180,10 @@ impl<'a> Parser<'a> {
                 modules: self.concept_set()?,
             }),
             "active" => DescriptionFilter::Active(self.active(equal)?, Span::new(start, self.pos)),
-            _ if !equal => return self.fail_at(op_at, ParseErrorKind::Unsupported("`id !=`")),
-            _ => DescriptionFilter::Id(self.set_of(Self::sctid)?),
+            _ => DescriptionFilter::Id {
+                equal,
+                ids: self.set_of(Self::sctid)?,
+            },
         })
     }
 
@@ -1189,20 +1252,19 @@ impl<'a> Parser<'a> {
         Ok(code.to_string())
     }
 
+    /// `fsn`, `syn`, `def`, or their long names `fullySpecifiedName`,
+    /// `synonym`, `definition`.
     fn description_type(&mut self) -> Result<DescriptionType> {
         let types = [
             ("fsn", DescriptionType::Fsn),
+            ("fullySpecifiedName", DescriptionType::Fsn),
             ("syn", DescriptionType::Synonym),
+            ("synonym", DescriptionType::Synonym),
             ("def", DescriptionType::Definition),
+            ("definition", DescriptionType::Definition),
         ];
-        match types
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(self.word()))
-        {
-            Some(&(_, t)) => {
-                self.pos += 3;
-                Ok(t)
-            }
+        match types.iter().find(|(k, _)| self.keyword(k)) {
+            Some(&(_, t)) => Ok(t),
             None => self.unexpected(&["`fsn`", "`syn`", "`def`"]),
         }
     }
@@ -1290,19 +1352,28 @@ impl<'a> Parser<'a> {
         Ok(Some(set))
     }
 
-    fn active(&mut self, equal: bool) -> Result<bool> {
+    fn active(&mut self, equal: bool) -> Result<Activity> {
+        if self.eat("*") {
+            return Ok(if equal {
+                Activity::Either
+            } else {
+                Activity::Neither
+            });
+        }
         let word = self.word();
         let value = if word == "1" || word.eq_ignore_ascii_case("true") {
             true
         } else if word == "0" || word.eq_ignore_ascii_case("false") {
             false
-        } else if self.peek() == Some(b'*') {
-            return self.fail(ParseErrorKind::Unsupported("`active = *`"));
         } else {
-            return self.unexpected(&["`true`", "`false`", "`1`", "`0`"]);
+            return self.unexpected(&["`true`", "`false`", "`1`", "`0`", "`*`"]);
         };
         self.pos += word.len();
-        Ok(value == equal)
+        Ok(if value == equal {
+            Activity::Active
+        } else {
+            Activity::Inactive
+        })
     }
 
     /// `op "YYYYMMDD"` or `op ("YYYYMMDD" …)`.
@@ -1323,6 +1394,10 @@ impl<'a> Parser<'a> {
             return self.unexpected(&["a quoted date"]);
         }
         let raw = self.quoted()?;
+        // `""`: no effective time (an unpublished component).
+        if raw.is_empty() {
+            return Ok(0);
+        }
         let date = Some(raw)
             .filter(|d| d.len() == 8 && d.bytes().all(|c| c.is_ascii_digit()))
             .and_then(|d| d.parse::<u32>().ok())
@@ -1353,8 +1428,7 @@ impl<'a> Parser<'a> {
                 ids: self.concept_set()?,
             },
             "definitionstatus" => {
-                let at = self.pos;
-                let tokens = self.set_of(|p| {
+                let defined = self.set_of(|p| {
                     if p.keyword("primitive") {
                         Ok(false)
                     } else if p.keyword("defined") {
@@ -1363,16 +1437,7 @@ impl<'a> Parser<'a> {
                         p.unexpected(&["`primitive`", "`defined`"])
                     }
                 })?;
-                if tokens.iter().any(|&t| t != tokens[0]) {
-                    return self.fail_at(
-                        at,
-                        ParseErrorKind::Unsupported("`definitionStatus = (primitive defined)`"),
-                    );
-                }
-                ConceptFilter::DefinitionStatus {
-                    equal,
-                    defined: tokens[0],
-                }
+                ConceptFilter::DefinitionStatus { equal, defined }
             }
             "moduleid" => ConceptFilter::Module(ModuleFilter {
                 equal,

@@ -99,6 +99,7 @@ impl Display for SubExpr {
         match &self.member_of {
             None => {}
             Some(MemberOf::Components) => f.write_str("^ ")?,
+            Some(MemberOf::Refsets) => f.write_str("^R ")?,
             Some(MemberOf::AllFields) => f.write_str("^ [*] ")?,
             Some(MemberOf::Fields(fields)) => {
                 f.write_str("^ [")?;
@@ -212,9 +213,9 @@ impl Display for Comparison {
         match self {
             Comparison::Concept { equal: e, value } => write!(f, "{} {value}", equal(*e)),
             Comparison::Number { op, value } => write!(f, "{} {value}", op.symbol()),
-            Comparison::String { equal: e, value } => {
+            Comparison::String { equal: e, terms } => {
                 write!(f, "{} ", equal(*e))?;
-                quoted(f, value)
+                set(f, terms)
             }
             Comparison::Boolean { equal: e, value } => write!(f, "{} {value}", equal(*e)),
         }
@@ -370,12 +371,23 @@ impl Display for DescriptionFilter {
             }
             DescriptionFilter::Module(m) => m.fmt(f),
             DescriptionFilter::EffectiveTime(t) => t.fmt(f),
-            DescriptionFilter::Active(active, _) => write!(f, "active = {active}"),
-            DescriptionFilter::Id(ids) => {
-                f.write_str("id = ")?;
+            DescriptionFilter::Active(active, _) => active.fmt(f),
+            DescriptionFilter::Id { equal: e, ids } => {
+                write!(f, "id {} ", equal(*e))?;
                 set(f, ids)
             }
         }
+    }
+}
+
+impl Display for Activity {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Activity::Active => "active = true",
+            Activity::Inactive => "active = false",
+            Activity::Either => "active = *",
+            Activity::Neither => "active != *",
+        })
     }
 }
 
@@ -390,7 +402,10 @@ struct Date(u32);
 
 impl Display for Date {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{:08}\"", self.0)
+        match self.0 {
+            0 => f.write_str("\"\""),
+            t => write!(f, "\"{t:08}\""),
+        }
     }
 }
 
@@ -408,12 +423,16 @@ impl Display for ConceptFilter {
                 write!(f, "definitionStatusId {} {ids}", equal(*e))
             }
             ConceptFilter::DefinitionStatus { equal: e, defined } => {
-                let token = if *defined { "defined" } else { "primitive" };
-                write!(f, "definitionStatus {} {token}", equal(*e))
+                write!(f, "definitionStatus {} ", equal(*e))?;
+                let tokens: Vec<_> = defined
+                    .iter()
+                    .map(|&d| if d { "defined" } else { "primitive" })
+                    .collect();
+                set(f, &tokens)
             }
             ConceptFilter::Module(m) => m.fmt(f),
             ConceptFilter::EffectiveTime(t) => t.fmt(f),
-            ConceptFilter::Active(active, _) => write!(f, "active = {active}"),
+            ConceptFilter::Active(active, _) => active.fmt(f),
         }
     }
 }
@@ -451,7 +470,7 @@ impl Display for MemberFilter {
             }
             MemberFilter::Module(m) => m.fmt(f),
             MemberFilter::EffectiveTime(t) => t.fmt(f),
-            MemberFilter::Active(active, _) => write!(f, "active = {active}"),
+            MemberFilter::Active(active, _) => active.fmt(f),
         }
     }
 }

@@ -78,6 +78,7 @@ fn sub(out: &mut String, s: &SubExpr) {
     match &s.member_of {
         None => {}
         Some(MemberOf::Components) => out.push_str("^ "),
+        Some(MemberOf::Refsets) => out.push_str("^R "),
         Some(MemberOf::AllFields) => out.push_str("^[*] "),
         Some(MemberOf::Fields(v)) => write!(out, "^[{}] ", v.join(",")).unwrap(),
     }
@@ -186,8 +187,9 @@ fn refinement(out: &mut String, r: &Refinement) {
                 Comparison::Number { op, value } => {
                     write!(out, "{} #{}", op.symbol(), value.text).unwrap()
                 }
-                Comparison::String { equal, value } => {
-                    write!(out, "{}{value:?}", eq(*equal)).unwrap()
+                Comparison::String { equal, terms: t } => {
+                    out.push_str(eq(*equal));
+                    terms(out, t);
                 }
                 Comparison::Boolean { equal, value } => {
                     write!(out, "{}{value}", eq(*equal)).unwrap()
@@ -313,10 +315,10 @@ fn description_filter(out: &mut String, f: &DescriptionFilter) {
             time(out, t);
             out.push(')');
         }
-        DescriptionFilter::Active(a, _) => write!(out, "(active {a})").unwrap(),
-        DescriptionFilter::Id(ids) => {
+        DescriptionFilter::Active(a, _) => write!(out, "(active {})", activity(*a)).unwrap(),
+        DescriptionFilter::Id { equal, ids } => {
             let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
-            write!(out, "(id {})", ids.join(" ")).unwrap()
+            write!(out, "(id {}{})", eq(*equal), ids.join(" ")).unwrap()
         }
     }
 }
@@ -329,8 +331,11 @@ fn concept_filter(out: &mut String, f: &ConceptFilter) {
             out.push(')');
         }
         ConceptFilter::DefinitionStatus { equal, defined } => {
-            let token = if *defined { "defined" } else { "primitive" };
-            write!(out, "(definitionStatus {}{token})", eq(*equal)).unwrap()
+            let tokens: Vec<_> = defined
+                .iter()
+                .map(|&d| if d { "defined" } else { "primitive" })
+                .collect();
+            write!(out, "(definitionStatus {}{})", eq(*equal), tokens.join(" ")).unwrap()
         }
         ConceptFilter::Module(m) => module(out, m),
         ConceptFilter::EffectiveTime(t) => {
@@ -338,7 +343,7 @@ fn concept_filter(out: &mut String, f: &ConceptFilter) {
             time(out, t);
             out.push(')');
         }
-        ConceptFilter::Active(a, _) => write!(out, "(active {a})").unwrap(),
+        ConceptFilter::Active(a, _) => write!(out, "(active {})", activity(*a)).unwrap(),
     }
 }
 
@@ -374,6 +379,15 @@ fn member_filter(out: &mut String, f: &MemberFilter) {
             time(out, t);
             out.push(')');
         }
-        MemberFilter::Active(a, _) => write!(out, "(active {a})").unwrap(),
+        MemberFilter::Active(a, _) => write!(out, "(active {})", activity(*a)).unwrap(),
+    }
+}
+
+fn activity(a: Activity) -> &'static str {
+    match a {
+        Activity::Active => "true",
+        Activity::Inactive => "false",
+        Activity::Either => "*",
+        Activity::Neither => "!*",
     }
 }

@@ -125,9 +125,10 @@ const NUMERIC: [NumericOp; 6] = [
 /// A sub-expression; `simple` keeps it to an operator and a concept (for
 /// filter values, to bound the size).
 fn sub(rng: &mut Rng, depth: u32) -> SubExpr {
-    let member_of = rng.chance(20).then(|| match rng.below(3) {
+    let member_of = rng.chance(20).then(|| match rng.below(4) {
         0 => MemberOf::Components,
         1 => MemberOf::AllFields,
+        2 => MemberOf::Refsets,
         _ => MemberOf::Fields(rng.many(1, 3, |r| word(r, 1, 6))),
     });
     let member_filters = if member_of.is_some() && depth > 0 && rng.chance(30) {
@@ -210,7 +211,7 @@ fn attribute(rng: &mut Rng, depth: u32) -> Attribute {
         },
         3 => Comparison::String {
             equal: rng.chance(50),
-            value: rng.pick(&["x", "a \"b\" \\ c", "  spaced  "]).to_string(),
+            terms: rng.many(1, 3, search_term),
         },
         _ => Comparison::Boolean {
             equal: rng.chance(50),
@@ -333,11 +334,11 @@ fn filter(rng: &mut Rng, depth: u32) -> Filter {
                 },
                 1 => ConceptFilter::DefinitionStatus {
                     equal: r.chance(50),
-                    defined: r.chance(50),
+                    defined: r.many(1, 2, |r| r.chance(50)),
                 },
                 2 => ConceptFilter::Module(module(r, depth)),
                 3 => ConceptFilter::EffectiveTime(time_filter(r)),
-                _ => ConceptFilter::Active(r.chance(50), span()),
+                _ => ConceptFilter::Active(activity(r), span()),
             }),
             span(),
         );
@@ -395,17 +396,29 @@ fn filter(rng: &mut Rng, depth: u32) -> Filter {
         },
         6 => DescriptionFilter::Module(module(r, depth)),
         7 => DescriptionFilter::EffectiveTime(time_filter(r)),
-        8 => DescriptionFilter::Active(r.chance(50), span()),
-        _ => DescriptionFilter::Id(r.many(1, 3, sctid)),
+        8 => DescriptionFilter::Active(activity(r), span()),
+        _ => DescriptionFilter::Id {
+            equal: r.chance(50),
+            ids: r.many(1, 3, sctid),
+        },
     };
     Filter::Description(rng.many(1, 3, one), span())
+}
+
+fn activity(rng: &mut Rng) -> Activity {
+    *rng.pick(&[
+        Activity::Active,
+        Activity::Inactive,
+        Activity::Either,
+        Activity::Neither,
+    ])
 }
 
 fn member_filter(rng: &mut Rng, depth: u32) -> MemberFilter {
     match rng.below(4) {
         0 => MemberFilter::Module(module(rng, depth)),
         1 => MemberFilter::EffectiveTime(time_filter(rng)),
-        2 => MemberFilter::Active(rng.chance(50), span()),
+        2 => MemberFilter::Active(activity(rng), span()),
         _ => {
             let name = rng
                 .pick(&[

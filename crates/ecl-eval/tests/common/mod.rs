@@ -179,3 +179,48 @@ pub fn group(cardinality: Option<Cardinality>, inner: Refinement) -> Refinement 
 }
 
 pub use Operator::*;
+
+/// A synthetic release in `dir`, with `edit` given the relationship
+/// snapshot's rows (RF2 columns, header dropped) to change before import.
+pub fn synth_edited(
+    dir: &Path,
+    concepts: usize,
+    seed: u64,
+    edit: impl FnOnce(&mut Vec<Vec<String>>),
+) -> Ed {
+    let rf2 = dir.join(format!("rf2-edited-{concepts}-{seed}"));
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(concepts, seed), &rf2).unwrap();
+    let file = find(&rf2, "sct2_Relationship_Snapshot").expect("a relationship file");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().to_string();
+    let mut rows: Vec<Vec<String>> = lines
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect();
+    edit(&mut rows);
+    let mut out = header + "\r\n";
+    for r in &rows {
+        out.push_str(&r.join("\t"));
+        out.push_str("\r\n");
+    }
+    std::fs::write(&file, out).unwrap();
+    import(
+        vec![rf2],
+        &dir.join(format!("edited-{concepts}-{seed}.txmap")),
+    )
+}
+
+/// The first file under `dir` whose name starts with `prefix`.
+pub fn find(dir: &Path, prefix: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()? {
+        let p = e.ok()?.path();
+        if p.is_dir() {
+            if let Some(f) = find(&p, prefix) {
+                return Some(f);
+            }
+        } else if p.file_name()?.to_str()?.starts_with(prefix) {
+            return Some(p);
+        }
+    }
+    None
+}
