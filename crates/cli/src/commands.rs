@@ -10,6 +10,7 @@ use txmap_load::{EditionBytes, LoadMode};
 use txmap_store::Edition;
 
 use crate::progress::{Progress, human};
+use crate::query::Found;
 
 /// txmap: a FHIR terminology server for SNOMED CT, and its tools.
 #[derive(Debug, Parser)]
@@ -39,6 +40,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Evaluate an expression constraint: the concepts, one per line
+    /// (code TAB preferred term), or their count. Exit 0 if any, 1 if none.
+    Ecl(crate::query::EclArgs),
+    /// Find concepts by the words of their terms: code TAB preferred term
+    /// TAB the term that matched.
+    Search(crate::query::SearchArgs),
+    /// A concept's parents, children, ancestors or descendants.
+    Hierarchy(crate::query::HierarchyArgs),
+    /// A concept's historical associations, both ways: direction (`to`:
+    /// this concept's targets, `from`: the concepts pointing at it) TAB
+    /// refset TAB its name TAB code TAB preferred term.
+    History(crate::query::HistoryArgs),
+    /// What an expression gains (`+`) and loses (`-`) from one edition to
+    /// another. Exit 0 if nothing changed, 1 if something did.
+    Diff(crate::query::DiffArgs),
     /// Write a deterministic synthetic RF2 Snapshot release.
     Synth(SynthArgs),
     /// Serve editions over HTTP. With no config, serves a synthetic demo
@@ -201,17 +217,25 @@ fn parse_size(s: &str) -> Result<u64, String> {
     txmap_server::config::parse_size(s)
 }
 
-pub fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+/// Runs the command: `Found::No` is "nothing found" for the query
+/// commands (exit 1); every other command finds what it does.
+pub fn run(cli: Cli) -> Result<Found> {
+    let done = match cli.command {
         Command::Import(a) => import(a),
         Command::Verify { file } => verify(file),
         Command::Inspect { file, json } => inspect(file, json),
         Command::Lookup { file, sctid, json } => lookup(file, sctid, json),
+        Command::Ecl(a) => return crate::query::ecl(a),
+        Command::Search(a) => return crate::query::search(a),
+        Command::Hierarchy(a) => return crate::query::hierarchy(a),
+        Command::History(a) => return crate::query::history(a),
+        Command::Diff(a) => return crate::query::diff(a),
         Command::Synth(a) => synth(a),
         Command::Serve(a) => serve(a),
         Command::Conformance(a) => conformance(a),
         Command::Bench(c) => crate::bench::run(c),
-    }
+    };
+    done.map(|()| Found::Yes)
 }
 
 fn import(a: ImportArgs) -> Result<()> {
@@ -291,7 +315,7 @@ fn import(a: ImportArgs) -> Result<()> {
 }
 
 /// Maps an edition file (reading it if mapping fails) and opens it.
-fn open(file: &Path) -> Result<Edition<EditionBytes>> {
+pub(crate) fn open(file: &Path) -> Result<Edition<EditionBytes>> {
     let loaded = txmap_load::load(file, LoadMode::Mmap)?;
     Edition::open(loaded.bytes).with_context(|| format!("{}", file.display()))
 }
