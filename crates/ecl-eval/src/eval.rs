@@ -7,8 +7,9 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use txmap_ecl::{
-    ConceptFilter, ConceptRef, ConceptSet, DescriptionFilter, Expr, FieldComparison, Filter, Focus,
-    History, MemberFilter, MemberFilterSet, MemberOf, Operator, Refinement, Span, SubExpr,
+    Activity, ConceptFilter, ConceptRef, ConceptSet, DescriptionFilter, Expr, FieldComparison,
+    Filter, Focus, History, MemberFilter, MemberFilterSet, MemberOf, Operator, Refinement, Span,
+    SubExpr,
 };
 use txmap_store::sctid::association::{PARTIALLY_EQUIVALENT_TO, REPLACED_BY, SAME_AS, WAS_A};
 use txmap_store::{Edition, Member, RefsetKind};
@@ -30,6 +31,11 @@ const LAZY_FOCUS_RATIO: usize = 32;
 
 /// How often (in work units) the deadline is checked.
 const CHECK_EVERY: u64 = 4096;
+const OLD_FILE_META: &str =
+    "a member's module or effective time (this edition file predates format 1.3: import it again)";
+const OLD_FILE_INACTIVE: &str =
+    "inactive refset members (this edition file predates format 1.3: import it again)";
+
 /// `^R` over more than one concept in this many refset members walks the
 /// refsets instead of looking up each concept's memberships.
 const REFSETS_SCAN_RATIO: usize = 16;
@@ -279,12 +285,23 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                         comparison: FieldComparison::Concept { value, .. },
                         ..
                     } => self.check_sub(value)?,
-                    MemberFilter::Field { .. } | MemberFilter::Active(..) => {}
-                    MemberFilter::Module(_) => {
-                        return Err(not_supported("moduleId member filter", set.span));
+                    MemberFilter::Field { .. } => {}
+                    MemberFilter::Active(a, span) if a.keeps(false) => {
+                        if !self.ed.has_inactive_members() {
+                            return Err(not_supported(OLD_FILE_INACTIVE, *span));
+                        }
+                    }
+                    MemberFilter::Active(..) => {}
+                    MemberFilter::Module(m) => {
+                        self.check_set(&m.modules)?;
+                        if !self.ed.has_member_meta() {
+                            return Err(not_supported(OLD_FILE_META, set.span));
+                        }
                     }
                     MemberFilter::EffectiveTime(_) => {
-                        return Err(not_supported("effectiveTime member filter", set.span));
+                        if !self.ed.has_member_meta() {
+                            return Err(not_supported(OLD_FILE_META, set.span));
+                        }
                     }
                 }
             }
@@ -585,12 +602,18 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     .collect::<R<Vec<_>>>()?,
                 _ => Vec::new(),
             };
+            let inactive = if wants_inactive(filters) {
+                Some(ed.inactive_members_iter(id)?)
+            } else {
+                None
+            };
             let members = ed.members_iter(id)?;
-            self.tick(members.len() + 1)?;
-            // Members come by component, ascending: the passing ones'
-            // ordinals are found in one walk (`ordinals_of_sorted`).
+            self.tick(members.len() + inactive.as_ref().map_or(0, |i| i.len()) + 1)?;
+            // Members come by component, ascending (the active, then the
+            // inactive): the passing ones' ordinals are found in a walk
+            // each (`ordinals_of_sorted`).
             let mut components = Vec::new();
-            for member in members {
+            for member in members.chain(inactive.into_iter().flatten()) {
                 let member = &member?;
                 if !self.member_passes(member, &checks)? {
                     continue;
@@ -618,6 +641,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 }
             }
             if !components.is_empty() {
+                if !components.is_sorted() {
+                    components.sort_unstable();
+                }
                 let concepts = ed.ordinals_of_sorted(components)?;
                 out = if out.is_empty() {
                     concepts
@@ -648,7 +674,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         let ed = self.ed;
         let total: usize = ed.refsets().map(|r| r.member_count as usize).sum();
         let mut out = Vec::new();
-        if concepts.len().saturating_mul(REFSETS_SCAN_RATIO) < total {
+        let inactive = wants_inactive(filters);
+        // Only active memberships are indexed by component.
+        if !inactive && concepts.len().saturating_mul(REFSETS_SCAN_RATIO) < total {
             for &c in concepts {
                 let members = ed.component_refsets(ed.sctid(c)?)?;
                 self.tick(members.len() + 1)?;
@@ -666,15 +694,25 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             return Ok(normalize(out));
         }
         let wanted = crate::set::Bits::of(ed.concept_count(), concepts);
-        let refsets: Vec<_> = ed.refsets().map(|r| (r.id, r.field_names())).collect();
+        let mut refsets: Vec<_> = ed.refsets().map(|r| (r.id, r.field_names())).collect();
+        if inactive {
+            refsets.extend(ed.inactive_refsets().map(|r| (r.id, r.field_names())));
+            refsets.sort_by_key(|&(id, _)| id);
+            refsets.dedup_by_key(|&mut (id, _)| id);
+        }
         for (id, names) in refsets {
             let Some(refset) = ed.ordinal(id) else {
                 continue;
             };
             let checks = member_checks(names, filters, span)?;
             let members = ed.members_iter(id)?;
-            self.tick(members.len() + 1)?;
-            for member in members {
+            let rest = if inactive {
+                Some(ed.inactive_members_iter(id)?)
+            } else {
+                None
+            };
+            self.tick(members.len() + rest.as_ref().map_or(0, |r| r.len()) + 1)?;
+            for member in members.chain(rest.into_iter().flatten()) {
                 let member = &member?;
                 if ed
                     .ordinal(member.component)
@@ -696,7 +734,15 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     Some(v) => self.field_holds(comparison, v)?,
                     None => false,
                 },
-                MemberCheck::Active(active) => active,
+                MemberCheck::Active(active) => active.keeps(member.active),
+                // (`check` refused these for files without the metadata.)
+                MemberCheck::Module(m) => match member.module {
+                    Some(module) => self.module_holds(m, module)?,
+                    None => false,
+                },
+                MemberCheck::Time(t) => member
+                    .effective_time
+                    .is_some_and(|time| crate::filter::time_holds(t, time)),
             };
             if !ok {
                 return Ok(false);
@@ -1175,6 +1221,8 @@ impl<'m> FieldValue<'m> {
 enum Column {
     Component,
     Refset,
+    /// `moduleId`, from the member's metadata (format 1.3).
+    Module,
     /// The `i`th column after `referencedComponentId`.
     Field(usize),
     /// The refset has no such column.
@@ -1186,9 +1234,16 @@ impl Column {
         Ok(match name {
             "referencedComponentId" => Column::Component,
             "refsetId" => Column::Refset,
-            "id" | "effectiveTime" | "active" | "moduleId" => {
+            "moduleId" => Column::Module,
+            "id" => {
                 return Err(not_supported(
-                    format!("refset column {name} (not kept in the edition)"),
+                    "refset column id (not kept in the edition)",
+                    span,
+                ));
+            }
+            "effectiveTime" | "active" => {
+                return Err(not_supported(
+                    format!("refset column {name} as a value (it holds no concepts)"),
                     span,
                 ));
             }
@@ -1205,6 +1260,7 @@ impl Column {
         match self {
             Column::Component => Some(FieldValue::Id(member.component)),
             Column::Refset => Some(FieldValue::Id(member.refset)),
+            Column::Module => member.module.map(FieldValue::Id),
             Column::Field(i) => member.field(i).map(FieldValue::Text),
             Column::Missing => None,
         }
@@ -1214,10 +1270,34 @@ impl Column {
 /// One test of a member filter, its column found.
 enum MemberCheck<'f> {
     Field(Column, &'f FieldComparison),
-    Active(bool),
+    Active(Activity),
+    Module(&'f txmap_ecl::ModuleFilter),
+    Time(&'f txmap_ecl::TimeFilter),
 }
 
-/// The member filters as tests on this refset's columns.
+/// Whether the member filters keep inactive members, which are then read
+/// too.
+fn wants_inactive(filters: &[MemberFilterSet]) -> bool {
+    let actives = filters
+        .iter()
+        .flat_map(|set| &set.filters)
+        .filter_map(|f| match f {
+            MemberFilter::Active(a, _) => Some(*a),
+            _ => None,
+        });
+    // Every active filter must keep inactive ones (they are conjoined).
+    let mut any = false;
+    for a in actives {
+        if !a.keeps(false) {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+/// The member filters as tests on this refset's columns (with the
+/// default `active = 1` when no filter says otherwise).
 fn member_checks<'f>(
     names: &[String],
     filters: &'f [MemberFilterSet],
@@ -1230,13 +1310,15 @@ fn member_checks<'f>(
                 MemberFilter::Field { name, comparison } => {
                     MemberCheck::Field(Column::find(names, name, span)?, comparison)
                 }
-                // Only active members are stored.
-                MemberFilter::Active(active, _) => MemberCheck::Active(active.keeps(true)),
-                MemberFilter::Module(_) | MemberFilter::EffectiveTime(_) => {
-                    return Err(not_supported("module or time member filter", set.span));
-                }
+                MemberFilter::Active(active, _) => MemberCheck::Active(*active),
+                MemberFilter::Module(m) => MemberCheck::Module(m),
+                MemberFilter::EffectiveTime(t) => MemberCheck::Time(t),
             });
         }
+    }
+    // Without an `active` filter, members are the active ones.
+    if !checks.iter().any(|c| matches!(c, MemberCheck::Active(_))) {
+        checks.push(MemberCheck::Active(Activity::Active));
     }
     Ok(checks)
 }

@@ -286,7 +286,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         }
     }
 
-    fn module_holds(&mut self, m: &ModuleFilter, module: u64) -> R<bool> {
+    pub(crate) fn module_holds(&mut self, m: &ModuleFilter, module: u64) -> R<bool> {
         Ok(self.in_concept_set(&m.modules, module)? == m.equal)
     }
 

@@ -35,14 +35,17 @@
 //!   history supplement.
 //! * **`^ R`**: the concepts referenced by active members of each refset in
 //!   R; a concept that is no refset adds nothing. `^ [f] R`: the values of
-//!   field `f` that are concepts of the edition (`referencedComponentId` and
-//!   `refsetId` included); a value that is no SCTID is
-//!   [`EvalError::NotSupported`], as are the `id`, `moduleId`,
-//!   `effectiveTime` and `active` columns, which the edition does not keep.
-//!   Member filters compare the refset's own fields by name; only active
-//!   members are stored, so `active = true` holds for every member and
-//!   `active = false` for none, and `moduleId`/`effectiveTime` member
-//!   filters are `NotSupported`.
+//!   field `f` that are concepts of the edition (`referencedComponentId`,
+//!   `refsetId` and `moduleId` included); a value that is no SCTID is
+//!   [`EvalError::NotSupported`], as are the `id` column (the UUID, not
+//!   kept) and `effectiveTime` and `active` (no concepts). Member filters
+//!   compare the refset's own fields by name, and `moduleId`,
+//!   `effectiveTime` and `active` the member row's own (format 1.3 keeps
+//!   them, with the inactive members: the latest row of a member's UUID).
+//!   Without an `active` filter the members are the active ones; `active =
+//!   0` or `active = *` reads the inactive ones too. On a file before
+//!   format 1.3 those filters are `NotSupported` (the file does not know),
+//!   never an empty answer.
 //! * **`^R C`** (ECL 2.3, refsets containing any): the refsets with an
 //!   active member (passing the member filters) whose referenced component
 //!   is a concept of C — language refsets excepted, as for `^`. A few

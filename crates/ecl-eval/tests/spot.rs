@@ -427,7 +427,6 @@ fn member_filters_agree_with_the_members() {
             run(&format!("^ {id} {{{{ M refsetId = {id}, active = 1 }}}}")),
             components(&members)
         );
-        assert!(run(&format!("^ {id} {{{{ M active = 0 }}}}")).is_empty());
 
         for (i, name) in names.iter().enumerate() {
             let Some(value) = first.field(i).filter(|v| !v.is_empty()) else {
@@ -512,7 +511,7 @@ fn reverse_cardinality_counts_concepts_and_groups_are_role_groups() {
     const IS_A: &str = "116680003";
     let dir = tempfile::tempdir().unwrap();
     let mut picked = None;
-    let ed = synth_edited(dir.path(), 2500, 11, |rows| {
+    let ed = synth_edited(dir.path(), 2500, 11, "sct2_Relationship_Snapshot", |rows| {
         let active = |r: &Vec<String>| r[2] == "1" && r[7] != IS_A;
         // A grouped attribute (source, target, group, type) …
         let grouped = rows
@@ -605,4 +604,109 @@ fn reverse_cardinality_counts_concepts_and_groups_are_role_groups() {
     // Through the driven path too (a small value set, a big focus).
     let many = run(&format!("* : {{ {ty} = {target} }}"));
     assert!(many.contains(&ord(&source)) && !many.contains(&ord(&other)));
+}
+
+/// Inactive members and each member's module and effective time, against
+/// the simple refset's RF2 rows as edited (a few members moved to another
+/// module).
+#[test]
+fn inactive_members_and_member_metadata() {
+    const OTHER_MODULE: &str = "900000000000012004";
+    let dir = tempfile::tempdir().unwrap();
+    let mut kept = Vec::new();
+    let ed = synth_edited(dir.path(), 2500, 13, "der2_Refset_SimpleSnapshot", |rows| {
+        for (i, r) in rows.iter_mut().enumerate() {
+            if i % 4 == 0 {
+                r[3] = OTHER_MODULE.to_string();
+            }
+        }
+        kept = rows.clone();
+    });
+    // (refset, component, active, module, effectiveTime) of every row.
+    type Row = (u64, u64, bool, String, u32);
+    let rows: Vec<Row> = kept
+        .iter()
+        .map(|r| {
+            (
+                r[4].parse().unwrap(),
+                r[5].parse().unwrap(),
+                r[2] == "1",
+                r[3].clone(),
+                r[1].parse().unwrap(),
+            )
+        })
+        .collect();
+    let refset = rows[0].0;
+    assert!(
+        rows.iter().any(|r| !r.2),
+        "the release has inactive members"
+    );
+    let expect = |f: &dyn Fn(&Row) -> bool| {
+        sorted(
+            rows.iter()
+                .filter(|r| r.0 == refset && f(r))
+                .filter_map(|r| ed.ordinal(r.1))
+                .collect(),
+        )
+    };
+    let run = |text: &str| eval(&ed, &parse(text).unwrap());
+    assert_eq!(run(&format!("^ {refset}")), expect(&|r| r.2));
+    assert_eq!(
+        run(&format!("^ {refset} {{{{ M active = 0 }}}}")),
+        expect(&|r| !r.2)
+    );
+    assert_eq!(
+        run(&format!("^ {refset} {{{{ M active = * }}}}")),
+        expect(&|_| true)
+    );
+    assert_eq!(
+        run(&format!("^ {refset} {{{{ M active != * }}}}")),
+        Vec::<u32>::new()
+    );
+    assert_eq!(
+        run(&format!("^ {refset} {{{{ M moduleId = {OTHER_MODULE} }}}}")),
+        expect(&|r| r.2 && r.3 == OTHER_MODULE)
+    );
+    assert_eq!(
+        run(&format!(
+            "^ {refset} {{{{ M moduleId != {OTHER_MODULE}, active = 0 }}}}"
+        )),
+        expect(&|r| !r.2 && r.3 != OTHER_MODULE)
+    );
+    let mut times: Vec<u32> = rows.iter().filter(|r| r.0 == refset).map(|r| r.4).collect();
+    times.sort_unstable();
+    let mid = times[times.len() / 2];
+    assert_eq!(
+        run(&format!(
+            "^ {refset} {{{{ M effectiveTime >= \"{mid}\" }}}}"
+        )),
+        expect(&|r| r.2 && r.4 >= mid)
+    );
+    assert_eq!(
+        run(&format!(
+            "^ {refset} {{{{ M effectiveTime < \"{mid}\", active = * }}}}"
+        )),
+        expect(&|r| r.4 < mid)
+    );
+    // `^ [moduleId]`: the modules of the members.
+    let modules: Vec<u32> = sorted(
+        rows.iter()
+            .filter(|r| r.0 == refset && r.2)
+            .filter_map(|r| ed.ordinal(r.3.parse().unwrap()))
+            .collect(),
+    );
+    assert_eq!(run(&format!("^ [moduleId] {refset}")), modules);
+    // `^R` over an inactive member finds the refset only when asked to.
+    let gone = rows
+        .iter()
+        .find(|r| r.0 == refset && !r.2 && !rows.iter().any(|a| a.1 == r.1 && a.2))
+        .expect("a concept only inactive in the refset");
+    let refset_ord = ed.ordinal(refset).into_iter().collect::<Vec<_>>();
+    assert!(!run(&format!("^R {}", gone.1)).contains(&refset_ord[0]));
+    assert_eq!(
+        run(&format!("^R {} {{{{ M active = 0 }}}}", gone.1)),
+        refset_ord
+    );
+    let member = rows.iter().find(|r| r.0 == refset && r.2).unwrap();
+    assert!(run(&format!("^R {}", member.1)).contains(&refset_ord[0]));
 }

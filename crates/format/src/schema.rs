@@ -149,6 +149,29 @@ section_kinds! {
     /// this list.
     Languages = 61,
 
+    /// `[MemberMetaRecord]`, one per `Members` record in the same order:
+    /// each member's module and effective time. Optional (format 1.3):
+    /// without it, member filters on `moduleId` and `effectiveTime` are
+    /// unanswerable.
+    MemberMeta = 62,
+    /// `[RefsetRecord]` sorted by refset SCTID, ranges into
+    /// `InactiveMembers`: the refsets with inactive members (language
+    /// refsets excepted). Optional (format 1.3).
+    InactiveRefsets = 63,
+    /// `[MemberRecord]`: inactive members, grouped by refset in
+    /// `InactiveRefsets` order, each group sorted by referenced component;
+    /// fields in `MemberFieldHeap`. Optional (format 1.3).
+    InactiveMembers = 64,
+    /// `[MemberMetaRecord]`, one per `InactiveMembers` record. Optional
+    /// (format 1.3).
+    InactiveMemberMeta = 65,
+    /// `[U64]` ascending: the module SCTIDs that `MemberMetaRecord::module`
+    /// indexes. Optional (format 1.3).
+    MemberModules = 66,
+    /// `[U32]` ascending: the effective times (`YYYYMMDD`) that
+    /// `MemberMetaRecord::time` indexes. Optional (format 1.3).
+    MemberTimes = 67,
+
     /// An `fst::Map` from folded words to their index (see txmap-text).
     WordFst = 70,
     /// `[U32; words + 1]` offsets into `WordPostings`.
@@ -301,6 +324,17 @@ pub struct MemberRecord {
     pub fields_len: U32,
 }
 
+/// A refset member's module and effective time, as indexes into
+/// `MemberModules` and `MemberTimes`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct MemberMetaRecord {
+    pub module: U16,
+    pub time: U16,
+}
+
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
 )]
@@ -432,6 +466,7 @@ mod tests {
         assert_eq!(size_of::<ConcreteRecord>(), 16);
         assert_eq!(size_of::<RefsetRecord>(), 32);
         assert_eq!(size_of::<MemberRecord>(), 16);
+        assert_eq!(size_of::<MemberMetaRecord>(), 4);
         assert_eq!(size_of::<ComponentMemberEntry>(), 12);
         assert_eq!(size_of::<AssociationTargetEntry>(), 12);
         assert_eq!(size_of::<TypeSourcesEntry>(), 8);

@@ -46,8 +46,8 @@ use std::time::Instant;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
-    RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberMetaRecord, MemberRecord, NO_CODE,
+    NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
     description_flags,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
@@ -101,6 +101,12 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::MemberFieldHeap,
     SectionKind::ComponentMembers,
     SectionKind::AssociationTargets,
+    SectionKind::MemberModules,
+    SectionKind::MemberTimes,
+    SectionKind::MemberMeta,
+    SectionKind::InactiveRefsets,
+    SectionKind::InactiveMembers,
+    SectionKind::InactiveMemberMeta,
     SectionKind::AttributeTypesIndex,
     SectionKind::AttributeTypeSources,
     SectionKind::ConcreteTypesIndex,

@@ -216,10 +216,19 @@ pub struct MemberOut {
     pub refset: u64,
     pub component: u64,
     pub fields_offset: u64,
+    pub module: u64,
     pub fields_len: u32,
-    pub pad: u32,
+    pub effective_time: u32,
+    pub active: u8,
+    pub pad: [u8; 7],
 }
-ordered_by!(MemberOut, |r| (r.refset, r.component, r.fields_offset));
+// Active members first, then inactive ones: two runs of (refset, component).
+ordered_by!(MemberOut, |r| (
+    r.active == 0,
+    r.refset,
+    r.component,
+    r.fields_offset
+));
 
 /// A language refset row reduced to what the edition keeps.
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]

@@ -60,12 +60,13 @@ impl Importer<'_> {
         let fields = spill.into_reader().ctx("reading refset fields back")?;
         let mut out = self.sorter::<MemberOut>();
         let mut buf = Vec::new();
+        // The members' modules and effective times, coded in `MemberMeta`.
+        let (mut modules, mut times) = (BTreeSet::new(), BTreeSet::new());
         for m in Latest::new(sorted) {
             let m = m?;
-            if m.active == 0 {
-                continue;
-            }
-            if m.refset == ids::MODULE_DEPENDENCY {
+            modules.insert(m.module);
+            times.insert(m.effective_time);
+            if m.active == 1 && m.refset == ids::MODULE_DEPENDENCY {
                 fields
                     .read_into(m.fields_offset, m.fields_len as usize, &mut buf)
                     .ctx("reading refset fields back")?;
@@ -84,11 +85,27 @@ impl Importer<'_> {
                 refset: m.refset,
                 component: m.component,
                 fields_offset: m.fields_offset,
+                module: m.module,
                 fields_len: m.fields_len,
-                pad: 0,
+                effective_time: m.effective_time,
+                active: m.active,
+                pad: [0; 7],
             })
             .ctx("spilling refset members")?;
         }
+        let modules: Vec<u64> = modules.into_iter().collect();
+        let times: Vec<u32> = times.into_iter().collect();
+        if modules.len() > usize::from(u16::MAX) || times.len() > usize::from(u16::MAX) {
+            return Err(ImportError::Inconsistent(format!(
+                "refset members of {} modules at {} effective times: at most 65,535 of each",
+                modules.len(),
+                times.len()
+            )));
+        }
+        let meta = |m: &MemberOut| MemberMetaRecord {
+            module: U16::new(modules.binary_search(&m.module).unwrap_or(0) as u16),
+            time: U16::new(times.binary_search(&m.effective_time).unwrap_or(0) as u16),
+        };
         let out = self.finish(out)?;
         let mut heap = self.stages.detached().ctx("staging refset members")?;
         let mut links = self.sorter::<ComponentLink>();
@@ -98,10 +115,11 @@ impl Importer<'_> {
         let mut current: Option<(u64, bool)> = None;
         let mut refsets: Vec<RefsetRecord> = Vec::new();
         let mut schema_heap: Vec<u8> = Vec::new();
-        let staged = self
-            .stages
-            .get(SectionKind::Members)
-            .ctx("staging refset members")?;
+        let staging = |imp: &Self| imp.stages.detached().ctx("staging refset members");
+        let (mut members, mut meta_out) = (staging(self)?, staging(self)?);
+        let (mut inactive_members, mut inactive_meta) = (staging(self)?, staging(self)?);
+        let mut inactive: Vec<RefsetRecord> = Vec::new();
+        let mut inactive_index = 0u32;
         let mut index = 0u32;
         for m in out {
             let m = m.ctx("reading sorted refset members")?;
@@ -111,12 +129,27 @@ impl Importer<'_> {
             let offset = u32::try_from(heap.len)
                 .map_err(|_| ImportError::Inconsistent("refset fields over 4 GiB".into()))?;
             heap.write_bytes(&buf).ctx("staging refset members")?;
-            staged
-                .record(&MemberRecord {
-                    component: U64::new(m.component),
-                    fields_offset: U32::new(offset),
-                    fields_len: U32::new(m.fields_len),
-                })
+            let record = MemberRecord {
+                component: U64::new(m.component),
+                fields_offset: U32::new(offset),
+                fields_len: U32::new(m.fields_len),
+            };
+            if m.active == 0 {
+                // After every active member: kept for `{{ M active = 0 }}`,
+                // in no index.
+                inactive_members
+                    .record(&record)
+                    .and_then(|()| inactive_meta.record(&meta(&m)))
+                    .ctx("staging inactive refset members")?;
+                push_member(&mut inactive, m.refset, inactive_index);
+                inactive_index = inactive_index.checked_add(1).ok_or_else(|| {
+                    ImportError::Inconsistent("more than 2^32 inactive refset members".into())
+                })?;
+                continue;
+            }
+            members
+                .record(&record)
+                .and_then(|()| meta_out.record(&meta(&m)))
                 .ctx("staging refset members")?;
             links
                 .push(ComponentLink {
@@ -154,34 +187,56 @@ impl Importer<'_> {
                     })
                     .ctx("spilling association targets")?;
             }
-            match refsets.last_mut() {
-                Some(r) if r.refset.get() == m.refset => {
-                    r.member_count = U32::new(r.member_count.get() + 1)
-                }
-                _ => refsets.push(RefsetRecord {
-                    refset: U64::new(m.refset),
-                    first_member: U32::new(index),
-                    member_count: U32::new(1),
-                    schema_offset: U32::new(0),
-                    schema_len: U32::new(0),
-                    kind: RefsetKind::Other as u8,
-                    reserved: [0; 7],
-                }),
-            }
+            push_member(&mut refsets, m.refset, index);
             index = index
                 .checked_add(1)
                 .ok_or_else(|| ImportError::Inconsistent("more than 2^32 refset members".into()))?;
         }
-        for r in &mut refsets {
+        let mut schemas: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
+        for r in refsets.iter_mut().chain(inactive.iter_mut()) {
             if let Some(info) = self.refset_info.get(&r.refset.get()) {
+                let (offset, len) = *schemas.entry(r.refset.get()).or_insert_with(|| {
+                    let at = (schema_heap.len() as u32, info.schema.len() as u32);
+                    schema_heap.extend_from_slice(info.schema.as_bytes());
+                    at
+                });
                 r.kind = info.kind as u8;
-                r.schema_offset = U32::new(schema_heap.len() as u32);
-                r.schema_len = U32::new(info.schema.len() as u32);
-                schema_heap.extend_from_slice(info.schema.as_bytes());
+                r.schema_offset = U32::new(offset);
+                r.schema_len = U32::new(len);
             }
         }
+        let n_inactive = inactive.len() as u64;
+        self.stages
+            .put(
+                SectionKind::InactiveRefsets,
+                inactive.as_bytes(),
+                n_inactive,
+            )
+            .ctx("staging refsets")?;
+        let modules: Vec<U64> = modules.iter().map(|&m| U64::new(m)).collect();
+        self.stages
+            .put(
+                SectionKind::MemberModules,
+                modules.as_bytes(),
+                modules.len() as u64,
+            )
+            .ctx("staging refsets")?;
+        let times: Vec<U32> = times.iter().map(|&t| U32::new(t)).collect();
+        self.stages
+            .put(
+                SectionKind::MemberTimes,
+                times.as_bytes(),
+                times.len() as u64,
+            )
+            .ctx("staging refsets")?;
         heap.count = heap.len;
         self.stages.attach(SectionKind::MemberFieldHeap, heap);
+        self.stages.attach(SectionKind::Members, members);
+        self.stages.attach(SectionKind::MemberMeta, meta_out);
+        self.stages
+            .attach(SectionKind::InactiveMembers, inactive_members);
+        self.stages
+            .attach(SectionKind::InactiveMemberMeta, inactive_meta);
         let n_refsets = refsets.len() as u64;
         self.stages
             .put(SectionKind::Refsets, refsets.as_bytes(), n_refsets)
@@ -223,6 +278,7 @@ impl Importer<'_> {
         self.count("refsets", n_refsets);
         self.count("association_targets", association_targets);
         self.count("refset_members", u64::from(index));
+        self.count("inactive_refset_members", u64::from(inactive_index));
         self.done("refsets", t, rows);
         Ok(())
     }
@@ -244,6 +300,23 @@ impl Importer<'_> {
                 self.languages.len() as u64,
             )
             .ctx("staging languages")
+    }
+}
+
+/// Counts member `index` into its refset's record, opening one if it is
+/// the refset's first (members come grouped by refset).
+fn push_member(refsets: &mut Vec<RefsetRecord>, refset: u64, index: u32) {
+    match refsets.last_mut() {
+        Some(r) if r.refset.get() == refset => r.member_count = U32::new(r.member_count.get() + 1),
+        _ => refsets.push(RefsetRecord {
+            refset: U64::new(refset),
+            first_member: U32::new(index),
+            member_count: U32::new(1),
+            schema_offset: U32::new(0),
+            schema_len: U32::new(0),
+            kind: RefsetKind::Other as u8,
+            reserved: [0; 7],
+        }),
     }
 }
 

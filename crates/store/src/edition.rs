@@ -5,8 +5,8 @@ use std::ops::Range;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
-    RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberMetaRecord, MemberRecord, NO_CODE,
+    NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
     description_flags,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, records};
@@ -61,6 +61,8 @@ const REQUIRED: &[SectionKind] = &[
 /// among them because the `fst` crate trusts its input: it must not be
 /// built over bytes that fail their checksum.
 const VERIFIED_ON_OPEN: &[SectionKind] = &[Codes, Languages, Refsets, RefsetSchemaHeap, WordFst];
+/// Small optional sections parsed at open (format 1.3).
+const VERIFIED_ON_OPEN_IF_PRESENT: &[SectionKind] = &[InactiveRefsets, MemberModules, MemberTimes];
 
 /// One slot per section kind code.
 const SLOTS: usize = {
@@ -78,6 +80,13 @@ const SLOTS: usize = {
 
 /// A refset's row, parsed on open.
 #[derive(Debug)]
+/// The two lists of refset members.
+#[derive(Clone, Copy)]
+enum MemberList {
+    Active,
+    Inactive,
+}
+
 struct RefsetEntry {
     id: u64,
     kind: RefsetKind,
@@ -107,6 +116,9 @@ pub struct Edition<B: AsRef<[u8]>> {
     languages: Vec<String>,
     /// Ascending by ordinal, hence by SCTID.
     refsets: Vec<RefsetEntry>,
+    /// The same for the refsets with inactive members (ranges into
+    /// `InactiveMembers`); empty before format 1.3.
+    inactive_refsets: Vec<RefsetEntry>,
     /// Ordinal of the default language refset, if it is a concept here.
     default_language: Option<u64>,
 }
@@ -140,6 +152,11 @@ impl<B: AsRef<[u8]>> Edition<B> {
             for &kind in VERIFIED_ON_OPEN {
                 c.verify_section(kind)?;
             }
+            for &kind in VERIFIED_ON_OPEN_IF_PRESENT {
+                if c.entry(kind).is_some() {
+                    c.verify_section(kind)?;
+                }
+            }
             let mut slots = [None; SLOTS];
             for e in c.entries() {
                 let Some(kind) = SectionKind::from_code(e.kind.get()) else {
@@ -171,6 +188,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             codes: Vec::new(),
             languages: Vec::new(),
             refsets: Vec::new(),
+            inactive_refsets: Vec::new(),
             default_language: None,
         };
         edition.check_layout()?;
@@ -228,6 +246,18 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ),
             ));
         }
+        for (members, meta) in [(Members, MemberMeta), (InactiveMembers, InactiveMemberMeta)] {
+            let n = self.recs::<MemberRecord>(members)?.len();
+            let m = self.recs::<MemberMetaRecord>(meta)?.len();
+            if self.present(meta) && m != n {
+                return Err(StoreError::corrupt(
+                    meta,
+                    format!("{m} records for {n} members"),
+                ));
+            }
+        }
+        let _: &[U64] = self.recs(MemberModules)?;
+        let _: &[U32] = self.recs(MemberTimes)?;
         let _: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
         let _: &[TypeSourcesEntry] = self.recs(AttributeTypesIndex)?;
         let _: &[U32] = self.recs(AttributeTypeSources)?;
@@ -333,14 +363,31 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .map(str::to_owned)
             .collect();
 
-        let records: &[RefsetRecord] = self.recs(Refsets)?;
-        let member_total = self.recs::<MemberRecord>(Members)?.len();
+        let refsets = self.parse_refsets(Refsets, Members)?;
+        let inactive_refsets = self.parse_refsets(InactiveRefsets, InactiveMembers)?;
+        self.codes = codes;
+        self.languages = languages;
+        self.refsets = refsets;
+        self.inactive_refsets = inactive_refsets;
+        self.default_language = Some(self.identity.default_language_refset).filter(|&r| r != 0);
+        Ok(())
+    }
+
+    /// The `RefsetRecord`s of `section` (ascending, disjoint ranges into
+    /// `members`), with their schemas parsed.
+    fn parse_refsets(
+        &self,
+        section: SectionKind,
+        members: SectionKind,
+    ) -> Result<Vec<RefsetEntry>, StoreError> {
+        let records: &[RefsetRecord] = self.recs(section)?;
+        let member_total = self.recs::<MemberRecord>(members)?.len();
         let mut refsets: Vec<RefsetEntry> = Vec::with_capacity(records.len());
         for r in records {
             let id = r.refset.get();
             if refsets.last().is_some_and(|prev| prev.id >= id) {
                 return Err(StoreError::corrupt(
-                    Refsets,
+                    section,
                     "refsets not in ascending SCTID order",
                 ));
             }
@@ -348,7 +395,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 prev.first_member as u64 + prev.member_count as u64 > r.first_member.get() as u64
             }) {
                 return Err(StoreError::corrupt(
-                    Refsets,
+                    section,
                     "refset member ranges overlap or are out of order",
                 ));
             }
@@ -356,7 +403,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             let end = (first as usize).checked_add(count as usize);
             if end.is_none_or(|end| end > member_total) {
                 return Err(StoreError::corrupt(
-                    Refsets,
+                    section,
                     format!(
                         "members {first}+{count} of refset {id} exceed the {member_total} members"
                     ),
@@ -379,11 +426,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 columns,
             });
         }
-        self.codes = codes;
-        self.languages = languages;
-        self.refsets = refsets;
-        self.default_language = Some(self.identity.default_language_refset).filter(|&r| r != 0);
-        Ok(())
+        Ok(refsets)
     }
 
     // ----- raw access -------------------------------------------------------
@@ -1125,7 +1168,37 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.refset_entry(id).map(|e| self.info(e))
     }
 
-    fn member_from(&self, refset: u64, m: &MemberRecord) -> Result<Member<'_>, StoreError> {
+    /// Member `index` of `list` (record `m`) of `refset`, with its module
+    /// and effective time when the file keeps them.
+    fn member_from(
+        &self,
+        refset: u64,
+        list: MemberList,
+        index: usize,
+        m: &MemberRecord,
+    ) -> Result<Member<'_>, StoreError> {
+        let (metas, active) = match list {
+            MemberList::Active => (MemberMeta, true),
+            MemberList::Inactive => (InactiveMemberMeta, false),
+        };
+        let meta = self.recs::<MemberMetaRecord>(metas)?.get(index);
+        let (module, effective_time) = match meta {
+            Some(r) => {
+                let (module, time) = (r.module.get() as usize, r.time.get() as usize);
+                let modules: &[U64] = self.recs(MemberModules)?;
+                let times: &[U32] = self.recs(MemberTimes)?;
+                match (modules.get(module), times.get(time)) {
+                    (Some(m), Some(t)) => (Some(m.get()), Some(t.get())),
+                    _ => {
+                        return Err(StoreError::corrupt(
+                            metas,
+                            format!("member {index}: module {module} or time {time} out of range"),
+                        ));
+                    }
+                }
+            }
+            None => (None, None),
+        };
         Ok(Member {
             refset,
             component: m.component.get(),
@@ -1134,6 +1207,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 m.fields_offset.get(),
                 m.fields_len.get() as usize,
             )?,
+            active,
+            module,
+            effective_time,
         })
     }
 
@@ -1151,7 +1227,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 StoreError::corrupt(Members, format!("member {index} belongs to no refset"))
             })?
             .id;
-        self.member_from(refset, m)
+        self.member_from(refset, MemberList::Active, index, m)
     }
 
     /// The member records of a refset.
@@ -1178,11 +1254,59 @@ impl<B: AsRef<[u8]>> Edition<B> {
         refset: u64,
     ) -> Result<impl ExactSizeIterator<Item = Result<Member<'_>, StoreError>> + '_, StoreError>
     {
-        let (id, records) = match self.refset_entry(refset) {
-            Some(e) => (e.id, self.member_records(e)?.1),
-            None => (refset, &[][..]),
+        let (start, records) = match self.refset_entry(refset) {
+            Some(e) => self.member_records(e)?,
+            None => (0, &[][..]),
         };
-        Ok(records.iter().map(move |m| self.member_from(id, m)))
+        Ok(records
+            .iter()
+            .enumerate()
+            .map(move |(i, m)| self.member_from(refset, MemberList::Active, start + i, m)))
+    }
+
+    /// Whether the file keeps each member's module and effective time
+    /// (format 1.3), which `Member::module` and `Member::effective_time`
+    /// then give.
+    pub fn has_member_meta(&self) -> bool {
+        self.present(MemberMeta)
+    }
+
+    /// Whether the file keeps inactive refset members (format 1.3); before,
+    /// [`inactive_members_iter`](Self::inactive_members_iter) is empty
+    /// because they were dropped, not because there are none.
+    pub fn has_inactive_members(&self) -> bool {
+        self.present(InactiveMembers)
+    }
+
+    /// A refset's inactive members (the latest row of each member is
+    /// inactive), by referenced component: what `{{ M active = 0 }}` reads.
+    pub fn inactive_members_iter(
+        &self,
+        refset: u64,
+    ) -> Result<impl ExactSizeIterator<Item = Result<Member<'_>, StoreError>> + '_, StoreError>
+    {
+        let records: &[MemberRecord] = self.recs(InactiveMembers)?;
+        let range = self
+            .inactive_refsets
+            .binary_search_by(|e| e.id.cmp(&refset))
+            .ok()
+            .and_then(|i| self.inactive_refsets.get(i))
+            .map_or(0..0, |e| {
+                e.first_member as usize..e.first_member as usize + e.member_count as usize
+            });
+        let start = range.start;
+        let records = records
+            .get(range)
+            .ok_or_else(|| StoreError::corrupt(InactiveRefsets, "member range past the end"))?;
+        Ok(records
+            .iter()
+            .enumerate()
+            .map(move |(i, m)| self.member_from(refset, MemberList::Inactive, start + i, m)))
+    }
+
+    /// The refsets with inactive members, by SCTID.
+    pub fn inactive_refsets(&self) -> impl ExactSizeIterator<Item = RefsetInfo<'_>> {
+        self.inactive_refsets.iter().map(|e| self.info(e))
     }
 
     /// At most `limit` members of a refset from the `skip`th.
@@ -1195,12 +1319,13 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let Some(e) = self.refset_entry(refset) else {
             return Ok(Vec::new());
         };
-        let (_, records) = self.member_records(e)?;
+        let (start, records) = self.member_records(e)?;
         let records = records.get(skip..).unwrap_or_default();
         records
             .iter()
             .take(limit)
-            .map(|m| self.member_from(e.id, m))
+            .enumerate()
+            .map(|(i, m)| self.member_from(e.id, MemberList::Active, start + skip + i, m))
             .collect()
     }
 

@@ -426,12 +426,18 @@ fn refsets_and_members() {
             Member {
                 refset: INACTIVATION,
                 component: OLD_MI,
-                fields: "900000000000482003"
+                fields: "900000000000482003",
+                active: true,
+                module: None,
+                effective_time: None,
             },
             Member {
                 refset: SAME_AS,
                 component: OLD_MI,
-                fields: "22298006"
+                fields: "22298006",
+                active: true,
+                module: None,
+                effective_time: None,
             },
         ]
     );
@@ -1215,6 +1221,9 @@ fn member_fields_split_on_tabs() {
             refset: 1,
             component: 2,
             fields,
+            active: true,
+            module: None,
+            effective_time: None,
         };
         let expected: Vec<&str> = fields.split('\t').collect();
         for i in 0..expected.len() + 2 {
@@ -1226,6 +1235,9 @@ fn member_fields_split_on_tabs() {
         refset: 1,
         component: 2,
         fields: "",
+        active: true,
+        module: None,
+        effective_time: None,
     };
     assert_eq!(empty.field(0), None);
     assert_eq!(empty.field_values().count(), 0);

@@ -168,7 +168,7 @@ impl<'a> RefsetInfo<'a> {
     }
 }
 
-/// An active refset member.
+/// A refset member: the latest row of its UUID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Member<'a> {
     pub refset: u64,
@@ -177,6 +177,14 @@ pub struct Member<'a> {
     /// The columns after `referencedComponentId`, tab-joined as in RF2;
     /// empty for simple refsets.
     pub fields: &'a str,
+    /// Active members come from [`Edition::members`](crate::Edition::members)
+    /// and friends, inactive ones only from
+    /// [`Edition::inactive_members_iter`](crate::Edition::inactive_members_iter).
+    pub active: bool,
+    /// The row's module and effective time; `None` in files before format
+    /// 1.3, which did not keep them.
+    pub module: Option<u64>,
+    pub effective_time: Option<u32>,
 }
 
 impl<'a> Member<'a> {

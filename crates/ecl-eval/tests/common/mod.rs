@@ -180,17 +180,19 @@ pub fn group(cardinality: Option<Cardinality>, inner: Refinement) -> Refinement 
 
 pub use Operator::*;
 
-/// A synthetic release in `dir`, with `edit` given the relationship
-/// snapshot's rows (RF2 columns, header dropped) to change before import.
+/// A synthetic release in `dir`, with `edit` given the rows (RF2 columns,
+/// header dropped) of its file whose name starts with `prefix`, to change
+/// before import.
 pub fn synth_edited(
     dir: &Path,
     concepts: usize,
     seed: u64,
+    prefix: &str,
     edit: impl FnOnce(&mut Vec<Vec<String>>),
 ) -> Ed {
     let rf2 = dir.join(format!("rf2-edited-{concepts}-{seed}"));
     txmap_synth::generate(&txmap_synth::SynthConfig::new(concepts, seed), &rf2).unwrap();
-    let file = find(&rf2, "sct2_Relationship_Snapshot").expect("a relationship file");
+    let file = find(&rf2, prefix).expect("the file to edit");
     let text = std::fs::read_to_string(&file).unwrap();
     let mut lines = text.lines();
     let header = lines.next().unwrap().to_string();
