@@ -271,11 +271,8 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
             Focus::Any(_) => {}
             Focus::Nested(e) => self.check(e)?,
-            Focus::AlternateId { scheme, id, span } => {
-                return Err(not_supported(
-                    format!("alternate identifier {scheme}#{id}"),
-                    *span,
-                ));
+            Focus::AlternateId { scheme, span, .. } => {
+                self.schemes(scheme, *span)?;
             }
         }
         for set in &s.member_filters {
@@ -446,15 +443,68 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 h.to_vec()
             }
             Focus::Nested(e) => self.expr(e)?,
-            Focus::AlternateId { span, .. } => {
-                return Err(not_supported("alternate identifier", *span));
-            }
+            Focus::AlternateId { scheme, id, span } => self.alternate(scheme, id, *span)?,
         };
         match &s.member_of {
             None => Ok(focus),
             Some(MemberOf::Refsets) => self.refsets_containing(&focus, &s.member_filters, s.span),
             Some(m) => self.members(m, &focus, &s.member_filters, s.span),
         }
+    }
+
+    /// The identifier schemes a scheme alias names: those used by the
+    /// edition's alternate identifiers whose concept has an active
+    /// description equal to the alias, or starting with it as a word
+    /// (`LOINC` names 30051010000102 |LOINC code identifier scheme|), any
+    /// case. The specification gives aliases no registry, so they are read
+    /// from the scheme concepts' terms.
+    fn schemes(&self, alias: &str, span: Span) -> R<Vec<u64>> {
+        let ed = self.ed;
+        if !ed.has_identifiers() {
+            return Err(not_supported(
+                "alternate identifiers (this edition file predates format 1.3: import it again)",
+                span,
+            ));
+        }
+        let mut found = Vec::new();
+        for scheme in ed.identifier_schemes()? {
+            let Some(o) = ed.ordinal(scheme) else {
+                continue;
+            };
+            let named = ed.descriptions(o)?.iter().any(|d| {
+                d.active
+                    && d.term
+                        .get(..alias.len())
+                        .is_some_and(|head| head.eq_ignore_ascii_case(alias))
+                    && d.term
+                        .get(alias.len()..)
+                        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
+            });
+            if named {
+                found.push(scheme);
+            }
+        }
+        if found.is_empty() {
+            return Err(not_supported(
+                format!("identifier scheme {alias} (no scheme of the edition is named so)"),
+                span,
+            ));
+        }
+        Ok(found)
+    }
+
+    /// `scheme#id`: the concepts that `id` identifies in the schemes the
+    /// alias names (none if it identifies nothing, as an expression over
+    /// concepts the edition does not map).
+    fn alternate(&mut self, scheme: &str, id: &str, span: Span) -> R<Vec<u32>> {
+        let mut out = Vec::new();
+        for s in self.schemes(scheme, span)? {
+            self.tick(1)?;
+            if let Some(component) = self.ed.by_identifier(s, id)? {
+                out.extend(self.ed.ordinal(component));
+            }
+        }
+        Ok(normalize(out))
     }
 
     fn hierarchy(&mut self) -> R<Rc<Vec<u32>>> {
@@ -1016,7 +1066,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             Focus::Any(_) if all_concepts(s) => Ok(true),
             Focus::Any(_) => self.in_hierarchy(o),
             Focus::Nested(e) => self.matches(e, o),
-            Focus::AlternateId { span, .. } => Err(not_supported("alternate identifier", *span)),
+            Focus::AlternateId { scheme, id, span } => {
+                Ok(contains(&self.alternate(scheme, id, *span)?, o))
+            }
         }
     }
 

@@ -115,7 +115,15 @@
 //!   REPLACED BY, WAS A, PARTIALLY EQUIVALENT TO; `MAX` and plain `HISTORY`
 //!   every association refset; `HISTORY (expr)` the association refsets
 //!   the expression selects.
-//! * **Alternate identifiers** are [`EvalError::NotSupported`].
+//! * **Alternate identifiers** `scheme#code`: the concepts the Identifier
+//!   file's active rows say `code` identifies (format 1.3 keeps the latest
+//!   row of each (scheme, code)), in every scheme the alias names. The
+//!   specification gives aliases no registry, so an alias names the
+//!   schemes the edition's identifiers use whose concept has an active
+//!   term that is the alias or starts with it as a word, in any case
+//!   (`LOINC` for |LOINC code identifier scheme|). A code that identifies
+//!   nothing selects nothing; an alias that names no scheme, or a file
+//!   before format 1.3, is [`EvalError::NotSupported`].
 //!
 //! A post-coordinated expression ([`Subject::Expression`]) is a virtual
 //! concept just below its focus concepts: `<< X` and `< X` hold when X

@@ -710,3 +710,81 @@ fn inactive_members_and_member_metadata() {
     let member = rows.iter().find(|r| r.0 == refset && r.2).unwrap();
     assert!(run(&format!("^R {}", member.1)).contains(&refset_ord[0]));
 }
+
+/// `scheme#code`: alternate identifiers from an Identifier file added to a
+/// synthetic release, the scheme named by the first word of its concept's
+/// term. Expected concepts are the file's rows as written: the latest row
+/// of an identifier wins, inactive ones identify nothing.
+#[test]
+fn alternate_identifiers() {
+    let dir = tempfile::tempdir().unwrap();
+    let rf2 = dir.path().join("rf2");
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(2500, 17), &rf2).unwrap();
+    let terminology = find(&rf2, "sct2_Concept_Snapshot")
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned();
+    // A concept whose preferred term starts with a word of letters only:
+    // the scheme, and that word its alias.
+    let descriptions =
+        std::fs::read_to_string(find(&rf2, "sct2_Description_Snapshot").unwrap()).unwrap();
+    let (scheme, alias) = descriptions
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find_map(|d| {
+            let word = d[7].split(' ').next()?;
+            (d[2] == "1" && word.len() > 3 && word.chars().all(|c| c.is_ascii_alphabetic()))
+                .then(|| (d[4].to_string(), word.to_string()))
+        })
+        .unwrap();
+    let concepts: Vec<String> =
+        std::fs::read_to_string(find(&rf2, "sct2_Concept_Snapshot").unwrap())
+            .unwrap()
+            .lines()
+            .skip(1)
+            .filter(|l| l.split('\t').nth(2) == Some("1"))
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .take(6)
+            .collect();
+    let (a, b, c, d) = (&concepts[2], &concepts[3], &concepts[4], &concepts[5]);
+    let row = |text: &str, time: &str, active: &str, target: &str| {
+        format!("{text}\t{time}\t{active}\t900000000000207008\t{scheme}\t{target}\r\n")
+    };
+    let file = "alternateIdentifier\teffectiveTime\tactive\tmoduleId\tidentifierSchemeId\treferencedComponentId\r\n"
+        .to_string()
+        + &row("54486-6", "20200131", "1", d)
+        + &row("54486-6", "20230131", "1", a)
+        + &row("1-8", "20230131", "1", b)
+        + &row("99-9", "20230131", "0", c);
+    std::fs::write(
+        terminology.join("sct2_Identifier_Snapshot_INT_20250131.txt"),
+        file,
+    )
+    .unwrap();
+    let ed = import(vec![rf2], &dir.path().join("alt.txmap"));
+    let ord = |id: &str| ed.ordinal(id.parse().unwrap()).unwrap();
+    let run = |text: &str| evaluate(&ed, &parse(text).unwrap(), &Budget::default());
+    assert_eq!(run(&format!("{alias}#54486-6")).unwrap(), vec![ord(a)]);
+    assert_eq!(
+        run(&format!("{}#\"54486-6\"", alias.to_uppercase())).unwrap(),
+        vec![ord(a)]
+    );
+    assert_eq!(
+        run(&format!("{alias}#54486-6 OR {alias}#1-8")).unwrap(),
+        sorted(vec![ord(a), ord(b)])
+    );
+    assert_eq!(run(&format!("{alias}#99-9")).unwrap(), Vec::<u32>::new());
+    assert_eq!(run(&format!("{alias}#nothing")).unwrap(), Vec::<u32>::new());
+    let below = run(&format!("<< {alias}#54486-6")).unwrap();
+    assert_eq!(below, run(&format!("<< {a}")).unwrap());
+    assert!(matches!(
+        run("Nosuchscheme#1"),
+        Err(EvalError::NotSupported { .. })
+    ));
+    // Membership of one concept goes the same way.
+    let x = parse(&format!("{alias}#1-8")).unwrap();
+    assert!(matches(&ed, &x, &Subject::Concept(ord(b)), &Budget::default()).unwrap());
+    assert!(!matches(&ed, &x, &Subject::Concept(ord(a)), &Budget::default()).unwrap());
+}

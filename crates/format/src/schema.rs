@@ -171,6 +171,12 @@ section_kinds! {
     /// `[U32]` ascending: the effective times (`YYYYMMDD`) that
     /// `MemberMetaRecord::time` indexes. Optional (format 1.3).
     MemberTimes = 67,
+    /// `[IdentifierRecord]` sorted by (scheme, hash, text): the active
+    /// alternate identifiers of the Identifier file (`LOINC#54486-6`).
+    /// Optional (format 1.3).
+    Identifiers = 68,
+    /// UTF-8: the alternate identifiers' texts.
+    IdentifierHeap = 69,
 
     /// An `fst::Map` from folded words to their index (see txmap-text).
     WordFst = 70,
@@ -324,6 +330,27 @@ pub struct MemberRecord {
     pub fields_len: U32,
 }
 
+/// An alternate identifier: `text` (in `IdentifierHeap`) identifies
+/// `component` in `scheme`. `hash` is [`identifier_hash`] of the text, so
+/// that a lookup by (scheme, text) is a binary search on fixed-size keys.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct IdentifierRecord {
+    pub scheme: U64,
+    pub hash: U64,
+    pub component: U64,
+    pub text_offset: U32,
+    pub text_len: U32,
+}
+
+/// The hash `IdentifierRecord`s are sorted by: XXH3-64 (seed 0) of the
+/// identifier's UTF-8 bytes.
+pub fn identifier_hash(text: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+}
+
 /// A refset member's module and effective time, as indexes into
 /// `MemberModules` and `MemberTimes`.
 #[derive(
@@ -467,6 +494,7 @@ mod tests {
         assert_eq!(size_of::<RefsetRecord>(), 32);
         assert_eq!(size_of::<MemberRecord>(), 16);
         assert_eq!(size_of::<MemberMetaRecord>(), 4);
+        assert_eq!(size_of::<IdentifierRecord>(), 32);
         assert_eq!(size_of::<ComponentMemberEntry>(), 12);
         assert_eq!(size_of::<AssociationTargetEntry>(), 12);
         assert_eq!(size_of::<TypeSourcesEntry>(), 8);

@@ -30,6 +30,7 @@
 
 mod descriptions;
 mod graph;
+mod identifiers;
 pub mod identity;
 pub mod memory;
 mod records;
@@ -46,13 +47,15 @@ use std::time::Instant;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberMetaRecord, MemberRecord, NO_CODE,
-    NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
-    description_flags,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, IdentifierRecord, MemberMetaRecord,
+    MemberRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord,
+    TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
 use txmap_rf2::kind::FileKind;
-use txmap_rf2::parse::{ConceptRow, ConcreteValueRow, DescriptionRow, RefsetRow, RelationshipRow};
+use txmap_rf2::parse::{
+    ConceptRow, ConcreteValueRow, DescriptionRow, IdentifierRow, RefsetRow, RelationshipRow,
+};
 use txmap_rf2::{Release, Rf2Error, Rf2File, RowReader};
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, IntoBytes};
@@ -107,6 +110,8 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::InactiveRefsets,
     SectionKind::InactiveMembers,
     SectionKind::InactiveMemberMeta,
+    SectionKind::Identifiers,
+    SectionKind::IdentifierHeap,
     SectionKind::AttributeTypesIndex,
     SectionKind::AttributeTypeSources,
     SectionKind::ConcreteTypesIndex,
@@ -482,6 +487,7 @@ impl<'a> Importer<'a> {
         self.languages_and_preferred_terms(&facts, terms)?;
         self.word_index(word_pairs)?;
         self.refsets()?;
+        self.identifiers()?;
         self.small_sections()?;
         Ok(())
     }

@@ -304,3 +304,25 @@ pub struct IdOrdinal {
     pub pad: u32,
 }
 ordered_by!(IdOrdinal, |r| (r.id, r.ordinal));
+
+/// An Identifier file row: an alternate identifier (its text spilled).
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct IdentifierIn {
+    pub scheme: u64,
+    /// `txmap_format::schema::identifier_hash` of the text.
+    pub hash: u64,
+    pub component: u64,
+    pub text_offset: u64,
+    pub effective_time: u32,
+    pub source: u32,
+    pub text_len: u32,
+    pub active: u8,
+    pub pad: [u8; 3],
+}
+ordered_by!(IdentifierIn, |r| (
+    r.scheme,
+    r.hash,
+    r.effective_time,
+    r.source
+));

@@ -33,6 +33,9 @@ pub enum FileKind {
     Relationship,
     StatedRelationship,
     RelationshipConcreteValues,
+    /// `sct2_Identifier`: alternate identifiers of components in other
+    /// schemes (ECL's `scheme#code`).
+    Identifier,
     OwlExpression,
     Language,
     Association,
@@ -142,6 +145,14 @@ pub mod columns {
         "characteristicTypeId",
         "modifierId",
     ];
+    pub const IDENTIFIER: [&str; 6] = [
+        "alternateIdentifier",
+        "effectiveTime",
+        "active",
+        "moduleId",
+        "identifierSchemeId",
+        "referencedComponentId",
+    ];
     pub const CONCRETE_VALUE: [&str; 10] = [
         "id",
         "effectiveTime",
@@ -156,7 +167,7 @@ pub mod columns {
     ];
 }
 
-use columns::{CONCEPT, CONCRETE_VALUE, DESCRIPTION, RELATIONSHIP, STANDARD_REFSET};
+use columns::{CONCEPT, CONCRETE_VALUE, DESCRIPTION, IDENTIFIER, RELATIONSHIP, STANDARD_REFSET};
 
 impl FileKind {
     /// True for reference set files (including OWL expressions, which are
@@ -170,6 +181,7 @@ impl FileKind {
                 | FileKind::Relationship
                 | FileKind::StatedRelationship
                 | FileKind::RelationshipConcreteValues
+                | FileKind::Identifier
         )
     }
 
@@ -181,6 +193,7 @@ impl FileKind {
             FileKind::Description | FileKind::TextDefinition => &DESCRIPTION,
             FileKind::Relationship | FileKind::StatedRelationship => &RELATIONSHIP,
             FileKind::RelationshipConcreteValues => &CONCRETE_VALUE,
+            FileKind::Identifier => &IDENTIFIER,
             _ => return None,
         })
     }
@@ -228,6 +241,7 @@ impl FileKind {
             FileKind::Relationship => "Relationship",
             FileKind::StatedRelationship => "StatedRelationship",
             FileKind::RelationshipConcreteValues => "RelationshipConcreteValues",
+            FileKind::Identifier => "Identifier",
             FileKind::OwlExpression => "OWLExpression",
             FileKind::Language => "Language",
             FileKind::Association => "Association",
@@ -316,6 +330,7 @@ pub fn classify(path: &str) -> Result<FileName, SkipReason> {
             (true, "Relationship") => FileKind::Relationship,
             (true, "StatedRelationship") => FileKind::StatedRelationship,
             (true, "RelationshipConcreteValues") => FileKind::RelationshipConcreteValues,
+            (true, "Identifier") => FileKind::Identifier,
             _ => return Err(SkipReason::UnknownContent),
         };
         (kind, String::new())
@@ -441,6 +456,10 @@ mod tests {
             (
                 "xsct2_Concept_Snapshot_US1000124_20250301.txt",
                 FileKind::Concept,
+            ),
+            (
+                "sct2_Identifier_Snapshot_LO1010000_20250321.txt",
+                FileKind::Identifier,
             ),
             (
                 "SnomedCT_InternationalRF2_PRODUCTION_20250131T120000Z/Snapshot/Terminology/sct2_Concept_Snapshot_INT_20250131.txt",
@@ -644,10 +663,6 @@ mod tests {
             (
                 "der2_iisssccRefset_ExtendedMapDelta_INT_20250909.txt",
                 SkipReason::Delta,
-            ),
-            (
-                "sct2_Identifier_Snapshot_INT_20250909.txt",
-                SkipReason::UnknownContent,
             ),
             (
                 "der2_Concept_Snapshot_INT_20250909.txt",

@@ -48,8 +48,8 @@ pub mod source;
 pub use error::{HeaderError, Rf2Error, Rf2ErrorKind};
 pub use kind::{FileKind, SkipReason};
 pub use parse::{
-    ConceptRow, ConcreteValueRow, DescriptionRow, FieldProblem, RefsetRow, RelationshipRow,
-    RowError,
+    ConceptRow, ConcreteValueRow, DescriptionRow, FieldProblem, IdentifierRow, RefsetRow,
+    RelationshipRow, RowError,
 };
 pub use rows::{Row, RowReader};
 pub use source::{Release, Rf2File, Skipped};

@@ -61,6 +61,8 @@ pub enum FieldProblem {
     LanguageCode,
     /// Not a concrete value: `#` and a number, or a `"`-quoted string.
     ConcreteValue,
+    /// Empty where a value is required.
+    Empty,
 }
 
 impl fmt::Display for FieldProblem {
@@ -73,6 +75,7 @@ impl fmt::Display for FieldProblem {
             FieldProblem::Utf8 => f.write_str("invalid UTF-8"),
             FieldProblem::Uuid => f.write_str("not a UUID (8-4-4-4-12 hex digits)"),
             FieldProblem::LanguageCode => f.write_str("not a language code"),
+            FieldProblem::Empty => f.write_str("empty"),
             FieldProblem::ConcreteValue => {
                 f.write_str("not a concrete value (#number or \"string\")")
             }
@@ -446,6 +449,46 @@ impl<'a> ConcreteValueRow<'a> {
             type_id: concept_field(row, 7, "typeId")?,
             characteristic_type: concept_field(row, 8, "characteristicTypeId")?,
             modifier: concept_field(row, 9, "modifierId")?,
+        })
+    }
+}
+
+/// A row of an Identifier file: a component's identifier in another scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdentifierRow<'a> {
+    /// The identifier in its scheme (`54486-6`), checked to be UTF-8 and
+    /// not empty.
+    pub alternate: &'a str,
+    pub effective_time: u32,
+    pub active: bool,
+    pub module: u64,
+    /// The scheme: a concept below 900000000000453004 |Identifier scheme|.
+    pub scheme: u64,
+    /// Any kind of component.
+    pub component: u64,
+}
+
+impl<'a> IdentifierRow<'a> {
+    pub const COLUMNS: usize = 6;
+
+    pub fn parse(row: &Row<'a>) -> Result<IdentifierRow<'a>, RowError> {
+        check_columns(row, Self::COLUMNS)?;
+        let alternate = utf8_field(row, 0, "alternateIdentifier")?;
+        if alternate.is_empty() {
+            return Err(field_error(
+                0,
+                "alternateIdentifier",
+                FieldProblem::Empty,
+                b"",
+            ));
+        }
+        Ok(IdentifierRow {
+            alternate,
+            effective_time: date_field(row, 1, "effectiveTime")?,
+            active: active_field(row, 2)?,
+            module: concept_field(row, 3, "moduleId")?,
+            scheme: concept_field(row, 4, "identifierSchemeId")?,
+            component: sctid_field(row, 5, "referencedComponentId", None)?,
         })
     }
 }

@@ -330,7 +330,7 @@ mod tests {
                 CONCEPTS,
             ),
             (
-                "Snapshot/Terminology/sct2_Identifier_Snapshot_INT_20250909.txt",
+                "Snapshot/Terminology/sct2_Unheardof_Snapshot_INT_20250909.txt",
                 "x",
             ),
         ]
@@ -390,7 +390,7 @@ mod tests {
                 ),
                 ("Readme_en_20250909.txt", SkipReason::NotRf2Name),
                 (
-                    "Snapshot/Terminology/sct2_Identifier_Snapshot_INT_20250909.txt",
+                    "Snapshot/Terminology/sct2_Unheardof_Snapshot_INT_20250909.txt",
                     SkipReason::UnknownContent
                 ),
                 ("release_package_information.json", SkipReason::NotRf2Name),

@@ -5,9 +5,9 @@ use std::ops::Range;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberMetaRecord, MemberRecord, NO_CODE,
-    NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
-    description_flags,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, IdentifierRecord, MemberMetaRecord,
+    MemberRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord,
+    TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, records};
 use zerocopy::little_endian::{U32, U64};
@@ -257,6 +257,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             }
         }
         let _: &[U64] = self.recs(MemberModules)?;
+        let _: &[IdentifierRecord] = self.recs(Identifiers)?;
         let _: &[U32] = self.recs(MemberTimes)?;
         let _: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
         let _: &[TypeSourcesEntry] = self.recs(AttributeTypesIndex)?;
@@ -1302,6 +1303,48 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .iter()
             .enumerate()
             .map(move |(i, m)| self.member_from(refset, MemberList::Inactive, start + i, m)))
+    }
+
+    /// Whether the file has the Identifier file's alternate identifiers
+    /// (format 1.3; the section may be empty: the release had none).
+    pub fn has_identifiers(&self) -> bool {
+        self.present(Identifiers)
+    }
+
+    /// The identifier schemes that alternate identifiers use, ascending.
+    pub fn identifier_schemes(&self) -> Result<Vec<u64>, StoreError> {
+        let records: &[IdentifierRecord] = self.recs(Identifiers)?;
+        let mut out: Vec<u64> = Vec::new();
+        let mut i = 0;
+        // Records are sorted by scheme: jump from one scheme to the next.
+        while let Some(r) = records.get(i) {
+            let scheme = r.scheme.get();
+            out.push(scheme);
+            i += records[i..].partition_point(|r| r.scheme.get() == scheme);
+        }
+        Ok(out)
+    }
+
+    /// The component that `text` identifies in `scheme`, if any: a binary
+    /// search on (scheme, hash), then the texts of that run compared.
+    pub fn by_identifier(&self, scheme: u64, text: &str) -> Result<Option<u64>, StoreError> {
+        let records: &[IdentifierRecord] = self.recs(Identifiers)?;
+        let key = (scheme, identifier_hash(text));
+        let first = records.partition_point(|r| (r.scheme.get(), r.hash.get()) < key);
+        for r in records.get(first..).unwrap_or_default() {
+            if (r.scheme.get(), r.hash.get()) != key {
+                break;
+            }
+            let found = self.heap_str(
+                IdentifierHeap,
+                r.text_offset.get(),
+                r.text_len.get() as usize,
+            )?;
+            if found == text {
+                return Ok(Some(r.component.get()));
+            }
+        }
+        Ok(None)
     }
 
     /// The refsets with inactive members, by SCTID.

@@ -22,7 +22,7 @@ pub fn synth(dir: &Path, concepts: usize, seed: u64) -> Ed {
     )
 }
 
-fn import(sources: Vec<PathBuf>, file: &Path) -> Ed {
+pub fn import(sources: Vec<PathBuf>, file: &Path) -> Ed {
     txmap_import::import(
         &txmap_import::ImportOptions::new(sources, file.to_owned()),
         &txmap_import::Quiet,
