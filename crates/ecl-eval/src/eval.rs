@@ -744,6 +744,32 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             return Ok(normalize(out));
         }
         let wanted = crate::set::Bits::of(ed.concept_count(), concepts);
+        if filters.is_empty() {
+            // Each refset's concepts, against the set: the first one in it
+            // decides.
+            let ids: Vec<u64> = ed.refsets().map(|r| r.id).collect();
+            for id in ids {
+                let Some(refset) = ed.ordinal(id) else {
+                    continue;
+                };
+                let hit = match ed.member_ordinals(id)? {
+                    Some(view) => {
+                        let at = view.iter().position(|o| wanted.contains(o));
+                        self.tick(at.map_or(view.len(), |i| i + 1) + 1)?;
+                        at.is_some()
+                    }
+                    None => {
+                        let members = ed.member_concepts(id)?;
+                        self.tick(members.len() + 1)?;
+                        members.iter().any(|&o| wanted.contains(o))
+                    }
+                };
+                if hit {
+                    out.push(refset);
+                }
+            }
+            return Ok(normalize(out));
+        }
         let mut refsets: Vec<_> = ed.refsets().map(|r| (r.id, r.field_names())).collect();
         if inactive {
             refsets.extend(ed.inactive_refsets().map(|r| (r.id, r.field_names())));

@@ -945,6 +945,8 @@ fn evaluator_agrees_with_the_reference() {
                 AttributeTypeSources,
                 ConcreteTypesIndex,
                 ConcreteTypeSources,
+                RefsetConceptsIndex,
+                RefsetConcepts,
             ],
             &dir.path().join(format!("old-{seed}.txmap")),
         );

@@ -184,6 +184,13 @@ section_kinds! {
     WordPostingsIndex = 71,
     /// `[U32]` description ordinals, ascending per word.
     WordPostings = 72,
+    /// `[U32; refsets + 1]` offsets into `RefsetConcepts`, one per
+    /// `Refsets` entry. Optional (format 1.3).
+    RefsetConceptsIndex = 73,
+    /// `[U32]` concept ordinals, ascending per refset: the concepts among a
+    /// refset's active members, so that `^ R` is a slice, not a lookup of
+    /// every member's SCTID.
+    RefsetConcepts = 74,
 }
 
 impl SectionKind {

@@ -100,6 +100,8 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Inbound,
     SectionKind::Refsets,
     SectionKind::RefsetSchemaHeap,
+    SectionKind::RefsetConceptsIndex,
+    SectionKind::RefsetConcepts,
     SectionKind::Members,
     SectionKind::MemberFieldHeap,
     SectionKind::ComponentMembers,

@@ -118,6 +118,12 @@ impl Importer<'_> {
         let staging = |imp: &Self| imp.stages.detached().ctx("staging refset members");
         let (mut members, mut meta_out) = (staging(self)?, staging(self)?);
         let (mut inactive_members, mut inactive_meta) = (staging(self)?, staging(self)?);
+        // The concept ordinals of each refset's active members, ascending
+        // (members come by component SCTID, and ordinals follow SCTIDs),
+        // with one offset per refset.
+        let mut refset_concepts = staging(self)?;
+        let mut concepts_index: Vec<U32> = Vec::new();
+        let mut last_concept: Option<usize> = None;
         let mut inactive: Vec<RefsetRecord> = Vec::new();
         let mut inactive_index = 0u32;
         let mut index = 0u32;
@@ -151,6 +157,19 @@ impl Importer<'_> {
                 .record(&record)
                 .and_then(|()| meta_out.record(&meta(&m)))
                 .ctx("staging refset members")?;
+            if refsets.last().is_none_or(|r| r.refset.get() != m.refset) {
+                concepts_index.push(U32::new(refset_concepts.count as u32));
+                last_concept = None;
+            }
+            // Once each: a component may be a member in several rows (maps).
+            if let Ok(o) = self.concept_ids.binary_search(&m.component)
+                && last_concept != Some(o)
+            {
+                refset_concepts
+                    .record(&U32::new(o as u32))
+                    .ctx("staging refset members")?;
+                last_concept = Some(o);
+            }
             links
                 .push(ComponentLink {
                     component: m.component,
@@ -232,6 +251,17 @@ impl Importer<'_> {
         heap.count = heap.len;
         self.stages.attach(SectionKind::MemberFieldHeap, heap);
         self.stages.attach(SectionKind::Members, members);
+        concepts_index.push(U32::new(refset_concepts.count as u32));
+        let n_index = concepts_index.len() as u64;
+        self.stages
+            .put(
+                SectionKind::RefsetConceptsIndex,
+                concepts_index.as_bytes(),
+                n_index,
+            )
+            .ctx("staging refsets")?;
+        self.stages
+            .attach(SectionKind::RefsetConcepts, refset_concepts);
         self.stages.attach(SectionKind::MemberMeta, meta_out);
         self.stages
             .attach(SectionKind::InactiveMembers, inactive_members);

@@ -258,6 +258,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
         }
         let _: &[U64] = self.recs(MemberModules)?;
         let _: &[IdentifierRecord] = self.recs(Identifiers)?;
+        let _: &[U32] = self.recs(RefsetConceptsIndex)?;
+        let _: &[U32] = self.recs(RefsetConcepts)?;
         let _: &[U32] = self.recs(MemberTimes)?;
         let _: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
         let _: &[TypeSourcesEntry] = self.recs(AttributeTypesIndex)?;
@@ -677,11 +679,64 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// concepts the edition lacks, add nothing). Members are stored by
     /// component, so this is one forward walk over both sorted lists.
     pub fn member_concepts(&self, refset: u64) -> Result<Vec<u32>, StoreError> {
-        let Some(e) = self.refset_entry(refset) else {
+        let Some(i) = self.refsets.binary_search_by(|e| e.id.cmp(&refset)).ok() else {
             return Ok(Vec::new());
         };
+        // Format 1.3: the ordinals are stored, a slice to copy.
+        if let Some(view) = self.refset_ordinals(i)? {
+            let out = view.to_vec();
+            // Strictly ascending, so the last is the largest.
+            if !out.is_sorted_by(|a, b| a < b)
+                || out.last().is_some_and(|&o| o >= self.concept_count)
+            {
+                return Err(StoreError::corrupt(
+                    RefsetConcepts,
+                    "ordinals not ascending or out of range",
+                ));
+            }
+            return Ok(out);
+        }
+        let e = &self.refsets[i];
         let (_, records) = self.member_records(e)?;
         self.ordinals_of_sorted(records.iter().map(|m| m.component.get()))
+    }
+
+    /// The concepts among refset `refset`'s active members, viewed in
+    /// place (format 1.3; `None` for older files): each once, ascending.
+    /// A damaged file may hold ordinals out of range, which accessors
+    /// report, or out of order; [`member_concepts`](Self::member_concepts)
+    /// checks both.
+    pub fn member_ordinals(&self, refset: u64) -> Result<Option<Ordinals<'_>>, StoreError> {
+        match self.refsets.binary_search_by(|e| e.id.cmp(&refset)) {
+            Ok(i) => self.refset_ordinals(i),
+            Err(_) if self.present(RefsetConceptsIndex) => Ok(Some(Ordinals::new(&[]))),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// `RefsetConcepts` of the `i`th refset.
+    fn refset_ordinals(&self, i: usize) -> Result<Option<Ordinals<'_>>, StoreError> {
+        if !self.present(RefsetConceptsIndex) {
+            return Ok(None);
+        }
+        let offsets: &[U32] = self.recs(RefsetConceptsIndex)?;
+        let items: &[U32] = self.recs(RefsetConcepts)?;
+        let (Some(start), Some(end)) = (offsets.get(i), offsets.get(i + 1)) else {
+            return Err(StoreError::corrupt(
+                RefsetConceptsIndex,
+                format!(
+                    "{} offsets for {} refsets",
+                    offsets.len(),
+                    self.refsets.len()
+                ),
+            ));
+        };
+        let slice = items
+            .get(start.get() as usize..end.get() as usize)
+            .ok_or_else(|| {
+                StoreError::corrupt(RefsetConceptsIndex, "offsets out of order or past the end")
+            })?;
+        Ok(Some(Ordinals::new(slice)))
     }
 
     /// The ordinals of the concepts among `sctids`, which come in ascending
