@@ -167,9 +167,41 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         if let Filter::Concept(cs, _) = f {
             // One record read per concept: counted once for the set.
             self.tick(set.len())?;
+            let table = self.ed.concept_table()?;
+            let count = self.ed.concept_count();
+            // Lazily: building the error for every concept and dropping
+            // it measured a fifth of this loop.
+            #[expect(
+                clippy::unnecessary_lazy_evaluations,
+                reason = "measured: the eager error costs 25% here"
+            )]
+            let facts = |o: u32| {
+                table.facts(o).ok_or_else(|| StoreError::OutOfRange {
+                    what: "concept",
+                    ordinal: o,
+                    count,
+                })
+            };
             let mut out = Vec::with_capacity(set.len());
+            // Flags and times alone: a plain loop, no lookups.
+            if cs.iter().all(|c| {
+                matches!(
+                    c,
+                    ConceptFilter::Active(..)
+                        | ConceptFilter::DefinitionStatus { .. }
+                        | ConceptFilter::EffectiveTime(_)
+                )
+            }) {
+                for o in set {
+                    let c = facts(o)?;
+                    if cs.iter().all(|f| plain_concept_test(f, &c)) {
+                        out.push(o);
+                    }
+                }
+                return Ok(out);
+            }
             for o in set {
-                if self.concept_passes_all(cs, o)? {
+                if self.concept_facts_pass(cs, &facts(o)?)? {
                     out.push(o);
                 }
             }
@@ -242,7 +274,14 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 let explicit_active = ds
                     .iter()
                     .any(|d| matches!(d, DescriptionFilter::Active(..)));
-                let descriptions = self.ed.descriptions(o)?;
+                let needs_term = ds
+                    .iter()
+                    .any(|d| matches!(d, DescriptionFilter::Term { .. }));
+                let descriptions = if needs_term {
+                    self.ed.descriptions(o)?
+                } else {
+                    self.ed.descriptions_without_terms(o)?
+                };
                 self.tick(descriptions.len())?;
                 for d in &descriptions {
                     if (explicit_active || d.active) && self.description_passes(ds, d, *span)? {
@@ -292,8 +331,13 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
 
     fn concept_passes_all(&mut self, cs: &[ConceptFilter], o: u32) -> R<bool> {
         let c = self.ed.concept_facts(o)?;
+        self.concept_facts_pass(cs, &c)
+    }
+
+    /// Whether a concept with these facts passes every filter of a block.
+    pub(crate) fn concept_facts_pass(&mut self, cs: &[ConceptFilter], c: &ConceptFacts) -> R<bool> {
         for x in cs {
-            if !self.concept_passes(x, &c)? {
+            if !self.concept_passes(x, c)? {
                 return Ok(false);
             }
         }
@@ -302,18 +346,16 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
 
     fn concept_passes(&mut self, f: &ConceptFilter, c: &ConceptFacts) -> R<bool> {
         Ok(match f {
+            ConceptFilter::Active(..)
+            | ConceptFilter::DefinitionStatus { .. }
+            | ConceptFilter::EffectiveTime(_) => plain_concept_test(f, c),
             ConceptFilter::DefinitionStatusId { equal, ids } => {
                 let status = if c.defined { sctid::DEFINED } else { PRIMITIVE };
                 self.in_concept_set(ids, status)? == *equal
             }
-            ConceptFilter::DefinitionStatus { equal, defined } => {
-                defined.contains(&c.defined) == *equal
-            }
             ConceptFilter::Module(m) => {
                 self.in_concept_set_at(&m.modules, c.module_ord)? == m.equal
             }
-            ConceptFilter::EffectiveTime(t) => time_holds(t, c.effective_time),
-            ConceptFilter::Active(active, _) => active.keeps(c.active),
         })
     }
 
@@ -373,6 +415,19 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             }
         }
         Ok(true)
+    }
+}
+
+/// The concept filters that need nothing but the concept's record.
+#[inline]
+fn plain_concept_test(f: &ConceptFilter, c: &ConceptFacts) -> bool {
+    match f {
+        ConceptFilter::DefinitionStatus { equal, defined } => {
+            defined.contains(&c.defined) == *equal
+        }
+        ConceptFilter::EffectiveTime(t) => time_holds(t, c.effective_time),
+        ConceptFilter::Active(active, _) => active.keeps(c.active),
+        ConceptFilter::DefinitionStatusId { .. } | ConceptFilter::Module(_) => false,
     }
 }
 

@@ -16,8 +16,8 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 use crate::StoreError;
 use crate::sctid;
 use crate::types::{
-    Association, AssociationSource, Concept, ConceptFacts, ConcreteValue, Description, Identity,
-    Link, Member, Ordinals, RefsetInfo, Relationship, SectionInfo, Status,
+    Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteValue,
+    Description, Identity, Link, Member, Ordinals, RefsetInfo, Relationship, SectionInfo, Status,
 };
 
 use SectionKind::*;
@@ -663,6 +663,16 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .ok_or_else(|| StoreError::corrupt(Concepts, "fewer records than concepts"))
     }
 
+    /// The concept records, viewed once for tests of many concepts' facts
+    /// (ECL concept filters over big sets).
+    pub fn concept_table(&self) -> Result<ConceptTable<'_>, StoreError> {
+        let records: &[ConceptRecord] = self.recs(Concepts)?;
+        let n = (self.concept_count as usize).min(records.len());
+        Ok(ConceptTable {
+            records: records.get(..n).unwrap_or_default(),
+        })
+    }
+
     /// [`concept_at`](Self::concept_at) without the SCTIDs: one record read.
     pub fn concept_facts(&self, ordinal: u32) -> Result<ConceptFacts, StoreError> {
         let r = self.concept_record(ordinal)?;
@@ -793,6 +803,18 @@ impl<B: AsRef<[u8]>> Edition<B> {
         ordinal: u32,
         r: &DescriptionRecord,
     ) -> Result<Description<'_>, StoreError> {
+        let mut d = self.description_facts(ordinal, r)?;
+        d.term = self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
+        Ok(d)
+    }
+
+    /// A description without its term (`term` is empty): what filters on
+    /// everything but the term read, without the term's UTF-8 check.
+    fn description_facts(
+        &self,
+        ordinal: u32,
+        r: &DescriptionRecord,
+    ) -> Result<Description<'_>, StoreError> {
         let language = self.languages.get(usize::from(r.language)).ok_or_else(|| {
             StoreError::corrupt(
                 Descriptions,
@@ -813,7 +835,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             type_id: self.code(r.type_code, Descriptions)?,
             case_significance: self.code(r.case_code, Descriptions)?,
             language,
-            term: self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?,
+            term: "",
         })
     }
 
@@ -827,6 +849,23 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .iter()
             .zip(first..)
             .map(|(r, i)| self.make_description(desc_ordinal(i)?, r))
+            .collect()
+    }
+
+    /// [`descriptions`](Self::descriptions) with every `term` empty: for
+    /// callers that test the other fields of many descriptions (ECL
+    /// description filters without a term filter).
+    pub fn descriptions_without_terms(
+        &self,
+        ordinal: u32,
+    ) -> Result<Vec<Description<'_>>, StoreError> {
+        self.check_concept(ordinal)?;
+        let (first, records) =
+            self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
+        records
+            .iter()
+            .zip(first..)
+            .map(|(r, i)| self.description_facts(desc_ordinal(i)?, r))
             .collect()
     }
 

@@ -295,3 +295,26 @@ pub struct SearchHit<'a> {
     /// default language refset.
     pub preferred: bool,
 }
+
+/// The concept records of an edition, viewed in place
+/// ([`Edition::concept_table`](crate::Edition::concept_table)).
+#[derive(Clone, Copy, Debug)]
+pub struct ConceptTable<'a> {
+    pub(crate) records: &'a [txmap_format::schema::ConceptRecord],
+}
+
+impl ConceptTable<'_> {
+    /// [`Edition::concept_facts`](crate::Edition::concept_facts) of
+    /// `ordinal`; `None` past the last concept.
+    #[inline]
+    pub fn facts(&self, ordinal: u32) -> Option<ConceptFacts> {
+        use txmap_format::schema::concept_flags;
+        let r = self.records.get(ordinal as usize)?;
+        Some(ConceptFacts {
+            active: r.flags & concept_flags::ACTIVE != 0,
+            defined: r.flags & concept_flags::DEFINED != 0,
+            module_ord: r.module.get(),
+            effective_time: r.effective_time.get(),
+        })
+    }
+}
