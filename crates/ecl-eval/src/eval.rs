@@ -11,7 +11,9 @@ use txmap_ecl::{
     Filter, Focus, History, MemberFilter, MemberFilterSet, MemberOf, Operator, Refinement, Span,
     SubExpr,
 };
-use txmap_store::sctid::association::{PARTIALLY_EQUIVALENT_TO, REPLACED_BY, SAME_AS, WAS_A};
+use txmap_store::sctid::association::{
+    MOVED_TO, PARTIALLY_EQUIVALENT_TO, REPLACED_BY, SAME_AS, WAS_A,
+};
 use txmap_store::{Edition, Member, RefsetKind};
 
 use crate::filter::dialect_id;
@@ -965,16 +967,17 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             History::Mod => vec![SAME_AS, REPLACED_BY, WAS_A, PARTIALLY_EQUIVALENT_TO],
             History::Max | History::Default => ed
                 .refsets()
-                .filter(|r| r.kind == RefsetKind::Association)
+                .filter(|r| r.kind == RefsetKind::Association && r.id != MOVED_TO)
                 .map(|r| r.id)
                 .collect(),
             History::Subset(e) => {
                 let mut ids = Vec::new();
                 for o in self.expr(e)? {
                     let id = ed.sctid(o)?;
-                    if ed
-                        .refset(id)
-                        .is_some_and(|r| r.kind == RefsetKind::Association)
+                    if id != MOVED_TO
+                        && ed
+                            .refset(id)
+                            .is_some_and(|r| r.kind == RefsetKind::Association)
                     {
                         ids.push(id);
                     }

@@ -114,7 +114,11 @@
 //!   association targets a concept of the result: `MIN` SAME AS; `MOD` also
 //!   REPLACED BY, WAS A, PARTIALLY EQUIVALENT TO; `MAX` and plain `HISTORY`
 //!   every association refset; `HISTORY (expr)` the association refsets
-//!   the expression selects.
+//!   the expression selects — MOVED TO never: its target is the namespace
+//!   concept of the extension the concept moved to (RF2's definition of
+//!   the association), not a concept with the same meaning, so it would
+//!   add the concepts moved out to whatever the namespace concept is in
+//!   (snomed-ecl-engine excludes it too; issue 15's side-by-side found it).
 //! * **Alternate identifiers** `scheme#code`: the concepts the Identifier
 //!   file's active rows say `code` identifies (format 1.3 keeps the latest
 //!   row of each (scheme, code)), in every scheme the alias names. The

@@ -276,10 +276,12 @@ impl<'a> Reference<'a> {
                     900000000000528000,
                     1186924009,
                 ],
+                // Every association but MOVED TO, whose target is the
+                // namespace the concept moved to, not a concept like it.
                 _ => self
                     .ed
                     .refsets()
-                    .filter(|r| r.kind == RefsetKind::Association)
+                    .filter(|r| r.kind == RefsetKind::Association && r.id != 900000000000524003)
                     .map(|r| r.id)
                     .collect(),
             };

@@ -80,6 +80,50 @@ const SLOTS: usize = {
 
 /// A refset's row, parsed on open.
 #[derive(Debug)]
+/// What [`Edition::members_of`] reads a list's members' metadata from.
+#[derive(Clone, Copy)]
+struct MemberView<'a> {
+    kind: SectionKind,
+    active: bool,
+    metas: &'a [MemberMetaRecord],
+    modules: &'a [U64],
+    times: &'a [U32],
+}
+
+impl<'a> MemberView<'a> {
+    fn member(
+        &self,
+        refset: u64,
+        index: usize,
+        m: &MemberRecord,
+        fields: &'a str,
+    ) -> Result<Member<'a>, StoreError> {
+        let (module, effective_time) = match self.metas.get(index) {
+            Some(r) => {
+                let (module, time) = (r.module.get() as usize, r.time.get() as usize);
+                match (self.modules.get(module), self.times.get(time)) {
+                    (Some(m), Some(t)) => (Some(m.get()), Some(t.get())),
+                    _ => {
+                        return Err(StoreError::corrupt(
+                            self.kind,
+                            format!("member {index}: module {module} or time {time} out of range"),
+                        ));
+                    }
+                }
+            }
+            None => (None, None),
+        };
+        Ok(Member {
+            refset,
+            component: m.component.get(),
+            fields,
+            active: self.active,
+            module,
+            effective_time,
+        })
+    }
+}
+
 /// The two lists of refset members.
 #[derive(Clone, Copy)]
 enum MemberList {
@@ -1272,40 +1316,69 @@ impl<B: AsRef<[u8]>> Edition<B> {
         index: usize,
         m: &MemberRecord,
     ) -> Result<Member<'_>, StoreError> {
-        let (metas, active) = match list {
+        let fields = self.heap_str(
+            MemberFieldHeap,
+            m.fields_offset.get(),
+            m.fields_len.get() as usize,
+        )?;
+        self.member_view(list)?.member(refset, index, m, fields)
+    }
+
+    /// The sections a list's members are read from, found once.
+    fn member_view(&self, list: MemberList) -> Result<MemberView<'_>, StoreError> {
+        let (kind, active) = match list {
             MemberList::Active => (MemberMeta, true),
             MemberList::Inactive => (InactiveMemberMeta, false),
         };
-        let meta = self.recs::<MemberMetaRecord>(metas)?.get(index);
-        let (module, effective_time) = match meta {
-            Some(r) => {
-                let (module, time) = (r.module.get() as usize, r.time.get() as usize);
-                let modules: &[U64] = self.recs(MemberModules)?;
-                let times: &[U32] = self.recs(MemberTimes)?;
-                match (modules.get(module), times.get(time)) {
-                    (Some(m), Some(t)) => (Some(m.get()), Some(t.get())),
-                    _ => {
-                        return Err(StoreError::corrupt(
-                            metas,
-                            format!("member {index}: module {module} or time {time} out of range"),
-                        ));
-                    }
-                }
-            }
-            None => (None, None),
-        };
-        Ok(Member {
-            refset,
-            component: m.component.get(),
-            fields: self.heap_str(
-                MemberFieldHeap,
-                m.fields_offset.get(),
-                m.fields_len.get() as usize,
-            )?,
+        Ok(MemberView {
+            kind,
             active,
-            module,
-            effective_time,
+            metas: self.recs(kind)?,
+            modules: self.recs(MemberModules)?,
+            times: self.recs(MemberTimes)?,
         })
+    }
+
+    /// The members `records` (from the `start`th of `list`) of `refset`,
+    /// one at a time: the sections found once, and the refset's fields
+    /// (one run of `MemberFieldHeap`, as members are written in order)
+    /// checked as UTF-8 once rather than member by member.
+    fn members_of<'s>(
+        &'s self,
+        refset: u64,
+        list: MemberList,
+        start: usize,
+        records: &'s [MemberRecord],
+    ) -> Result<impl ExactSizeIterator<Item = Result<Member<'s>, StoreError>> + 's, StoreError>
+    {
+        let view = self.member_view(list)?;
+        let heap = self.raw(MemberFieldHeap)?;
+        let span = |m: &MemberRecord| {
+            let s = m.fields_offset.get() as usize;
+            (s, s.saturating_add(m.fields_len.get() as usize))
+        };
+        let (lo, hi) = records
+            .iter()
+            .map(span)
+            .fold((usize::MAX, 0), |(lo, hi), (s, e)| (lo.min(s), hi.max(e)));
+        let lo = lo.min(hi);
+        let run = heap
+            .get(lo..hi)
+            .ok_or_else(|| StoreError::corrupt(MemberFieldHeap, "member fields past the end"))
+            .and_then(|b| {
+                std::str::from_utf8(b)
+                    .map_err(|e| StoreError::corrupt(MemberFieldHeap, format!("at {lo}: {e}")))
+            })?;
+        Ok(records.iter().enumerate().map(move |(i, m)| {
+            let (s, e) = span(m);
+            let fields = run.get(s - lo..e - lo).ok_or_else(|| {
+                StoreError::corrupt(
+                    MemberFieldHeap,
+                    format!("member fields {s}..{e} split a character"),
+                )
+            })?;
+            view.member(refset, start + i, m, fields)
+        }))
     }
 
     fn member_at(&self, index: usize) -> Result<Member<'_>, StoreError> {
@@ -1353,10 +1426,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             Some(e) => self.member_records(e)?,
             None => (0, &[][..]),
         };
-        Ok(records
-            .iter()
-            .enumerate()
-            .map(move |(i, m)| self.member_from(refset, MemberList::Active, start + i, m)))
+        self.members_of(refset, MemberList::Active, start, records)
     }
 
     /// Whether the file keeps each member's module and effective time
@@ -1393,10 +1463,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let records = records
             .get(range)
             .ok_or_else(|| StoreError::corrupt(InactiveRefsets, "member range past the end"))?;
-        Ok(records
-            .iter()
-            .enumerate()
-            .map(move |(i, m)| self.member_from(refset, MemberList::Inactive, start + i, m)))
+        self.members_of(refset, MemberList::Inactive, start, records)
     }
 
     /// Whether the file has the Identifier file's alternate identifiers
