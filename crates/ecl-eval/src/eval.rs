@@ -685,7 +685,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                             }
                         }
                     }
+                    // Every field: the referenced component and the
+                    // refset's own columns (the row's id, time, module and
+                    // refset are the row, not its fields).
                     MemberOf::AllFields => {
+                        out.extend(ed.ordinal(member.component));
                         for (f, v) in names.iter().zip(member.field_values()) {
                             push_concept(ed, &mut out, f, v, span)?;
                         }

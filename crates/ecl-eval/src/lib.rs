@@ -34,7 +34,9 @@
 //!   hierarchy operator, then filters in the order written, then the
 //!   history supplement.
 //! * **`^ R`**: the concepts referenced by active members of each refset in
-//!   R; a concept that is no refset adds nothing. `^ [f] R`: the values of
+//!   R; a concept that is no refset adds nothing. `^ [*] R`: the
+//!   referenced components and the values of the refset's own columns.
+//!   `^ [f] R`: the values of
 //!   field `f` that are concepts of the edition (`referencedComponentId`,
 //!   `refsetId` and `moduleId` included); a value that is no SCTID is
 //!   [`EvalError::NotSupported`], as are the `id` column (the UUID, not

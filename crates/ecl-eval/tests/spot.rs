@@ -651,6 +651,8 @@ fn inactive_members_and_member_metadata() {
     };
     let run = |text: &str| eval(&ed, &parse(text).unwrap());
     assert_eq!(run(&format!("^ {refset}")), expect(&|r| r.2));
+    // A simple refset's fields are its referenced components.
+    assert_eq!(run(&format!("^ [*] {refset}")), expect(&|r| r.2));
     assert_eq!(
         run(&format!("^ {refset} {{{{ M active = 0 }}}}")),
         expect(&|r| !r.2)
