@@ -94,6 +94,8 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
     ordinals: Vec<(u64, Option<u32>)>,
     /// Scratch space for folding texts.
     pub(crate) fold_buf: String,
+    /// The acceptability rows of the description being tested, reused.
+    pub(crate) accept_buf: Vec<(u64, u64)>,
     /// The relationships of the candidate being tested, reused.
     pub(crate) rels: Vec<crate::refine::Rel<'a>>,
 }
@@ -137,6 +139,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             terms: AddrMap::default(),
             ordinals: Vec::new(),
             fold_buf: String::new(),
+            accept_buf: Vec::new(),
             rels: Vec::new(),
         }
     }

@@ -54,11 +54,12 @@ pub(crate) const DIALECTS: &[(&str, u64)] = &[
     ("zh", 722128001),
 ];
 
-/// The language refset a dialect alias names (any case).
+/// The language refset a dialect alias names (any case; no allocation:
+/// it is asked once per description tested).
 pub(crate) fn dialect_id(alias: &str) -> Option<u64> {
-    let alias = alias.to_ascii_lowercase();
+    let folded = || alias.bytes().map(|b| b.to_ascii_lowercase());
     DIALECTS
-        .binary_search_by(|(a, _)| a.cmp(&alias.as_str()))
+        .binary_search_by(|(a, _)| a.bytes().cmp(folded()))
         .ok()
         .map(|i| DIALECTS[i].1)
 }
@@ -380,7 +381,10 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                     tokens.iter().any(|&t| type_id(t) == d.type_id) == *equal
                 }
                 DescriptionFilter::DialectId { equal, dialects } => {
-                    let rows = self.ed.acceptability(d.ordinal)?;
+                    // The buffer is taken while `in_concept_set` needs
+                    // `self`; an error leaves a fresh one, which is fine.
+                    let mut rows = std::mem::take(&mut self.accept_buf);
+                    self.ed.acceptability_into(d.ordinal, &mut rows)?;
                     let mut found = false;
                     for (set, accept) in dialects {
                         for &(refset, a) in &rows {
@@ -389,10 +393,13 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                             }
                         }
                     }
+                    self.accept_buf = rows;
                     found == *equal
                 }
                 DescriptionFilter::Dialect { equal, dialects } => {
-                    let rows = self.ed.acceptability(d.ordinal)?;
+                    self.ed
+                        .acceptability_into(d.ordinal, &mut self.accept_buf)?;
+                    let rows = &self.accept_buf;
                     let mut found = false;
                     for (alias, accept) in dialects {
                         let id = dialect_id(alias).ok_or_else(|| EvalError::NotSupported {
@@ -447,6 +454,19 @@ mod tests {
         assert!(wild("*a*b*", "xaxxbx"));
         assert!(!wild("*a*b", "xaxxbx"));
         assert!(wild("**", ""));
+    }
+
+    #[test]
+    fn dialect_aliases_in_any_case() {
+        assert!(
+            DIALECTS.is_sorted_by(|a, b| a.0 < b.0),
+            "binary search needs order"
+        );
+        assert_eq!(dialect_id("EN-gb"), Some(900000000000508004));
+        assert_eq!(dialect_id("en-nhs-clinical"), Some(999001261000000100));
+        assert_eq!(dialect_id("sv-SE"), Some(46011000052107));
+        assert_eq!(dialect_id("en"), None);
+        assert_eq!(dialect_id("en-gbx"), None);
     }
 
     #[test]

@@ -859,6 +859,25 @@ impl<B: AsRef<[u8]>> Edition<B> {
         ordinal: u32,
         r: &DescriptionRecord,
     ) -> Result<Description<'_>, StoreError> {
+        self.description_facts_in(self.recs(ConceptIds)?, ordinal, r)
+    }
+
+    /// [`description_facts`](Self::description_facts) with the concept ids
+    /// found already (callers reading many descriptions find them once).
+    fn description_facts_in(
+        &self,
+        ids: &[U64],
+        ordinal: u32,
+        r: &DescriptionRecord,
+    ) -> Result<Description<'_>, StoreError> {
+        let id_at = |o: u32| {
+            ids.get(o as usize).map(|id| id.get()).ok_or_else(|| {
+                StoreError::corrupt(
+                    Descriptions,
+                    format!("concept ordinal {o} out of range ({})", ids.len()),
+                )
+            })
+        };
         let language = self.languages.get(usize::from(r.language)).ok_or_else(|| {
             StoreError::corrupt(
                 Descriptions,
@@ -872,9 +891,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(Description {
             id: r.id.get(),
             ordinal,
-            concept: self.id_at(r.concept.get(), Descriptions)?,
+            concept: id_at(r.concept.get())?,
             active: r.flags & description_flags::ACTIVE != 0,
-            module: self.id_at(r.module.get(), Descriptions)?,
+            module: id_at(r.module.get())?,
             effective_time: r.effective_time.get(),
             type_id: self.code(r.type_code, Descriptions)?,
             case_significance: self.code(r.case_code, Descriptions)?,
@@ -889,11 +908,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.check_concept(ordinal)?;
         let (first, records) =
             self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
-        records
-            .iter()
-            .zip(first..)
-            .map(|(r, i)| self.make_description(desc_ordinal(i)?, r))
-            .collect()
+        let ids: &[U64] = self.recs(ConceptIds)?;
+        let mut out = Vec::with_capacity(records.len());
+        for (r, i) in records.iter().zip(first..) {
+            let mut d = self.description_facts_in(ids, desc_ordinal(i)?, r)?;
+            d.term = self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
+            out.push(d);
+        }
+        Ok(out)
     }
 
     /// [`descriptions`](Self::descriptions) with every `term` empty: for
@@ -906,11 +928,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.check_concept(ordinal)?;
         let (first, records) =
             self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
-        records
-            .iter()
-            .zip(first..)
-            .map(|(r, i)| self.description_facts(desc_ordinal(i)?, r))
-            .collect()
+        let ids: &[U64] = self.recs(ConceptIds)?;
+        let mut out = Vec::with_capacity(records.len());
+        for (r, i) in records.iter().zip(first..) {
+            out.push(self.description_facts_in(ids, desc_ordinal(i)?, r)?);
+        }
+        Ok(out)
     }
 
     /// A description by its ordinal.
@@ -953,6 +976,26 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ))
             })
             .collect()
+    }
+
+    /// [`acceptability`](Self::acceptability) into `out` (cleared first),
+    /// for callers that read many descriptions' rows with one buffer.
+    pub fn acceptability_into(
+        &self,
+        desc_ordinal: u32,
+        out: &mut Vec<(u64, u64)>,
+    ) -> Result<(), StoreError> {
+        out.clear();
+        self.check_description(desc_ordinal)?;
+        let (_, rows) =
+            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        for r in rows {
+            out.push((
+                self.code(r.refset_code, Acceptability)?,
+                self.code(r.acceptability_code, Acceptability)?,
+            ));
+        }
+        Ok(())
     }
 
     /// Whether a description is preferred in the language refset `refset`.
