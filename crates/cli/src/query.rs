@@ -186,6 +186,22 @@ fn term(e: &Ed, o: u32) -> Result<&str> {
     Ok(e.preferred_term(o)?.unwrap_or(""))
 }
 
+/// A line per concept: code and preferred term; stops at a closed pipe.
+fn concept_rows(out: &mut Lines, e: &Ed, concepts: impl Iterator<Item = u32>) -> Result<()> {
+    for o in concepts {
+        let code = e.sctid(o)?.to_string();
+        let display = term(e, o)?;
+        out.row(
+            &[&code, display],
+            || json!({ "code": code, "display": display }),
+        )?;
+        if out.closed {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Parses and evaluates `text` over `e`; errors are one line with the
 /// position in the expression.
 fn evaluate(e: &Ed, file: &Path, text: &str, timeout: u64) -> Result<Vec<u32>> {
@@ -226,17 +242,8 @@ pub fn ecl(a: EclArgs) -> Result<Found> {
         let n = concepts.len().to_string();
         out.row(&[&n], || json!({ "count": concepts.len() }))?;
     } else {
-        for &o in concepts.iter().take(a.limit.unwrap_or(usize::MAX)) {
-            let code = e.sctid(o)?.to_string();
-            let display = term(&e, o)?;
-            out.row(
-                &[&code, display],
-                || json!({ "code": code, "display": display }),
-            )?;
-            if out.closed {
-                break;
-            }
-        }
+        let limit = a.limit.unwrap_or(usize::MAX);
+        concept_rows(&mut out, &e, concepts.iter().copied().take(limit))?;
     }
     out.finish()?;
     Ok(Found::of(!concepts.is_empty()))
@@ -276,17 +283,7 @@ pub fn hierarchy(a: HierarchyArgs) -> Result<Found> {
         Direction::Descendants => e.descendants(o)?.iter().collect(),
     };
     let mut out = Lines::new(a.out.json);
-    for &r in &related {
-        let code = e.sctid(r)?.to_string();
-        let display = term(&e, r)?;
-        out.row(
-            &[&code, display],
-            || json!({ "code": code, "display": display }),
-        )?;
-        if out.closed {
-            break;
-        }
-    }
+    concept_rows(&mut out, &e, related.iter().copied())?;
     out.finish()?;
     Ok(Found::of(!related.is_empty()))
 }

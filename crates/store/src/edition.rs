@@ -905,33 +905,38 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// A concept's descriptions and text definitions, active or not, in
     /// description-SCTID order.
     pub fn descriptions(&self, ordinal: u32) -> Result<Vec<Description<'_>>, StoreError> {
-        self.check_concept(ordinal)?;
-        let (first, records) =
-            self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
-        let ids: &[U64] = self.recs(ConceptIds)?;
-        let mut out = Vec::with_capacity(records.len());
-        for (r, i) in records.iter().zip(first..) {
-            let mut d = self.description_facts_in(ids, desc_ordinal(i)?, r)?;
-            d.term = self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
-            out.push(d);
-        }
-        Ok(out)
+        self.descriptions_with(ordinal, true)
     }
 
     /// [`descriptions`](Self::descriptions) with every `term` empty: for
     /// callers that test the other fields of many descriptions (ECL
-    /// description filters without a term filter).
+    /// description filters without a term filter), without the terms'
+    /// UTF-8 checks.
     pub fn descriptions_without_terms(
         &self,
         ordinal: u32,
     ) -> Result<Vec<Description<'_>>, StoreError> {
+        self.descriptions_with(ordinal, false)
+    }
+
+    fn descriptions_with(
+        &self,
+        ordinal: u32,
+        terms: bool,
+    ) -> Result<Vec<Description<'_>>, StoreError> {
         self.check_concept(ordinal)?;
         let (first, records) =
             self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
+        // Found once for all of them (a lookup per description showed).
         let ids: &[U64] = self.recs(ConceptIds)?;
         let mut out = Vec::with_capacity(records.len());
         for (r, i) in records.iter().zip(first..) {
-            out.push(self.description_facts_in(ids, desc_ordinal(i)?, r)?);
+            let mut d = self.description_facts_in(ids, desc_ordinal(i)?, r)?;
+            if terms {
+                let len = usize::from(r.term_len.get());
+                d.term = self.heap_str(TermHeap, r.term_offset.get(), len)?;
+            }
+            out.push(d);
         }
         Ok(out)
     }
