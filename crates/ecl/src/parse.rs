@@ -777,6 +777,10 @@ impl<'a> Parser<'a> {
         match self.b.get(i) {
             Some(b'=' | b'<' | b'>') => true,
             Some(b'!') => self.b.get(i + 1) == Some(&b'='),
+            // The long syntax's `NOT =`.
+            Some(b'n' | b'N') => self
+                .word_at(i, |c| c.is_ascii_alphanumeric())
+                .eq_ignore_ascii_case("not"),
             _ => false,
         }
     }
