@@ -230,6 +230,21 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         let Filter::Description(ds, _) = f else {
             return Ok(None);
         };
+        // `id = …`: the concepts of those descriptions, whatever the size
+        // (a lookup each in the description ids).
+        if let Some(ids) = ds.iter().find_map(|d| match d {
+            DescriptionFilter::Id { equal: true, ids } => Some(ids),
+            _ => None,
+        }) {
+            self.tick(ids.len())?;
+            let mut out = Vec::with_capacity(ids.len());
+            for &id in ids {
+                if let Some(d) = self.ed.description(id)? {
+                    out.extend(self.ed.ordinal(d.concept));
+                }
+            }
+            return Ok(Some(normalize(out)));
+        }
         if size < SEARCH_ABOVE {
             return Ok(None);
         }

@@ -790,3 +790,39 @@ fn alternate_identifiers() {
     assert!(matches(&ed, &x, &Subject::Concept(ord(b)), &Budget::default()).unwrap());
     assert!(!matches(&ed, &x, &Subject::Concept(ord(a)), &Budget::default()).unwrap());
 }
+
+/// `{{ D id = … }}` narrows a big set to the descriptions' concepts: the
+/// answer is the concepts (in the set) the RF2 file says those
+/// descriptions describe.
+#[test]
+fn description_id_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let ed = synth(dir.path(), 3000, 19);
+    let rows: Vec<Vec<String>> = std::fs::read_to_string(
+        find(&dir.path().join("rf2-3000-19"), "sct2_Description_Snapshot").unwrap(),
+    )
+    .unwrap()
+    .lines()
+    .skip(1)
+    .map(|l| l.split('\t').map(str::to_owned).collect())
+    .collect();
+    let root = ed.ordinal(ROOT).unwrap();
+    let in_hierarchy = |c: u32| c == root || ed.ancestors(c).unwrap().contains(root);
+    let picked: Vec<&Vec<String>> = rows.iter().step_by(997).take(4).collect();
+    let ids: Vec<&str> = picked.iter().map(|r| r[0].as_str()).collect();
+    let expected = sorted(
+        picked
+            .iter()
+            .filter_map(|r| ed.ordinal(r[4].parse().unwrap()))
+            .filter(|&c| in_hierarchy(c))
+            .collect(),
+    );
+    assert!(!expected.is_empty());
+    let text = format!("* {{{{ D id = ({}), active = * }}}}", ids.join(" "));
+    assert_eq!(eval(&ed, &parse(&text).unwrap()), expected);
+    // `!=` keeps every concept with another description.
+    let one = picked[0][0].as_str();
+    let all = eval(&ed, &parse("*").unwrap());
+    let not = eval(&ed, &parse(&format!("* {{{{ D id != {one} }}}}")).unwrap());
+    assert!(not.len() > all.len() / 2 && not.len() <= all.len());
+}
