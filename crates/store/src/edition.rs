@@ -78,8 +78,6 @@ const SLOTS: usize = {
     max + 1
 };
 
-/// A refset's row, parsed on open.
-#[derive(Debug)]
 /// What [`Edition::members_of`] reads a list's members' metadata from.
 #[derive(Clone, Copy)]
 struct MemberView<'a> {
@@ -131,6 +129,8 @@ enum MemberList {
     Inactive,
 }
 
+/// A refset's row, parsed on open.
+#[derive(Debug)]
 struct RefsetEntry {
     id: u64,
     kind: RefsetKind,
@@ -573,13 +573,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// The SCTID of a concept ordinal read from section `origin`.
     fn id_at(&self, ordinal: u32, origin: SectionKind) -> Result<u64, StoreError> {
-        let ids: &[U64] = self.recs(ConceptIds)?;
-        ids.get(ordinal as usize).map(|id| id.get()).ok_or_else(|| {
-            StoreError::corrupt(
-                origin,
-                format!("concept ordinal {ordinal} out of range ({})", ids.len()),
-            )
-        })
+        id_in(self.recs(ConceptIds)?, ordinal, origin)
     }
 
     /// The SCTID a code byte stands for; 0 for "none".
@@ -733,7 +727,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// concepts the edition lacks, add nothing). Members are stored by
     /// component, so this is one forward walk over both sorted lists.
     pub fn member_concepts(&self, refset: u64) -> Result<Vec<u32>, StoreError> {
-        let Some(i) = self.refsets.binary_search_by(|e| e.id.cmp(&refset)).ok() else {
+        let Some(i) = refset_index(&self.refsets, refset) else {
             return Ok(Vec::new());
         };
         // Format 1.3: the ordinals are stored, a slice to copy.
@@ -751,7 +745,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             return Ok(out);
         }
         let e = &self.refsets[i];
-        let (_, records) = self.member_records(e)?;
+        let (_, records) = self.member_records(e, MemberList::Active)?;
         self.ordinals_of_sorted(records.iter().map(|m| m.component.get()))
     }
 
@@ -761,10 +755,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// report, or out of order; [`member_concepts`](Self::member_concepts)
     /// checks both.
     pub fn member_ordinals(&self, refset: u64) -> Result<Option<Ordinals<'_>>, StoreError> {
-        match self.refsets.binary_search_by(|e| e.id.cmp(&refset)) {
-            Ok(i) => self.refset_ordinals(i),
-            Err(_) if self.present(RefsetConceptsIndex) => Ok(Some(Ordinals::new(&[]))),
-            Err(_) => Ok(None),
+        match refset_index(&self.refsets, refset) {
+            Some(i) => self.refset_ordinals(i),
+            None if self.present(RefsetConceptsIndex) => Ok(Some(Ordinals::new(&[]))),
+            None => Ok(None),
         }
     }
 
@@ -847,37 +841,21 @@ impl<B: AsRef<[u8]>> Edition<B> {
         ordinal: u32,
         r: &DescriptionRecord,
     ) -> Result<Description<'_>, StoreError> {
-        let mut d = self.description_facts(ordinal, r)?;
+        let mut d = self.description_facts_in(self.recs(ConceptIds)?, ordinal, r)?;
         d.term = self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
         Ok(d)
     }
 
-    /// A description without its term (`term` is empty): what filters on
-    /// everything but the term read, without the term's UTF-8 check.
-    fn description_facts(
-        &self,
-        ordinal: u32,
-        r: &DescriptionRecord,
-    ) -> Result<Description<'_>, StoreError> {
-        self.description_facts_in(self.recs(ConceptIds)?, ordinal, r)
-    }
-
-    /// [`description_facts`](Self::description_facts) with the concept ids
-    /// found already (callers reading many descriptions find them once).
+    /// A description without its term (`term` is empty), the concept ids
+    /// found already: what filters on everything but the term read, for
+    /// many descriptions, without the terms' UTF-8 checks.
     fn description_facts_in(
         &self,
         ids: &[U64],
         ordinal: u32,
         r: &DescriptionRecord,
     ) -> Result<Description<'_>, StoreError> {
-        let id_at = |o: u32| {
-            ids.get(o as usize).map(|id| id.get()).ok_or_else(|| {
-                StoreError::corrupt(
-                    Descriptions,
-                    format!("concept ordinal {o} out of range ({})", ids.len()),
-                )
-            })
-        };
+        let id_at = |o: u32| id_in(ids, o, Descriptions);
         let language = self.languages.get(usize::from(r.language)).ok_or_else(|| {
             StoreError::corrupt(
                 Descriptions,
@@ -1332,8 +1310,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     fn refset_entry(&self, id: u64) -> Option<&RefsetEntry> {
-        let i = self.refsets.binary_search_by(|e| e.id.cmp(&id)).ok()?;
-        self.refsets.get(i)
+        self.refsets.get(refset_index(&self.refsets, id)?)
     }
 
     /// The refset whose member range holds member `index`.
@@ -1447,14 +1424,24 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     /// The member records of a refset.
-    fn member_records(&self, e: &RefsetEntry) -> Result<(usize, &[MemberRecord]), StoreError> {
-        let records: &[MemberRecord] = self.recs(Members)?;
+    /// The member records of a refset's entry in `list`, with the index of
+    /// the first.
+    fn member_records(
+        &self,
+        e: &RefsetEntry,
+        list: MemberList,
+    ) -> Result<(usize, &[MemberRecord]), StoreError> {
+        let (members, refsets) = match list {
+            MemberList::Active => (Members, Refsets),
+            MemberList::Inactive => (InactiveMembers, InactiveRefsets),
+        };
+        let records: &[MemberRecord] = self.recs(members)?;
         let start = e.first_member as usize;
         start
             .checked_add(e.member_count as usize)
             .and_then(|end| records.get(start..end))
             .map(|r| (start, r))
-            .ok_or_else(|| StoreError::corrupt(Refsets, "member range past the end"))
+            .ok_or_else(|| StoreError::corrupt(refsets, "member range past the end"))
     }
 
     /// A refset's active members, by referenced component. Empty if the
@@ -1471,7 +1458,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     ) -> Result<impl ExactSizeIterator<Item = Result<Member<'_>, StoreError>> + '_, StoreError>
     {
         let (start, records) = match self.refset_entry(refset) {
-            Some(e) => self.member_records(e)?,
+            Some(e) => self.member_records(e, MemberList::Active)?,
             None => (0, &[][..]),
         };
         self.members_of(refset, MemberList::Active, start, records)
@@ -1498,19 +1485,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         refset: u64,
     ) -> Result<impl ExactSizeIterator<Item = Result<Member<'_>, StoreError>> + '_, StoreError>
     {
-        let records: &[MemberRecord] = self.recs(InactiveMembers)?;
-        let range = self
-            .inactive_refsets
-            .binary_search_by(|e| e.id.cmp(&refset))
-            .ok()
-            .and_then(|i| self.inactive_refsets.get(i))
-            .map_or(0..0, |e| {
-                e.first_member as usize..e.first_member as usize + e.member_count as usize
-            });
-        let start = range.start;
-        let records = records
-            .get(range)
-            .ok_or_else(|| StoreError::corrupt(InactiveRefsets, "member range past the end"))?;
+        let entry =
+            refset_index(&self.inactive_refsets, refset).and_then(|i| self.inactive_refsets.get(i));
+        let (start, records) = match entry {
+            Some(e) => self.member_records(e, MemberList::Inactive)?,
+            None => (0, &[][..]),
+        };
         self.members_of(refset, MemberList::Inactive, start, records)
     }
 
@@ -1571,13 +1551,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let Some(e) = self.refset_entry(refset) else {
             return Ok(Vec::new());
         };
-        let (start, records) = self.member_records(e)?;
+        let (start, records) = self.member_records(e, MemberList::Active)?;
         let records = records.get(skip..).unwrap_or_default();
-        records
-            .iter()
-            .take(limit)
-            .enumerate()
-            .map(|(i, m)| self.member_from(e.id, MemberList::Active, start + skip + i, m))
+        let records = &records[..records.len().min(limit)];
+        self.members_of(e.id, MemberList::Active, start + skip, records)?
             .collect()
     }
 
@@ -1586,7 +1563,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let Some(e) = self.refset_entry(refset) else {
             return Ok(false);
         };
-        let (_, records) = self.member_records(e)?;
+        let (_, records) = self.member_records(e, MemberList::Active)?;
         let i = records.partition_point(|m| m.component.get() < component);
         Ok(records
             .get(i)
@@ -1847,5 +1824,20 @@ fn parse_identity(meta: &Metadata) -> Result<Identity, StoreError> {
         status,
         default_language_refset: sctid("default_language_refset")?,
         txmap_version: get("txmap_version")?.to_owned(),
+    })
+}
+
+/// The position of refset `id` in `refsets` (ascending by SCTID).
+fn refset_index(refsets: &[RefsetEntry], id: u64) -> Option<usize> {
+    refsets.binary_search_by(|e| e.id.cmp(&id)).ok()
+}
+
+/// The SCTID of concept `ordinal` in the `ConceptIds` records `ids`.
+fn id_in(ids: &[U64], ordinal: u32, origin: SectionKind) -> Result<u64, StoreError> {
+    ids.get(ordinal as usize).map(|id| id.get()).ok_or_else(|| {
+        StoreError::corrupt(
+            origin,
+            format!("concept ordinal {ordinal} out of range ({})", ids.len()),
+        )
     })
 }
