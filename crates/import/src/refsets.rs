@@ -161,8 +161,11 @@ impl Importer<'_> {
                 concepts_index.push(U32::new(refset_concepts.count as u32));
                 last_concept = None;
             }
+            // The component's ordinal, if it is a concept here (ordinals
+            // fit in u32: checked when concepts are read).
+            let ordinal = self.concept_ids.binary_search(&m.component).ok();
             // Once each: a component may be a member in several rows (maps).
-            if let Ok(o) = self.concept_ids.binary_search(&m.component)
+            if let Some(o) = ordinal
                 && last_concept != Some(o)
             {
                 refset_concepts
@@ -192,11 +195,7 @@ impl Importer<'_> {
                 && let Some(target) =
                     association_target(&buf).and_then(|t| self.concept_ids.binary_search(&t).ok())
             {
-                // Ordinals fit in u32 (checked when concepts are read).
-                let source = self
-                    .concept_ids
-                    .binary_search(&m.component)
-                    .map_or(NO_ORDINAL, |o| o as u32);
+                let source = ordinal.map_or(NO_ORDINAL, |o| o as u32);
                 targets
                     .push(AssociationLink {
                         target: target as u32,
