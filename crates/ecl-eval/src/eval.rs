@@ -1,7 +1,9 @@
 //! The evaluator: one [`Ctx`] per call, holding the edition, the work
 //! counter and the sets already computed for sub-expressions.
 
+use std::collections::BTreeMap;
 use std::collections::HashMap;
+use std::collections::btree_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 use std::time::Instant;
@@ -736,14 +738,21 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         let inactive = wants_inactive(filters);
         // Only active memberships are indexed by component.
         if !inactive && concepts.len().saturating_mul(REFSETS_SCAN_RATIO) < total {
+            // The filters' tests, per refset (its columns), made once.
+            let mut checks: BTreeMap<u64, Vec<MemberCheck<'_>>> = BTreeMap::new();
             for &c in concepts {
                 let members = ed.component_refsets(ed.sctid(c)?)?;
                 self.tick(members.len() + 1)?;
                 for member in &members {
                     if !filters.is_empty() {
-                        let names = ed.refset(member.refset).map(|r| r.field_names());
-                        let checks = member_checks(names.unwrap_or_default(), filters, span)?;
-                        if !self.member_passes(member, &checks)? {
+                        let tests = match checks.entry(member.refset) {
+                            Entry::Occupied(e) => e.into_mut(),
+                            Entry::Vacant(e) => {
+                                let names = ed.refset(member.refset).map(|r| r.field_names());
+                                e.insert(member_checks(names.unwrap_or_default(), filters, span)?)
+                            }
+                        };
+                        if !self.member_passes(member, tests)? {
                             continue;
                         }
                     }

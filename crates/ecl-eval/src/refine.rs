@@ -617,16 +617,13 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
             (Test::Number { op, value }, Value::Number(x)) => op.holds(*x, *value),
             (Test::String { equal, terms }, Value::Str(s)) => {
-                let mut any = false;
-                for t in terms.iter() {
-                    any |= match t {
-                        SearchTerm::Match {
-                            text,
-                            explicit: false,
-                        } => text == s,
-                        t => self.term_holds(t, s),
-                    };
-                }
+                let any = terms.iter().any(|t| match t {
+                    SearchTerm::Match {
+                        text,
+                        explicit: false,
+                    } => text == s,
+                    t => self.term_holds(t, s),
+                });
                 any == *equal
             }
             (Test::Boolean { equal, value }, Value::Bool(b)) => (b == value) == *equal,

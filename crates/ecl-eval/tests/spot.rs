@@ -711,6 +711,25 @@ fn inactive_members_and_member_metadata() {
     );
     let member = rows.iter().find(|r| r.0 == refset && r.2).unwrap();
     assert!(run(&format!("^R {}", member.1)).contains(&refset_ord[0]));
+    // With member filters, through the index of memberships.
+    assert!(run(&format!("^R {} {{{{ M active = 1 }}}}", member.1)).contains(&refset_ord[0]));
+    let moved = rows
+        .iter()
+        .find(|r| r.0 == refset && r.2 && r.3 == OTHER_MODULE)
+        .unwrap();
+    let stayed = rows
+        .iter()
+        .find(|r| r.0 == refset && r.2 && r.3 != OTHER_MODULE)
+        .unwrap();
+    let with_module = |c: u64| {
+        run(&format!("^R {c} {{{{ M moduleId = {OTHER_MODULE} }}}}")).contains(&refset_ord[0])
+    };
+    assert!(with_module(moved.1));
+    assert_eq!(
+        with_module(stayed.1),
+        rows.iter()
+            .any(|r| r.0 == refset && r.1 == stayed.1 && r.2 && r.3 == OTHER_MODULE)
+    );
 }
 
 /// `scheme#code`: alternate identifiers from an Identifier file added to a
