@@ -724,8 +724,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// The concepts a refset's active members reference, as sorted, unique
     /// ordinals (members referencing descriptions or relationships, or
-    /// concepts the edition lacks, add nothing). Members are stored by
-    /// component, so this is one forward walk over both sorted lists.
+    /// concepts the edition lacks, add nothing): a copy of the refset's
+    /// `RefsetConcepts` slice (format 1.3), checked; in older files, one
+    /// forward walk over the members and the concept ids, both sorted.
     pub fn member_concepts(&self, refset: u64) -> Result<Vec<u32>, StoreError> {
         let Some(i) = refset_index(&self.refsets, refset) else {
             return Ok(Vec::new());
