@@ -89,7 +89,7 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
     bits: AddrMap<usize, Bits>,
     /// The SCTIDs of the small memoised sub-expression sets, by node
     /// address.
-    ids: AddrMap<usize, Vec<u64>>,
+    ids: AddrMap<usize, Rc<Vec<u64>>>,
     /// Search terms folded once, by node address.
     pub(crate) terms: AddrMap<usize, crate::filter::Folded>,
     /// SCTIDs already looked up (a few: modules, statuses, types).
@@ -214,30 +214,47 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(bits.contains(o))
     }
 
-    /// [`in_memo_sub`](Self::in_memo_sub) for a concept given by SCTID: a
-    /// small set is searched by SCTID (ordinals follow SCTIDs, so its
-    /// SCTIDs are sorted too), sparing a search among every concept of the
-    /// edition for each value tested.
-    pub(crate) fn in_memo_sub_by_id(&mut self, s: &SubExpr, id: u64) -> R<bool> {
+    /// The SCTIDs of `memo_sub(s)`, for tests of values given by SCTID
+    /// (refset fields, modules): a small set is searched by SCTID
+    /// (ordinals follow SCTIDs, so its SCTIDs are sorted too), sparing a
+    /// search among every concept of the edition for each value tested; a
+    /// big one by ordinal in its bitmap.
+    pub(crate) fn memo_sub_ids<'x>(&mut self, s: &'x SubExpr) -> R<IdSet<'x>> {
         let v = self.memo_sub(s)?;
         if v.len() >= BITMAP_FROM {
-            return match self.ed.ordinal(id) {
-                Some(o) => self.in_memo_sub(s, o),
-                None => Ok(false),
-            };
+            return Ok(IdSet::Big(s));
         }
         let key = std::ptr::from_ref(s) as usize;
-        if !self.ids.contains_key(&key) {
-            let ids = v
-                .iter()
-                .map(|&o| self.ed.sctid(o))
-                .collect::<Result<Vec<u64>, _>>()?;
-            self.ids.insert(key, ids);
+        if let Some(ids) = self.ids.get(&key) {
+            return Ok(IdSet::Ids(Rc::clone(ids)));
         }
-        Ok(self
-            .ids
-            .get(&key)
-            .is_some_and(|ids| ids.binary_search(&id).is_ok()))
+        let ids = v
+            .iter()
+            .map(|&o| self.ed.sctid(o))
+            .collect::<Result<Vec<u64>, _>>()?;
+        let ids = Rc::new(ids);
+        self.ids.insert(key, Rc::clone(&ids));
+        Ok(IdSet::Ids(ids))
+    }
+
+    /// The SCTIDs of a concept set: its concepts, or its sub-expression's.
+    pub(crate) fn concept_set_ids<'x>(&mut self, set: &'x ConceptSet) -> R<IdSet<'x>> {
+        match set {
+            ConceptSet::Set(refs) => Ok(IdSet::Ids(Rc::new(normalize_ids(
+                refs.iter().map(|r| r.id).collect(),
+            )))),
+            ConceptSet::Sub(s) => self.memo_sub_ids(s),
+        }
+    }
+
+    pub(crate) fn in_ids(&mut self, set: &IdSet<'_>, id: u64) -> R<bool> {
+        match set {
+            IdSet::Ids(ids) => Ok(ids.binary_search(&id).is_ok()),
+            IdSet::Big(s) => match self.ed.ordinal(id) {
+                Some(o) => self.in_memo_sub(s, o),
+                None => Ok(false),
+            },
+        }
     }
 
     fn memo_expr(&mut self, e: &Expr) -> R<Rc<Vec<u32>>> {
@@ -522,9 +539,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             Some(root) => {
                 let d = self.ed.descendants(root)?;
                 self.tick(d.len())?;
-                let mut v = d.to_vec();
-                v.push(root);
-                normalize(v)
+                // The closure lists are sorted: the root goes in by one
+                // search, not a sort of the whole hierarchy.
+                with(d.to_vec(), root)
             }
             None => Vec::new(),
         };
@@ -651,7 +668,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 continue;
             }
             let names = info.field_names();
-            let checks = member_checks(names, filters, span)?;
+            let checks = self.member_checks(names, filters, span)?;
             let fields = match m {
                 MemberOf::Fields(fields) => fields
                     .iter()
@@ -668,15 +685,16 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             self.tick(members.len() + inactive.as_ref().map_or(0, |i| i.len()) + 1)?;
             // Members come by component, ascending (the active, then the
             // inactive): the passing ones' ordinals are found in a walk
-            // each (`ordinals_of_sorted`).
-            let mut components = Vec::new();
+            // each, the active ones' in step with the refset's concepts.
+            let (mut components, mut inactive_components) = (Vec::new(), Vec::new());
             for member in members.chain(inactive.into_iter().flatten()) {
                 let member = &member?;
                 if !self.member_passes(member, &checks)? {
                     continue;
                 }
                 match m {
-                    MemberOf::Components => components.push(member.component),
+                    MemberOf::Components if member.active => components.push(member.component),
+                    MemberOf::Components => inactive_components.push(member.component),
                     // Answered by `refsets_containing`, never here.
                     MemberOf::Refsets => {}
                     MemberOf::Fields(_) => {
@@ -701,16 +719,17 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     }
                 }
             }
-            if !components.is_empty() {
-                if !components.is_sorted() {
-                    components.sort_unstable();
+            for concepts in [
+                ed.member_ordinals_of(id, components)?,
+                ed.ordinals_of_sorted(inactive_components)?,
+            ] {
+                if !concepts.is_empty() {
+                    out = if out.is_empty() {
+                        concepts
+                    } else {
+                        union(&out, &concepts)
+                    };
                 }
-                let concepts = ed.ordinals_of_sorted(components)?;
-                out = if out.is_empty() {
-                    concepts
-                } else {
-                    union(&out, &concepts)
-                };
             }
         }
         // One refset's components come out sorted; several, or fields, not.
@@ -749,7 +768,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                             Entry::Occupied(e) => e.into_mut(),
                             Entry::Vacant(e) => {
                                 let names = ed.refset(member.refset).map(|r| r.field_names());
-                                e.insert(member_checks(names.unwrap_or_default(), filters, span)?)
+                                e.insert(self.member_checks(
+                                    names.unwrap_or_default(),
+                                    filters,
+                                    span,
+                                )?)
                             }
                         };
                         if !self.member_passes(member, tests)? {
@@ -798,7 +821,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             let Some(refset) = ed.ordinal(id) else {
                 continue;
             };
-            let checks = member_checks(names, filters, span)?;
+            let checks = self.member_checks(names, filters, span)?;
             let members = ed.members_iter(id)?;
             let rest = if inactive {
                 Some(ed.inactive_members_iter(id)?)
@@ -821,17 +844,67 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(normalize(out))
     }
 
+    /// The member filters as tests on a refset's columns (with the
+    /// default `active = 1` when no filter says otherwise).
+    fn member_checks<'f>(
+        &mut self,
+        names: &[String],
+        filters: &'f [MemberFilterSet],
+        span: Span,
+    ) -> R<Vec<MemberCheck<'f>>> {
+        let mut checks = Vec::new();
+        for set in filters {
+            for f in &set.filters {
+                checks.push(match f {
+                    MemberFilter::Field {
+                        name,
+                        comparison: FieldComparison::Concept { equal, value },
+                    } => MemberCheck::Concept {
+                        column: Column::find(names, name, span)?,
+                        equal: *equal,
+                        values: self.memo_sub_ids(value)?,
+                    },
+                    MemberFilter::Field { name, comparison } => {
+                        MemberCheck::Field(Column::find(names, name, span)?, comparison)
+                    }
+                    MemberFilter::Active(active, _) => MemberCheck::Active(*active),
+                    MemberFilter::Module(m) => MemberCheck::Module {
+                        equal: m.equal,
+                        modules: self.concept_set_ids(&m.modules)?,
+                    },
+                    MemberFilter::EffectiveTime(t) => MemberCheck::Time(t),
+                });
+            }
+        }
+        // Without an `active` filter, members are the active ones.
+        if !checks.iter().any(|c| matches!(c, MemberCheck::Active(_))) {
+            checks.push(MemberCheck::Active(Activity::Active));
+        }
+        Ok(checks)
+    }
+
     fn member_passes(&mut self, member: &Member<'_>, checks: &[MemberCheck<'_>]) -> R<bool> {
         for check in checks {
             let ok = match *check {
+                MemberCheck::Concept {
+                    column,
+                    equal,
+                    ref values,
+                } => {
+                    let inside = match column.value(member).and_then(FieldValue::id) {
+                        Some(id) => self.in_ids(values, id)?,
+                        None => false,
+                    };
+                    inside == equal
+                }
                 MemberCheck::Field(column, comparison) => match column.value(member) {
                     Some(v) => self.field_holds(comparison, v)?,
                     None => false,
                 },
                 MemberCheck::Active(active) => active.keeps(member.active),
                 // (`check` refused these for files without the metadata.)
-                MemberCheck::Module(m) => match member.module {
-                    Some(module) => self.module_holds(m, module)?,
+                MemberCheck::Module { equal, ref modules } => match member.module {
+                    Some(module) => self.in_ids(modules, module)? == equal,
                     None => false,
                 },
                 MemberCheck::Time(t) => member
@@ -848,8 +921,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     fn field_holds(&mut self, c: &FieldComparison, v: FieldValue<'_>) -> R<bool> {
         Ok(match c {
             FieldComparison::Concept { equal, value } => {
+                let values = self.memo_sub_ids(value)?;
                 let inside = match v.id() {
-                    Some(id) => self.in_memo_sub_by_id(value, id)?,
+                    Some(id) => self.in_ids(&values, id)?,
                     None => false,
                 };
                 inside == *equal
@@ -1364,11 +1438,35 @@ impl Column {
     }
 }
 
-/// One test of a member filter, its column found.
+/// Concepts given by SCTID, for testing values that are SCTIDs.
+pub(crate) enum IdSet<'x> {
+    /// Sorted.
+    Ids(Rc<Vec<u64>>),
+    /// A big sub-expression's set, tested by ordinal in its bitmap.
+    Big(&'x SubExpr),
+}
+
+fn normalize_ids(mut ids: Vec<u64>) -> Vec<u64> {
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// One test of a member filter, its column found and its concepts
+/// evaluated, once per refset.
 enum MemberCheck<'f> {
+    /// `column = X` (`equal`) or `!= X`.
+    Concept {
+        column: Column,
+        equal: bool,
+        values: IdSet<'f>,
+    },
     Field(Column, &'f FieldComparison),
     Active(Activity),
-    Module(&'f txmap_ecl::ModuleFilter),
+    Module {
+        equal: bool,
+        modules: IdSet<'f>,
+    },
     Time(&'f txmap_ecl::TimeFilter),
 }
 
@@ -1391,33 +1489,6 @@ fn wants_inactive(filters: &[MemberFilterSet]) -> bool {
         any = true;
     }
     any
-}
-
-/// The member filters as tests on this refset's columns (with the
-/// default `active = 1` when no filter says otherwise).
-fn member_checks<'f>(
-    names: &[String],
-    filters: &'f [MemberFilterSet],
-    span: Span,
-) -> R<Vec<MemberCheck<'f>>> {
-    let mut checks = Vec::new();
-    for set in filters {
-        for f in &set.filters {
-            checks.push(match f {
-                MemberFilter::Field { name, comparison } => {
-                    MemberCheck::Field(Column::find(names, name, span)?, comparison)
-                }
-                MemberFilter::Active(active, _) => MemberCheck::Active(*active),
-                MemberFilter::Module(m) => MemberCheck::Module(m),
-                MemberFilter::EffectiveTime(t) => MemberCheck::Time(t),
-            });
-        }
-    }
-    // Without an `active` filter, members are the active ones.
-    if !checks.iter().any(|c| matches!(c, MemberCheck::Active(_))) {
-        checks.push(MemberCheck::Active(Activity::Active));
-    }
-    Ok(checks)
 }
 
 /// Adds the concept a field value names; empty values and SCTIDs of other

@@ -95,14 +95,18 @@ enum Value<'v> {
 
 impl<'v> Value<'v> {
     /// An RF2 concrete value: `#12.5`, `"text"`, `true`.
-    fn concrete(v: &'v str) -> Value<'v> {
-        if let Some(n) = v.strip_prefix('#') {
-            return n.parse().map_or(Value::Other, Value::Number);
+    fn concrete(c: &txmap_store::ConcreteLink<'v>) -> R<Value<'v>> {
+        if let Some(n) = c.number() {
+            return Ok(Value::Number(n));
+        }
+        let v = c.value()?;
+        if v.starts_with('#') {
+            return Ok(Value::Other);
         }
         if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-            return Value::Str(s);
+            return Ok(Value::Str(s));
         }
-        parse_bool(v).map_or(Value::Other, Value::Bool)
+        Ok(parse_bool(v).map_or(Value::Other, Value::Bool))
     }
 }
 
@@ -349,17 +353,16 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         let attributes = rels.len();
         if values {
             for c in ed.concrete_links(o)? {
-                let (type_ord, group, value) = c?;
                 rels.push(Rel {
-                    group: u32::from(group),
-                    type_ord: Some(type_ord),
-                    value: Value::concrete(value),
+                    group: u32::from(c.group),
+                    type_ord: Some(c.type_ord),
+                    value: Value::concrete(&c)?,
                 });
             }
         } else {
-            rels.extend(ed.concrete_types(o)?.map(|(t, g)| Rel {
-                group: u32::from(g),
-                type_ord: Some(t),
+            rels.extend(ed.concrete_links(o)?.map(|c| Rel {
+                group: u32::from(c.group),
+                type_ord: Some(c.type_ord),
                 value: Value::Other,
             }));
         }
@@ -429,10 +432,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 let rows = ed.concrete_links(o)?;
                 self.tick(rows.len() + 1)?;
                 for row in rows {
-                    let (type_ord, group, value) = row?;
-                    if (!grouped || group != 0)
-                        && self.in_set(&a.types, Some(type_ord))?
-                        && self.test(test, &Value::concrete(value))?
+                    if (!grouped || row.group != 0)
+                        && self.in_set(&a.types, Some(row.type_ord))?
+                        && self.test(test, &Value::concrete(&row)?)?
                     {
                         n += 1;
                     }

@@ -16,8 +16,9 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 use crate::StoreError;
 use crate::sctid;
 use crate::types::{
-    Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteValue,
-    Description, Identity, Link, Member, Ordinals, RefsetInfo, Relationship, SectionInfo, Status,
+    Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteLink,
+    ConcreteValue, Description, Identity, Link, Member, Ordinals, RefsetInfo, Relationship,
+    SectionInfo, Status,
 };
 
 use SectionKind::*;
@@ -556,19 +557,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         offset: u32,
         len: usize,
     ) -> Result<&str, StoreError> {
-        let heap = self.raw(kind)?;
-        let start = offset as usize;
-        let bytes = start
-            .checked_add(len)
-            .and_then(|end| heap.get(start..end))
-            .ok_or_else(|| {
-                StoreError::corrupt(
-                    kind,
-                    format!("string {start}+{len} past the end ({} bytes)", heap.len()),
-                )
-            })?;
-        std::str::from_utf8(bytes)
-            .map_err(|e| StoreError::corrupt(kind, format!("string at {start}: {e}")))
+        str_in(self.raw(kind)?, kind, offset, len)
     }
 
     /// The SCTID of a concept ordinal read from section `origin`.
@@ -786,6 +775,45 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 StoreError::corrupt(RefsetConceptsIndex, "offsets out of order or past the end")
             })?;
         Ok(Some(Ordinals::new(slice)))
+    }
+
+    /// [`ordinals_of_sorted`](Self::ordinals_of_sorted) for the components
+    /// of some of refset `refset`'s active members, in member order: a
+    /// walk in step with the refset's concept ordinals (format 1.3), which
+    /// reads an id or two a member where a search among every concept
+    /// reads a dozen (ECL member filters keep most members of big
+    /// refsets). Older files take the search.
+    pub fn member_ordinals_of(
+        &self,
+        refset: u64,
+        sctids: impl IntoIterator<Item = u64>,
+    ) -> Result<Vec<u32>, StoreError> {
+        let Some(among) = self.member_ordinals(refset)? else {
+            return self.ordinals_of_sorted(sctids);
+        };
+        let ids: &[U64] = self.recs(ConceptIds)?;
+        let (mut out, mut j, mut previous) = (Vec::new(), 0usize, 0u64);
+        for c in sctids {
+            if c < previous {
+                j = 0; // out of order: walk from the start
+            }
+            previous = c;
+            while let Some(o) = among.get(j) {
+                let id = id_in(ids, o, RefsetConcepts)?;
+                if id >= c {
+                    if id == c && out.last() != Some(&o) {
+                        out.push(o);
+                    }
+                    break;
+                }
+                j += 1;
+            }
+        }
+        if !out.is_sorted() {
+            out.sort_unstable();
+            out.dedup();
+        }
+        Ok(out)
     }
 
     /// The ordinals of the concepts among `sctids`, which come in ascending
@@ -1179,17 +1207,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.links(InboundIndex, Inbound, ordinal)
     }
 
-    /// The type ordinal and group of each concrete value of the concept,
-    /// without reading the values.
-    pub fn concrete_types(
-        &self,
-        ordinal: u32,
-    ) -> Result<impl ExactSizeIterator<Item = (u32, u16)> + '_, StoreError> {
-        self.check_concept(ordinal)?;
-        let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
-        Ok(rows.iter().map(|r| (r.type_ord.get(), r.group.get())))
-    }
-
     /// The concepts with an attribute relationship of type `type_ord` (as
     /// [`attributes`](Self::attributes) lists them), ascending, from the
     /// edition's type index; `None` when the file has no type index (before
@@ -1258,23 +1275,23 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.relationships(StatedIndex, Stated, ordinal)
     }
 
-    /// The type ordinal, group and value text of each concrete value of the
-    /// concept, read in place: [`concrete_values`](Self::concrete_values)
-    /// for callers that test many concepts (ECL refinements).
+    /// Each concrete value of the concept by ordinals, its text read only
+    /// when asked: [`concrete_values`](Self::concrete_values) for callers
+    /// that test many concepts (ECL refinements), which mostly look at the
+    /// type first.
     pub fn concrete_links(
         &self,
         ordinal: u32,
-    ) -> Result<impl ExactSizeIterator<Item = Result<(u32, u16, &str), StoreError>> + '_, StoreError>
-    {
+    ) -> Result<impl ExactSizeIterator<Item = ConcreteLink<'_>> + '_, StoreError> {
         self.check_concept(ordinal)?;
         let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
-        Ok(rows.iter().map(|r| {
-            let value = self.heap_str(
-                ConcreteHeap,
-                r.value_offset.get(),
-                r.value_len.get() as usize,
-            )?;
-            Ok((r.type_ord.get(), r.group.get(), value))
+        let heap = self.raw(ConcreteHeap)?;
+        Ok(rows.iter().map(move |r| ConcreteLink {
+            type_ord: r.type_ord.get(),
+            group: r.group.get(),
+            heap,
+            offset: r.value_offset.get(),
+            len: r.value_len.get(),
         }))
     }
 
@@ -1841,4 +1858,25 @@ fn id_in(ids: &[U64], ordinal: u32, origin: SectionKind) -> Result<u64, StoreErr
             format!("concept ordinal {ordinal} out of range ({})", ids.len()),
         )
     })
+}
+
+/// String `offset..offset + len` of `heap`, the bytes of section `kind`.
+pub(crate) fn str_in(
+    heap: &[u8],
+    kind: SectionKind,
+    offset: u32,
+    len: usize,
+) -> Result<&str, StoreError> {
+    let start = offset as usize;
+    let bytes = start
+        .checked_add(len)
+        .and_then(|end| heap.get(start..end))
+        .ok_or_else(|| {
+            StoreError::corrupt(
+                kind,
+                format!("string {start}+{len} past the end ({} bytes)", heap.len()),
+            )
+        })?;
+    std::str::from_utf8(bytes)
+        .map_err(|e| StoreError::corrupt(kind, format!("string at {start}: {e}")))
 }

@@ -35,9 +35,9 @@ pub use txmap_format::schema::RefsetKind;
 pub use txmap_format::{Metadata, SectionKind};
 pub use txmap_text::{MatchMode, MatchTier, RankKey};
 pub use types::{
-    Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteValue,
-    Description, Identity, Link, Member, Ordinals, RefsetInfo, Relationship, SearchHit,
-    SectionInfo, Status,
+    Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteLink,
+    ConcreteValue, Description, Identity, Link, Member, Ordinals, RefsetInfo, Relationship,
+    SearchHit, SectionInfo, Status,
 };
 
 /// Well-known SCTIDs the store interprets.

@@ -1088,16 +1088,13 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
         let _ = e.concrete_values(o);
         let _ = e.concept_facts(o);
         if let Ok(rows) = e.concrete_links(o) {
-            rows.for_each(drop);
+            rows.for_each(|r| drop(r.value()));
         }
         if let Ok(links) = e.attribute_links(o) {
             links.for_each(drop);
         }
         if let Ok(links) = e.inbound_links(o) {
             links.for_each(drop);
-        }
-        if let Ok(types) = e.concrete_types(o) {
-            types.for_each(drop);
         }
         let _ = e.attribute_type_sources(o);
         let _ = e.concrete_type_sources(o);

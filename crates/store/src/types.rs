@@ -1,8 +1,11 @@
 //! The values the store hands out: small copies of records with ordinals
 //! and codes resolved to SCTIDs, borrowing strings from the edition bytes.
 
+use txmap_format::SectionKind;
 use txmap_format::schema::RefsetKind;
 use zerocopy::little_endian::U32;
+
+use crate::StoreError;
 
 /// Whether an edition is a published release or a pre-release build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,6 +130,73 @@ pub struct Link {
     pub group: u16,
 }
 
+/// A concrete value by ordinals, as the file stores it; the text is read
+/// (and checked) only by [`value`](Self::value).
+#[derive(Clone, Copy, Debug)]
+pub struct ConcreteLink<'e> {
+    pub type_ord: u32,
+    pub group: u16,
+    pub(crate) heap: &'e [u8],
+    pub(crate) offset: u32,
+    pub(crate) len: u32,
+}
+
+impl<'e> ConcreteLink<'e> {
+    /// The value exactly as in RF2: `#12.5`, `"text"`, `true`.
+    pub fn value(&self) -> Result<&'e str, StoreError> {
+        crate::edition::str_in(
+            self.heap,
+            SectionKind::ConcreteHeap,
+            self.offset,
+            self.len as usize,
+        )
+    }
+
+    /// The value as a number if it is one (`#12.5`), as
+    /// `value()?.strip_prefix('#')?.parse::<f64>()` reads it. Plain
+    /// decimals of up to 15 digits — every number of a release — are
+    /// read from the bytes (exactly: both the digits and the power of ten
+    /// are exact doubles, so one division rounds correctly); the rest go
+    /// through the standard parser.
+    pub fn number(&self) -> Option<f64> {
+        let start = self.offset as usize;
+        let bytes = self
+            .heap
+            .get(start..start.checked_add(self.len as usize)?)?;
+        let digits = bytes.strip_prefix(b"#")?;
+        decimal(digits).or_else(|| std::str::from_utf8(digits).ok()?.parse().ok())
+    }
+}
+
+/// `-?[0-9]+(\.[0-9]+)?` with at most 15 digits, or `None`.
+fn decimal(text: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (negative, text) = match text.strip_prefix(b"-") {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (whole, fraction) = match text.iter().position(|&b| b == b'.') {
+        // `5.` is for the standard parser.
+        Some(dot) if dot + 1 == text.len() => return None,
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, &[][..]),
+    };
+    if whole.is_empty() || whole.len() + fraction.len() > 15 {
+        return None;
+    }
+    let mut m: u64 = 0;
+    for &b in whole.iter().chain(fraction) {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        m = m * 10 + u64::from(b - b'0');
+    }
+    let x = m as f64 / POW10[fraction.len()];
+    Some(if negative { -x } else { x })
+}
+
 /// A relationship to a concrete value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ConcreteValue<'a> {
@@ -194,7 +264,8 @@ impl<'a> Member<'a> {
             return None;
         }
         // Fields are short: a byte loop beats the general splitter here
-        // (member filters read one field of every member of a refset).
+        // (member filters read one field of every member of a refset),
+        // and memchr too (its call costs more than the few bytes it skips).
         let tab = |s: &str| s.bytes().position(|b| b == b'\t');
         let mut rest = self.fields;
         for _ in 0..i {
@@ -316,5 +387,69 @@ impl ConceptTable<'_> {
             module_ord: r.module.get(),
             effective_time: r.effective_time.get(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(heap: &[u8]) -> ConcreteLink<'_> {
+        ConcreteLink {
+            type_ord: 0,
+            group: 0,
+            heap,
+            offset: 0,
+            len: heap.len() as u32,
+        }
+    }
+
+    #[test]
+    fn numbers_read_as_the_standard_parser_reads_them() {
+        let values = [
+            "#0",
+            "#1",
+            "#-0",
+            "#100",
+            "#0.25",
+            "#0.1",
+            "#0.3",
+            "#12.5",
+            "#-3.75",
+            "#250",
+            "#123456789012345",
+            "#1234567890123456",
+            "#0.000000000000001",
+            "#9007199254740993",
+            "#1e3",
+            "#+5",
+            "#5.",
+            "#.5",
+            "#",
+            "#-",
+            "#1.2.3",
+            "#abc",
+            "#1,5",
+            "12",
+            "\"12\"",
+            "#0.1000000000000001",
+            "#3.141592653589793",
+        ];
+        for v in values {
+            let expected = v.strip_prefix('#').and_then(|n| n.parse::<f64>().ok());
+            let got = link(v.as_bytes()).number();
+            assert_eq!(
+                got.map(f64::to_bits),
+                expected.map(f64::to_bits),
+                "{v}: {got:?} against {expected:?}"
+            );
+        }
+        // Every two-decimal value up to 100 takes the fast path and rounds
+        // as the standard parser does.
+        for i in 0..10_000 {
+            let v = format!("#{}.{:02}", i / 100, i % 100);
+            let expected: f64 = v[1..].parse().unwrap();
+            assert_eq!(link(v.as_bytes()).number(), Some(expected), "{v}");
+        }
     }
 }
