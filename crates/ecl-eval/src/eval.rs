@@ -237,6 +237,27 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(IdSet::Ids(ids))
     }
 
+    /// Every SCTID of `memo_sub(s)`, sorted, however big: for tests in
+    /// SCTID order (a refset's members), which walk them with a cursor.
+    fn sorted_sub_ids(&mut self, s: &SubExpr) -> R<Rc<Vec<u64>>> {
+        if let IdSet::Ids(ids) = self.memo_sub_ids(s)? {
+            return Ok(ids);
+        }
+        let key = std::ptr::from_ref(s) as usize;
+        if let Some(ids) = self.ids.get(&key) {
+            return Ok(Rc::clone(ids));
+        }
+        let v = self.memo_sub(s)?;
+        self.tick(v.len())?;
+        let ids = Rc::new(
+            v.iter()
+                .map(|&o| self.ed.sctid(o))
+                .collect::<Result<Vec<u64>, _>>()?,
+        );
+        self.ids.insert(key, Rc::clone(&ids));
+        Ok(ids)
+    }
+
     /// The SCTIDs of a concept set: its concepts, or its sub-expression's.
     pub(crate) fn concept_set_ids<'x>(&mut self, set: &'x ConceptSet) -> R<IdSet<'x>> {
         match set {
@@ -652,6 +673,8 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     ) -> R<Vec<u32>> {
         let ed = self.ed;
         let mut out = Vec::new();
+        // Several refsets' concepts: set in a bitmap, not merged pairwise.
+        let mut all = (refsets.len() > 2).then(|| Bits::new(ed.concept_count()));
         for &r in refsets {
             let id = ed.sctid(r)?;
             let Some(info) = ed.refset(id) else {
@@ -659,6 +682,10 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             };
             if matches!(m, MemberOf::Components) && filters.is_empty() {
                 self.tick(info.member_count as usize + 1)?;
+                if let (Some(bits), Some(view)) = (all.as_mut(), ed.member_ordinals(id)?) {
+                    view.iter().for_each(|o| bits.insert(o));
+                    continue;
+                }
                 let concepts = ed.member_concepts(id)?;
                 out = if out.is_empty() {
                     concepts
@@ -681,47 +708,94 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             } else {
                 None
             };
-            let members = ed.members_iter(id)?;
-            self.tick(members.len() + inactive.as_ref().map_or(0, |i| i.len()) + 1)?;
+            let table = ed.member_table(id)?;
+            self.tick(table.len() + inactive.as_ref().map_or(0, |i| i.len()) + 1)?;
+            // The checks that the columns answer, each distinct value
+            // tested once; the rest, and uncoded values, by the row.
+            let coded = checks
+                .iter()
+                .map(|c| self.coded(c, &table))
+                .collect::<R<Vec<_>>>()?;
             // Members come by component, ascending (the active, then the
             // inactive): the passing ones' ordinals are found in a walk
             // each, the active ones' in step with the refset's concepts.
             let (mut components, mut inactive_components) = (Vec::new(), Vec::new());
-            for member in members.chain(inactive.into_iter().flatten()) {
+            let mut projected = Vec::new();
+            // `^ [fields]` over coded columns marks the values it uses, and
+            // reads each used value once, after the scan.
+            let mut dictionaries = Vec::new();
+            for &(_, column) in &fields {
+                dictionaries.push(match column {
+                    Column::Field(c) if c < table.columns() => {
+                        let values = table.dictionary(c)?;
+                        let used = vec![false; values.len()];
+                        Some(UsedValues {
+                            column: c,
+                            values,
+                            used,
+                        })
+                    }
+                    _ => None,
+                });
+            }
+            for i in 0..table.len() {
+                let mut row = None;
+                let mut passes = true;
+                for (check, coded) in checks.iter().zip(&coded) {
+                    let pass = match coded.as_ref().and_then(|c| c.lookup(&table, i)) {
+                        Some(pass) => pass,
+                        None => {
+                            let member = match &row {
+                                Some(member) => member,
+                                None => row.insert(table.member(i)?),
+                            };
+                            self.member_passes(member, std::slice::from_ref(check))?
+                        }
+                    };
+                    if !pass {
+                        passes = false;
+                        break;
+                    }
+                }
+                if !passes {
+                    continue;
+                }
+                match m {
+                    MemberOf::Components => components.extend(table.component(i)),
+                    MemberOf::Refsets => {}
+                    MemberOf::Fields(_)
+                        if mark_used(&table, i, &fields, &mut dictionaries, &mut projected) => {}
+                    _ => {
+                        let member = match row {
+                            Some(member) => member,
+                            None => table.member(i)?,
+                        };
+                        project(m, &member, &fields, names, &mut projected, span)?;
+                    }
+                }
+            }
+            for (&(f, _), d) in fields.iter().zip(&dictionaries) {
+                if let Some(UsedValues { values, used, .. }) = d {
+                    for (v, _) in values.iter().zip(used).filter(|(_, used)| **used) {
+                        push_id(&mut projected, f, v, span)?;
+                    }
+                }
+            }
+            for member in inactive.into_iter().flatten() {
                 let member = &member?;
                 if !self.member_passes(member, &checks)? {
                     continue;
                 }
                 match m {
-                    MemberOf::Components if member.active => components.push(member.component),
                     MemberOf::Components => inactive_components.push(member.component),
-                    // Answered by `refsets_containing`, never here.
                     MemberOf::Refsets => {}
-                    MemberOf::Fields(_) => {
-                        for &(f, column) in &fields {
-                            match column.value(member) {
-                                Some(FieldValue::Id(id)) => out.extend(ed.ordinal(id)),
-                                Some(FieldValue::Text(v)) => {
-                                    push_concept(ed, &mut out, f, v, span)?;
-                                }
-                                None => {}
-                            }
-                        }
-                    }
-                    // Every field: the referenced component and the
-                    // refset's own columns (the row's id, time, module and
-                    // refset are the row, not its fields).
-                    MemberOf::AllFields => {
-                        out.extend(ed.ordinal(member.component));
-                        for (f, v) in names.iter().zip(member.field_values()) {
-                            push_concept(ed, &mut out, f, v, span)?;
-                        }
-                    }
+                    _ => project(m, member, &fields, names, &mut projected, span)?,
                 }
             }
             for concepts in [
                 ed.member_ordinals_of(id, components)?,
                 ed.ordinals_of_sorted(inactive_components)?,
+                ed.ordinals_of_sorted(normalize_ids(projected))?,
             ] {
                 if !concepts.is_empty() {
                     out = if out.is_empty() {
@@ -731,6 +805,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     };
                 }
             }
+        }
+        if let Some(bits) = all {
+            out = union(&out, &bits.to_vec());
         }
         // One refset's components come out sorted; several, or fields, not.
         if out.is_sorted() {
@@ -863,6 +940,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                         column: Column::find(names, name, span)?,
                         equal: *equal,
                         values: self.memo_sub_ids(value)?,
+                        expr: value,
                     },
                     MemberFilter::Field { name, comparison } => {
                         MemberCheck::Field(Column::find(names, name, span)?, comparison)
@@ -883,6 +961,76 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(checks)
     }
 
+    /// `check` as a table over the distinct values of what it reads, when
+    /// the refset's columns hold them.
+    fn coded(
+        &mut self,
+        check: &MemberCheck<'_>,
+        table: &txmap_store::MemberTable<'_>,
+    ) -> R<Option<Coded>> {
+        let coded = match *check {
+            MemberCheck::Concept {
+                column: Column::Component,
+                equal,
+                expr,
+                ..
+            } => Coded::Components {
+                equal,
+                ids: self.sorted_sub_ids(expr)?,
+                cursor: std::cell::Cell::new(0),
+            },
+            // (A column of near-unique values, such as association
+            // targets, has a big dictionary: its values are searched among
+            // the set's SCTIDs, not among every concept's.)
+            MemberCheck::Concept {
+                column: Column::Field(c),
+                equal,
+                expr,
+                ..
+            } if c < table.columns() => {
+                let dictionary = table.dictionary(c)?;
+                self.tick(dictionary.len())?;
+                let ids = self.sorted_sub_ids(expr)?;
+                let pass = dictionary
+                    .iter()
+                    .map(|v| {
+                        let inside = FieldValue::Text(v)
+                            .id()
+                            .is_some_and(|id| ids.binary_search(&id).is_ok());
+                        inside == equal
+                    })
+                    .collect();
+                Coded::Column(c, pass)
+            }
+            MemberCheck::Field(Column::Field(c), comparison) if c < table.columns() => {
+                let dictionary = table.dictionary(c)?;
+                self.tick(dictionary.len())?;
+                let mut pass = Vec::with_capacity(dictionary.len());
+                for v in dictionary {
+                    pass.push(self.field_holds(comparison, FieldValue::Text(v))?);
+                }
+                Coded::Column(c, pass)
+            }
+            MemberCheck::Module { equal, ref modules } => {
+                let mut pass = Vec::with_capacity(table.modules().len());
+                for module in table.modules() {
+                    pass.push(self.in_ids(modules, module)? == equal);
+                }
+                Coded::Module(pass)
+            }
+            MemberCheck::Time(t) => Coded::Time(
+                table
+                    .times()
+                    .map(|time| crate::filter::time_holds(t, time))
+                    .collect(),
+            ),
+            // The table holds the active members.
+            MemberCheck::Active(active) => Coded::Always(active.keeps(true)),
+            _ => return Ok(None),
+        };
+        Ok(Some(coded))
+    }
+
     fn member_passes(&mut self, member: &Member<'_>, checks: &[MemberCheck<'_>]) -> R<bool> {
         for check in checks {
             let ok = match *check {
@@ -890,6 +1038,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     column,
                     equal,
                     ref values,
+                    ..
                 } => {
                     let inside = match column.value(member).and_then(FieldValue::id) {
                         Some(id) => self.in_ids(values, id)?,
@@ -1460,6 +1609,7 @@ enum MemberCheck<'f> {
         column: Column,
         equal: bool,
         values: IdSet<'f>,
+        expr: &'f SubExpr,
     },
     Field(Column, &'f FieldComparison),
     Active(Activity),
@@ -1491,21 +1641,140 @@ fn wants_inactive(filters: &[MemberFilterSet]) -> bool {
     any
 }
 
-/// Adds the concept a field value names; empty values and SCTIDs of other
-/// components add nothing.
-fn push_concept<B: AsRef<[u8]>>(
-    ed: &Edition<B>,
-    out: &mut Vec<u32>,
-    name: &str,
-    value: &str,
+/// Adds what a passing member contributes to `^ [fields]` (`Fields`) or
+/// `^ [*]` (`AllFields`): the SCTIDs its fields hold, which become
+/// concepts (those of the edition) once all are in, sorted — far fewer
+/// searches among the concepts than one a member, since values repeat.
+fn project(
+    m: &MemberOf,
+    member: &Member<'_>,
+    fields: &[(&String, Column)],
+    names: &[String],
+    ids: &mut Vec<u64>,
     span: Span,
 ) -> R<()> {
+    match m {
+        MemberOf::Fields(_) => {
+            for &(f, column) in fields {
+                match column.value(member) {
+                    Some(FieldValue::Id(id)) => ids.push(id),
+                    Some(FieldValue::Text(v)) => push_id(ids, f, v, span)?,
+                    None => {}
+                }
+            }
+        }
+        // Every field: the referenced component and the refset's own
+        // columns (the row's id, time, module and refset are the row, not
+        // its fields).
+        MemberOf::AllFields => {
+            ids.push(member.component);
+            for (f, v) in names.iter().zip(member.field_values()) {
+                push_id(ids, f, v, span)?;
+            }
+        }
+        MemberOf::Components | MemberOf::Refsets => {}
+    }
+    Ok(())
+}
+
+/// The number of values of sorted `s` below `c`, found by galloping from
+/// the start: cheap when the answer is near it.
+fn gallop(s: &[u64], c: u64) -> usize {
+    let mut lo = 0; // s[..lo] are all below
+    let mut step = 1;
+    while let Some(&x) = s.get(lo + step - 1) {
+        if x >= c {
+            break;
+        }
+        lo += step;
+        step *= 2;
+    }
+    let end = (lo + step - 1).min(s.len());
+    lo + s.get(lo..end).map_or(0, |w| w.partition_point(|&x| x < c))
+}
+
+/// A projected column's dictionary and which of its values passing members
+/// hold.
+struct UsedValues<'e> {
+    column: usize,
+    values: Vec<&'e str>,
+    used: Vec<bool>,
+}
+
+/// `^ [fields]` for member `i` from the coded columns: marks the values
+/// it uses (the referenced component goes straight in). `false` when a
+/// value is not coded: then the row is projected whole (values already
+/// marked come out once all the same).
+fn mark_used(
+    table: &txmap_store::MemberTable<'_>,
+    i: usize,
+    fields: &[(&String, Column)],
+    dictionaries: &mut [Option<UsedValues<'_>>],
+    ids: &mut Vec<u64>,
+) -> bool {
+    for (&(_, column), d) in fields.iter().zip(dictionaries.iter_mut()) {
+        match (column, d) {
+            (Column::Component, _) => ids.extend(table.component(i)),
+            (_, Some(d)) => match table.code(i, d.column).and_then(|k| d.used.get_mut(k)) {
+                Some(u) => *u = true,
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// A member check answered from a refset's columns
+/// ([`MemberTable`](txmap_store::MemberTable)): whether each distinct
+/// value passes, tested once.
+enum Coded {
+    Column(usize, Vec<bool>),
+    /// The referenced component in (`equal`) or out of a set of SCTIDs,
+    /// walked with a cursor: members come by component, ascending.
+    Components {
+        equal: bool,
+        ids: Rc<Vec<u64>>,
+        cursor: std::cell::Cell<usize>,
+    },
+    Module(Vec<bool>),
+    Time(Vec<bool>),
+    Always(bool),
+}
+
+impl Coded {
+    /// Member `i`'s result; `None` when its value is not coded (then the
+    /// row decides).
+    fn lookup(&self, table: &txmap_store::MemberTable<'_>, i: usize) -> Option<bool> {
+        let (code, pass) = match self {
+            Coded::Column(c, pass) => (table.code(i, *c), pass),
+            Coded::Module(pass) => (table.module_code(i), pass),
+            Coded::Time(pass) => (table.time_code(i), pass),
+            Coded::Always(pass) => return Some(*pass),
+            Coded::Components { equal, ids, cursor } => {
+                let c = table.component(i)?;
+                let mut at = cursor.get();
+                if at > 0 && ids.get(at - 1).is_some_and(|&x| x >= c) {
+                    at = 0; // out of order (only in a damaged file)
+                }
+                at += gallop(ids.get(at..).unwrap_or_default(), c);
+                cursor.set(at);
+                return Some((ids.get(at) == Some(&c)) == *equal);
+            }
+        };
+        pass.get(code?).copied()
+    }
+}
+
+/// Adds the SCTID a field value holds (empty values add nothing); one
+/// that is no SCTID is refused.
+fn push_id(ids: &mut Vec<u64>, name: &str, value: &str, span: Span) -> R<()> {
     if value.is_empty() {
         return Ok(());
     }
     match value.parse::<u64>() {
         Ok(id) => {
-            out.extend(ed.ordinal(id));
+            ids.push(id);
             Ok(())
         }
         Err(_) => Err(not_supported(

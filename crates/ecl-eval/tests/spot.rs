@@ -379,12 +379,39 @@ fn term_filters_agree(ed: &Ed) {
 /// Member filters `{{ M … }}` on every refset of a synthetic edition with
 /// extra columns, against the members read through the store: strings
 /// (`match` and `wild`), numbers, concepts (`=` and `!=`), the id columns,
-/// and a field selection under a filter.
+/// and a field selection under a filter. Three times: with every column
+/// coded (format 1.4), with dictionaries of two values (most members read
+/// from their text, mixed with coded ones in one refset), and without the
+/// columns (a format 1.3 file).
 #[test]
 fn member_filters_agree_with_the_members() {
-    use txmap_text::{fold, words};
+    use txmap_store::SectionKind::*;
     let dir = tempfile::tempdir().unwrap();
-    let ed = synth(dir.path(), 3500, 7);
+    let rf2 = dir.path().join("rf2");
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(3500, 7), &rf2).unwrap();
+    let coded = import(vec![rf2.clone()], &dir.path().join("coded.txmap"));
+    assert!(coded.member_table(900000000000527005).unwrap().columns() > 0);
+    check_member_filters(&coded);
+    let small = import_with(vec![rf2], &dir.path().join("small.txmap"), |o| {
+        o.member_dictionary_max = 2;
+    });
+    check_member_filters(&small);
+    let old = without_sections(
+        &coded,
+        &[
+            MemberColumns,
+            MemberCodes,
+            MemberDictionaryIndex,
+            MemberDictionary,
+        ],
+        &dir.path().join("old.txmap"),
+    );
+    assert_eq!(old.member_table(900000000000527005).unwrap().columns(), 0);
+    check_member_filters(&old);
+}
+
+fn check_member_filters(ed: &Ed) {
+    use txmap_text::{fold, words};
     let components = |members: &[txmap_store::Member<'_>]| {
         sorted(
             members
@@ -407,7 +434,7 @@ fn member_filters_agree_with_the_members() {
             continue;
         };
         let id = info.id;
-        let run = |ecl: &str| eval(&ed, &parse(ecl).unwrap());
+        let run = |ecl: &str| eval(ed, &parse(ecl).unwrap());
         let keep = |f: &dyn Fn(&txmap_store::Member<'_>) -> bool| {
             let kept: Vec<_> = members.iter().copied().filter(|m| f(m)).collect();
             components(&kept)

@@ -191,6 +191,22 @@ section_kinds! {
     /// refset's active members, so that `^ R` is a slice, not a lookup of
     /// every member's SCTID.
     RefsetConcepts = 74,
+    /// `[MemberColumnsEntry; refsets + 1]`, one per `Refsets` entry: where
+    /// the refset's codes start in `MemberCodes` and its first column's
+    /// slot in `MemberDictionaryIndex`. Optional (format 1.4).
+    MemberColumns = 75,
+    /// `[U16]`, row-major: for each active member (in `Members` order),
+    /// one code per column after `referencedComponentId` — the index of
+    /// its value in the column's dictionary, or [`UNCODED`] when the
+    /// dictionary was full (the member's text in `MemberFieldHeap` is the
+    /// value). Optional (format 1.4).
+    MemberCodes = 76,
+    /// `[U32; columns + 1]` offsets into `MemberDictionary`, one per
+    /// (refset, column) in `Refsets` order. Optional (format 1.4).
+    MemberDictionaryIndex = 77,
+    /// `[MemberValueRecord]`: each column's distinct values in code order,
+    /// as ranges of `MemberFieldHeap`. Optional (format 1.4).
+    MemberDictionary = 78,
 }
 
 impl SectionKind {
@@ -369,6 +385,32 @@ pub struct MemberMetaRecord {
     pub time: U16,
 }
 
+/// A [`MemberCodes`](SectionKind::MemberCodes) code meaning "not in the
+/// dictionary: read the member's text".
+pub const UNCODED: u16 = 0xFFFF;
+
+/// Where a refset's member columns are: its codes' start in `MemberCodes`
+/// (in codes) and its first column's slot in `MemberDictionaryIndex`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct MemberColumnsEntry {
+    pub codes: U32,
+    pub columns: U32,
+}
+
+/// One distinct value of a member column: `MemberFieldHeap[offset..offset
+/// + len]`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct MemberValueRecord {
+    pub offset: U32,
+    pub len: U32,
+}
+
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
 )]
@@ -501,6 +543,8 @@ mod tests {
         assert_eq!(size_of::<RefsetRecord>(), 32);
         assert_eq!(size_of::<MemberRecord>(), 16);
         assert_eq!(size_of::<MemberMetaRecord>(), 4);
+        assert_eq!(size_of::<MemberColumnsEntry>(), 8);
+        assert_eq!(size_of::<MemberValueRecord>(), 8);
         assert_eq!(size_of::<IdentifierRecord>(), 32);
         assert_eq!(size_of::<ComponentMemberEntry>(), 12);
         assert_eq!(size_of::<AssociationTargetEntry>(), 12);

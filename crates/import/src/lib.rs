@@ -21,7 +21,10 @@
 //! the is-a graph and its closure) and a few bytes per description (its id
 //! and ordinal, for language refset rows); everything proportional to rows
 //! streams through sorters. The caps are [`ImportOptions::max_memory`] and
-//! [`ImportOptions::sort_buffer`].
+//! [`ImportOptions::sort_buffer`], and for the dictionaries of a refset's
+//! columns (the distinct values of each, coded for member filters)
+//! [`ImportOptions::member_dictionary_max`] values and
+//! [`MEMBER_DICTIONARY_BYTES`] bytes a column.
 //!
 //! Sections are staged in temporary files and assembled at the end in the
 //! order reads want ([`LAYOUT`]), into a temporary file renamed into place.
@@ -35,6 +38,7 @@ pub mod identity;
 pub mod memory;
 mod records;
 mod refsets;
+pub use refsets::{MEMBER_DICTIONARY_BYTES, MEMBER_DICTIONARY_MAX};
 mod relationships;
 pub mod sort;
 mod stage;
@@ -47,9 +51,10 @@ use std::time::Instant;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, IdentifierRecord, MemberMetaRecord,
-    MemberRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord,
-    TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, IdentifierRecord, MemberColumnsEntry,
+    MemberMetaRecord, MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, RefsetKind,
+    RefsetRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
 use txmap_rf2::kind::FileKind;
@@ -109,6 +114,10 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::MemberModules,
     SectionKind::MemberTimes,
     SectionKind::MemberMeta,
+    SectionKind::MemberColumns,
+    SectionKind::MemberCodes,
+    SectionKind::MemberDictionaryIndex,
+    SectionKind::MemberDictionary,
     SectionKind::InactiveRefsets,
     SectionKind::InactiveMembers,
     SectionKind::InactiveMemberMeta,
@@ -155,6 +164,10 @@ pub struct ImportOptions {
     /// The language refset whose preferred terms are the edition's default
     /// display; default: US English if present, else the largest.
     pub default_language_refset: Option<u64>,
+    /// Distinct values of one refset column coded in `MemberDictionary`
+    /// (at most [`MEMBER_DICTIONARY_MAX`], the default); later new values
+    /// are left to the member's text. Answers are the same either way.
+    pub member_dictionary_max: usize,
 }
 
 impl ImportOptions {
@@ -170,6 +183,7 @@ impl ImportOptions {
             edition_uri: None,
             version_uri: None,
             default_language_refset: None,
+            member_dictionary_max: MEMBER_DICTIONARY_MAX,
         }
     }
 

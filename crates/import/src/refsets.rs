@@ -124,6 +124,17 @@ impl Importer<'_> {
         let mut refset_concepts = staging(self)?;
         let mut concepts_index: Vec<U32> = Vec::new();
         let mut last_concept: Option<usize> = None;
+        // Each refset's fields as columns (`MemberColumns` and friends).
+        let mut coder = ColumnCoder {
+            max: self
+                .options
+                .member_dictionary_max
+                .min(MEMBER_DICTIONARY_MAX),
+            columns: Vec::new(),
+        };
+        let (mut member_codes, mut dictionary) = (staging(self)?, staging(self)?);
+        let mut columns: Vec<MemberColumnsEntry> = Vec::new();
+        let mut dictionary_index: Vec<U32> = Vec::new();
         let mut inactive: Vec<RefsetRecord> = Vec::new();
         let mut inactive_index = 0u32;
         let mut index = 0u32;
@@ -160,6 +171,21 @@ impl Importer<'_> {
             if refsets.last().is_none_or(|r| r.refset.get() != m.refset) {
                 concepts_index.push(U32::new(refset_concepts.count as u32));
                 last_concept = None;
+                coder.flush(&mut dictionary_index, &mut dictionary)?;
+                columns.push(MemberColumnsEntry {
+                    codes: U32::new(u32_count(member_codes.count, "member codes")?),
+                    columns: U32::new(u32_count(dictionary_index.len() as u64, "member columns")?),
+                });
+                let names = self
+                    .refset_info
+                    .get(&m.refset)
+                    .map(|i| field_count(&i.schema));
+                coder.start(names.unwrap_or(0));
+            }
+            for code in coder.codes(&buf, offset) {
+                member_codes
+                    .record(&U16::new(code))
+                    .ctx("staging refset member codes")?;
             }
             // The component's ordinal, if it is a concept here (ordinals
             // fit in u32: checked when concepts are read).
@@ -223,6 +249,27 @@ impl Importer<'_> {
                 r.schema_len = U32::new(len);
             }
         }
+        coder.flush(&mut dictionary_index, &mut dictionary)?;
+        columns.push(MemberColumnsEntry {
+            codes: U32::new(u32_count(member_codes.count, "member codes")?),
+            columns: U32::new(u32_count(dictionary_index.len() as u64, "member columns")?),
+        });
+        dictionary_index.push(U32::new(u32_count(dictionary.count, "member values")?));
+        let n = columns.len() as u64;
+        self.stages
+            .put(SectionKind::MemberColumns, columns.as_bytes(), n)
+            .ctx("staging refsets")?;
+        let n = dictionary_index.len() as u64;
+        self.stages
+            .put(
+                SectionKind::MemberDictionaryIndex,
+                dictionary_index.as_bytes(),
+                n,
+            )
+            .ctx("staging refsets")?;
+        self.stages.attach(SectionKind::MemberCodes, member_codes);
+        self.stages
+            .attach(SectionKind::MemberDictionary, dictionary);
         let n_inactive = inactive.len() as u64;
         self.stages
             .put(
@@ -330,6 +377,100 @@ impl Importer<'_> {
             )
             .ctx("staging languages")
     }
+}
+
+/// At most this many distinct values of one refset column are coded
+/// (`MemberDictionary`); later new values are [`UNCODED`], read from the
+/// member's text. One less than the codes a `u16` holds.
+pub const MEMBER_DICTIONARY_MAX: usize = UNCODED as usize;
+
+/// At most this many bytes of one refset column's distinct values are held
+/// while its refset is written (the dictionary's keys); past it, new values
+/// are [`UNCODED`]. With [`MEMBER_DICTIONARY_MAX`], this bounds the
+/// memory that coding the columns takes, whatever the release.
+pub const MEMBER_DICTIONARY_BYTES: usize = 4 << 20;
+
+/// The columns of the refset being written, coded as they come: each
+/// column's distinct values in order of first appearance, each value as
+/// the range of its first occurrence in `MemberFieldHeap`.
+struct ColumnCoder {
+    /// Values coded per column.
+    max: usize,
+    columns: Vec<ColumnDictionary>,
+}
+
+#[derive(Default)]
+struct ColumnDictionary {
+    codes: HashMap<Box<[u8]>, u16>,
+    bytes: usize,
+    values: Vec<MemberValueRecord>,
+}
+
+impl ColumnCoder {
+    /// Begins a refset of `columns` columns.
+    fn start(&mut self, columns: usize) {
+        self.columns.clear();
+        self.columns.resize_with(columns, ColumnDictionary::default);
+    }
+
+    /// The codes of one member, `fields` its tab-joined columns, staged at
+    /// `offset` of `MemberFieldHeap`: one per column, a missing column
+    /// [`UNCODED`].
+    fn codes<'s>(&'s mut self, fields: &'s [u8], offset: u32) -> impl Iterator<Item = u16> + 's {
+        let mut values = (!fields.is_empty()).then(|| fields.split(|&b| b == b'\t'));
+        let mut at = offset;
+        let max = self.max;
+        self.columns.iter_mut().map(move |column| {
+            let Some(value) = values.as_mut().and_then(Iterator::next) else {
+                return UNCODED;
+            };
+            let here = at;
+            at = at.saturating_add(value.len() as u32 + 1);
+            if let Some(&code) = column.codes.get(value) {
+                return code;
+            }
+            if column.values.len() >= max || column.bytes + value.len() > MEMBER_DICTIONARY_BYTES {
+                return UNCODED;
+            }
+            let code = column.values.len() as u16;
+            column.bytes += value.len();
+            column.codes.insert(value.into(), code);
+            column.values.push(MemberValueRecord {
+                offset: U32::new(here),
+                len: U32::new(value.len() as u32),
+            });
+            code
+        })
+    }
+
+    /// Writes the refset's dictionaries, one slot each in `index`.
+    fn flush(
+        &mut self,
+        index: &mut Vec<U32>,
+        dictionary: &mut stage::Staged,
+    ) -> Result<(), ImportError> {
+        for column in self.columns.drain(..) {
+            index.push(U32::new(u32_count(dictionary.count, "member values")?));
+            for v in &column.values {
+                dictionary.record(v).ctx("staging refset member values")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The columns after `referencedComponentId` in a refset's schema
+/// (`pattern TAB header…`), as the store counts them.
+fn field_count(schema: &str) -> usize {
+    let columns: Vec<&str> = schema.split('\t').skip(1).collect();
+    match columns.iter().position(|&c| c == "referencedComponentId") {
+        Some(i) => columns.len() - i - 1,
+        None => columns.len().saturating_sub(6),
+    }
+}
+
+fn u32_count(n: u64, what: &str) -> Result<u32, ImportError> {
+    u32::try_from(n).map_err(|_| ImportError::Inconsistent(format!("more than 2^32 {what}")))
 }
 
 /// Counts member `index` into its refset's record, opening one if it is

@@ -1,5 +1,7 @@
 //! [`Edition`]: opening an edition file and answering questions from it.
 
+mod columns;
+
 use std::fmt;
 use std::ops::Range;
 
@@ -22,6 +24,8 @@ use crate::types::{
 };
 
 use SectionKind::*;
+
+pub use columns::MemberTable;
 
 /// Sections every edition has. The others (stated relationships, concrete
 /// values, inbound relationships, association targets) may be absent and
@@ -80,7 +84,7 @@ const SLOTS: usize = {
 };
 
 /// What [`Edition::members_of`] reads a list's members' metadata from.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct MemberView<'a> {
     kind: SectionKind,
     active: bool,

@@ -28,7 +28,7 @@ mod error;
 mod search;
 mod types;
 
-pub use edition::Edition;
+pub use edition::{Edition, MemberTable};
 pub use error::StoreError;
 pub use search::{SEARCH_MAX_CANDIDATES, SearchOptions};
 pub use txmap_format::schema::RefsetKind;

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberRecord, NO_CODE, NO_ORDINAL,
-    RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
-    description_flags,
+    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberColumnsEntry, MemberRecord,
+    MemberValueRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord,
+    TypeSourcesEntry, UNCODED, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind};
 use txmap_text::TermIndexBuilder;
@@ -676,7 +676,17 @@ impl TestEdition {
         let (mut refset_recs, mut members, mut schema_heap, mut field_heap) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut targets: Vec<AssociationTargetEntry> = Vec::new();
+        // The member columns (format 1.4): per refset, each column's
+        // distinct values in order of first appearance.
+        let (mut column_entries, mut codes, mut dictionary_index, mut dictionary) =
+            (Vec::new(), Vec::<U16>::new(), Vec::new(), Vec::new());
         for r in refsets {
+            column_entries.push(MemberColumnsEntry {
+                codes: U32::new(codes.len() as u32),
+                columns: U32::new(dictionary_index.len() as u32),
+            });
+            let mut seen: Vec<Vec<(&str, MemberValueRecord)>> =
+                vec![Vec::new(); r.extra_columns.len()];
             let mut schema = format!(
                 "{}\tid\teffectiveTime\tactive\tmoduleId\trefsetId\treferencedComponentId",
                 r.pattern
@@ -713,9 +723,57 @@ impl TestEdition {
                     fields_offset: U32::new(field_heap.len() as u32),
                     fields_len: U32::new(fields.len() as u32),
                 });
+                let mut at = field_heap.len() as u32;
+                let mut values = (!fields.is_empty()).then(|| fields.split('\t'));
+                for column in &mut seen {
+                    let Some(v) = values.as_mut().and_then(Iterator::next) else {
+                        codes.push(U16::new(UNCODED));
+                        continue;
+                    };
+                    let code = match column.iter().position(|(x, _)| *x == v) {
+                        Some(code) => code,
+                        None => {
+                            column.push((
+                                v,
+                                MemberValueRecord {
+                                    offset: U32::new(at),
+                                    len: U32::new(v.len() as u32),
+                                },
+                            ));
+                            column.len() - 1
+                        }
+                    };
+                    codes.push(U16::new(code as u16));
+                    at += v.len() as u32 + 1;
+                }
                 field_heap.extend_from_slice(fields.as_bytes());
             }
+            for column in seen {
+                dictionary_index.push(U32::new(dictionary.len() as u32));
+                dictionary.extend(column.into_iter().map(|(_, v)| v));
+            }
         }
+        column_entries.push(MemberColumnsEntry {
+            codes: U32::new(codes.len() as u32),
+            columns: U32::new(dictionary_index.len() as u32),
+        });
+        dictionary_index.push(U32::new(dictionary.len() as u32));
+        add(
+            MemberColumns,
+            column_entries.as_bytes().to_vec(),
+            column_entries.len(),
+        );
+        add(MemberCodes, codes.as_bytes().to_vec(), codes.len());
+        add(
+            MemberDictionaryIndex,
+            dictionary_index.as_bytes().to_vec(),
+            dictionary_index.len(),
+        );
+        add(
+            MemberDictionary,
+            dictionary.as_bytes().to_vec(),
+            dictionary.len(),
+        );
         let mut by_component: Vec<ComponentMemberEntry> = members
             .iter()
             .enumerate()

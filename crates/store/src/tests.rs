@@ -704,6 +704,51 @@ fn corrupt_type_indexes_are_errors() {
 }
 
 #[test]
+fn member_columns_hold_each_distinct_value_once() {
+    let e = tiny();
+    let map = e
+        .refsets()
+        .find(|r| r.field_names().len() == 7)
+        .expect("the map refset")
+        .id;
+    let table = e.member_table(map).unwrap();
+    assert_eq!((table.len(), table.columns()), (1, 7));
+    let row = table.member(0).unwrap();
+    assert_eq!(row.component, MI);
+    for c in 0..7 {
+        let code = table.code(0, c).unwrap();
+        assert_eq!(Some(table.dictionary(c).unwrap()[code]), row.field(c));
+    }
+    assert_eq!(table.code(0, 7), None);
+    assert_eq!(table.code(1, 0), None);
+    // A simple refset has no columns; a refset the edition lacks, no rows.
+    let simple = e.refsets().find(|r| r.field_names().is_empty()).unwrap().id;
+    assert_eq!(e.member_table(simple).unwrap().columns(), 0);
+    assert!(e.member_table(1).unwrap().is_empty());
+}
+
+#[test]
+fn corrupt_member_columns_are_errors() {
+    use SectionKind::*;
+    // Codes that do not cover the members of every refset.
+    let bytes = with_section(MemberCodes, |b| b.truncate(b.len() - 2));
+    let e = Edition::open(bytes).unwrap();
+    let ids: Vec<u64> = e.refsets().map(|r| r.id).collect();
+    assert!(ids.iter().any(|&r| e.member_table(r).is_err()));
+    // A dictionary range past the values.
+    let bytes = with_section(MemberDictionaryIndex, |b| {
+        let last = b.len() - 4;
+        b[last..].copy_from_slice(&1000u32.to_le_bytes());
+    });
+    let e = Edition::open(bytes).unwrap();
+    let bad = ids.iter().any(|&r| {
+        e.member_table(r)
+            .is_ok_and(|t| (0..t.columns()).any(|c| t.dictionary(c).is_err()))
+    });
+    assert!(bad);
+}
+
+#[test]
 fn search_ranks_hits() {
     let e = tiny();
     fn terms<'a>(hits: &[SearchHit<'a>]) -> Vec<&'a str> {
@@ -1137,6 +1182,19 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
         let _ = e.member_concepts(r);
         if let Ok(members) = e.members_iter(r) {
             members.for_each(drop);
+        }
+        if let Ok(table) = e.member_table(r) {
+            for c in 0..table.columns() + 1 {
+                let _ = table.dictionary(c);
+                for i in 0..table.len() + 1 {
+                    let _ = table.code(i, c);
+                }
+            }
+            for i in 0..table.len() + 1 {
+                let _ = (table.component(i), table.member(i));
+                let _ = (table.module_code(i), table.time_code(i));
+            }
+            let _ = (table.modules().count(), table.times().count());
         }
         let _ = e.is_member(r, HEART);
     }

@@ -23,11 +23,18 @@ pub fn synth(dir: &Path, concepts: usize, seed: u64) -> Ed {
 }
 
 pub fn import(sources: Vec<PathBuf>, file: &Path) -> Ed {
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(sources, file.to_owned()),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
+    import_with(sources, file, |_| {})
+}
+
+/// [`import`] with options changed by `edit`.
+pub fn import_with(
+    sources: Vec<PathBuf>,
+    file: &Path,
+    edit: impl FnOnce(&mut txmap_import::ImportOptions),
+) -> Ed {
+    let mut options = txmap_import::ImportOptions::new(sources, file.to_owned());
+    edit(&mut options);
+    txmap_import::import(&options, &txmap_import::Quiet).unwrap();
     Edition::open(std::fs::read(file).unwrap()).unwrap()
 }
 
