@@ -1,5 +1,7 @@
 //! Concept and description filters, tested concept by concept.
 
+use std::rc::Rc;
+
 use txmap_ecl::{
     Acceptability, ConceptFilter, ConceptSet, DescriptionFilter, DescriptionType, Filter,
     ModuleFilter, NumericOp, SearchTerm, Span, TimeFilter,
@@ -293,18 +295,28 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 let needs_term = ds
                     .iter()
                     .any(|d| matches!(d, DescriptionFilter::Term { .. }));
-                let descriptions = if needs_term {
-                    self.ed.descriptions(o)?
-                } else {
-                    self.ed.descriptions_without_terms(o)?
-                };
-                self.tick(descriptions.len())?;
-                for d in &descriptions {
-                    if (explicit_active || d.active) && self.description_passes(ds, d, *span)? {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
+                // One buffer for every candidate (a nested filter, tested
+                // from inside this one, finds it taken and allocates its
+                // own).
+                let mut descriptions = std::mem::take(&mut self.desc_buf);
+                let result = self
+                    .ed
+                    .descriptions_into(o, needs_term, &mut descriptions)
+                    .map_err(EvalError::from)
+                    .and_then(|()| {
+                        self.tick(descriptions.len())?;
+                        for d in &descriptions {
+                            if (explicit_active || d.active)
+                                && self.description_passes(ds, d, *span)?
+                            {
+                                return Ok(true);
+                            }
+                        }
+                        Ok(false)
+                    });
+                descriptions.clear();
+                self.desc_buf = descriptions;
+                result
             }
         }
     }
@@ -375,6 +387,30 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         })
     }
 
+    /// The language refsets of a dialect filter's aliases, found once per
+    /// evaluation.
+    fn dialect_ids(
+        &mut self,
+        dialects: &[(String, Option<Vec<Acceptability>>)],
+        span: Span,
+    ) -> R<Rc<[u64]>> {
+        let key = dialects.as_ptr() as usize;
+        if let Some(ids) = self.dialects.get(&key) {
+            return Ok(Rc::clone(ids));
+        }
+        let ids = dialects
+            .iter()
+            .map(|(alias, _)| {
+                dialect_id(alias).ok_or_else(|| EvalError::NotSupported {
+                    what: format!("dialect alias {alias}"),
+                    span,
+                })
+            })
+            .collect::<R<Rc<[u64]>>>()?;
+        self.dialects.insert(key, Rc::clone(&ids));
+        Ok(ids)
+    }
+
     fn description_passes(
         &mut self,
         filters: &[DescriptionFilter],
@@ -412,15 +448,12 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                     found == *equal
                 }
                 DescriptionFilter::Dialect { equal, dialects } => {
+                    let ids = self.dialect_ids(dialects, span)?;
                     self.ed
                         .acceptability_into(d.ordinal, &mut self.accept_buf)?;
                     let rows = &self.accept_buf;
                     let mut found = false;
-                    for (alias, accept) in dialects {
-                        let id = dialect_id(alias).ok_or_else(|| EvalError::NotSupported {
-                            what: format!("dialect alias {alias}"),
-                            span,
-                        })?;
+                    for ((_, accept), &id) in dialects.iter().zip(ids.iter()) {
                         found |= rows
                             .iter()
                             .any(|&(refset, a)| refset == id && accepted(accept.as_deref(), a));
