@@ -104,6 +104,9 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
     pub(crate) fold_buf: String,
     /// The language refsets of dialect filters' aliases, by node address.
     pub(crate) dialects: AddrMap<usize, Rc<[u64]>>,
+    /// Description filter blocks compiled to tests on records, by node
+    /// address.
+    pub(crate) row_tests: AddrMap<usize, Rc<crate::filter::RowTest>>,
     /// The descriptions of the concept being tested, reused.
     pub(crate) desc_buf: Vec<txmap_store::Description<'a>>,
     /// The acceptability rows of the description being tested, reused.
@@ -151,6 +154,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             ordinals: Vec::new(),
             fold_buf: String::new(),
             dialects: AddrMap::default(),
+            row_tests: AddrMap::default(),
             desc_buf: Vec::new(),
             accept_buf: Vec::new(),
             rels: Vec::new(),
@@ -246,6 +250,16 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         let ids = Rc::new(ids);
         self.ids.insert(key, Rc::clone(&ids));
         Ok(IdSet::Ids(ids))
+    }
+
+    /// The SCTIDs of a concept set, sorted, however big.
+    pub(crate) fn sorted_set_ids(&mut self, set: &ConceptSet) -> R<Rc<Vec<u64>>> {
+        match set {
+            ConceptSet::Set(refs) => {
+                Ok(Rc::new(normalize_ids(refs.iter().map(|r| r.id).collect())))
+            }
+            ConceptSet::Sub(s) => self.sorted_sub_ids(s),
+        }
     }
 
     /// Every SCTID of `memo_sub(s)`, sorted, however big: for tests in

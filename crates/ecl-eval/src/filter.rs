@@ -6,6 +6,7 @@ use txmap_ecl::{
     Acceptability, ConceptFilter, ConceptSet, DescriptionFilter, DescriptionType, Filter,
     ModuleFilter, NumericOp, SearchTerm, Span, TimeFilter,
 };
+use txmap_store::NO_CODE;
 use txmap_store::{
     ConceptFacts, Description, MatchMode, SEARCH_MAX_CANDIDATES, SearchOptions, StoreError, sctid,
 };
@@ -295,6 +296,9 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 let needs_term = ds
                     .iter()
                     .any(|d| matches!(d, DescriptionFilter::Term { .. }));
+                if let Some(test) = self.description_test(ds, *span)? {
+                    return self.rows_pass(&test, o);
+                }
                 // One buffer for every candidate (a nested filter, tested
                 // from inside this one, finds it taken and allocates its
                 // own).
@@ -387,6 +391,166 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         })
     }
 
+    /// A block of description filters without a term filter as tests on
+    /// the description records' codes, made once per evaluation: each
+    /// filter's sets are resolved to tables over the edition's few codes,
+    /// languages and modules, so that a description costs a few loads.
+    /// `None` for a block with a term filter, which reads the terms.
+    fn description_test(&mut self, ds: &[DescriptionFilter], span: Span) -> R<Option<Rc<RowTest>>> {
+        if ds
+            .iter()
+            .any(|d| matches!(d, DescriptionFilter::Term { .. }))
+        {
+            return Ok(None);
+        }
+        let key = ds.as_ptr() as usize;
+        if let Some(t) = self.row_tests.get(&key) {
+            return Ok(Some(Rc::clone(t)));
+        }
+        let ed = self.ed;
+        let codes: Vec<u64> = ed.code_ids().to_vec();
+        // A table over every code: `f` of the concept the code stands for
+        // (`NO_CODE`, none, stands for 0).
+        let table = |cx: &mut Self, f: &mut dyn FnMut(&mut Self, u64) -> R<bool>| -> R<CodeTable> {
+            let mut t = [false; 256];
+            for (c, slot) in t.iter_mut().enumerate() {
+                let id = if c == usize::from(NO_CODE) {
+                    0
+                } else {
+                    match codes.get(c) {
+                        Some(&id) => id,
+                        None => continue,
+                    }
+                };
+                *slot = f(cx, id)?;
+            }
+            Ok(t)
+        };
+        let mut checks = Vec::new();
+        for f in ds {
+            checks.push(match f {
+                DescriptionFilter::Term { .. } => return Ok(None),
+                DescriptionFilter::Language { equal, codes } => {
+                    let pass = ed
+                        .languages()
+                        .iter()
+                        .map(|l| codes.iter().any(|c| c.eq_ignore_ascii_case(l)) == *equal)
+                        .collect();
+                    RowCheck::Language(pass)
+                }
+                DescriptionFilter::TypeId { equal, types } => {
+                    RowCheck::Type(Box::new(table(self, &mut |cx, id| {
+                        Ok(cx.in_concept_set(types, id)? == *equal)
+                    })?))
+                }
+                DescriptionFilter::TypeToken { equal, tokens } => {
+                    RowCheck::Type(Box::new(table(self, &mut |_, id| {
+                        Ok(tokens.iter().any(|&t| type_id(t) == id) == *equal)
+                    })?))
+                }
+                DescriptionFilter::DialectId { equal, dialects } => {
+                    let mut entries = Vec::new();
+                    for (set, accept) in dialects {
+                        let refsets = table(self, &mut |cx, id| cx.in_concept_set(set, id))?;
+                        let accepts =
+                            table(self, &mut |_, id| Ok(accepted(accept.as_deref(), id)))?;
+                        entries.push((refsets, accepts));
+                    }
+                    RowCheck::Dialects {
+                        equal: *equal,
+                        entries,
+                    }
+                }
+                DescriptionFilter::Dialect { equal, dialects } => {
+                    let ids = self.dialect_ids(dialects, span)?;
+                    let mut entries = Vec::new();
+                    for ((_, accept), &dialect) in dialects.iter().zip(ids.iter()) {
+                        let refsets = table(self, &mut |_, id| Ok(id == dialect))?;
+                        let accepts =
+                            table(self, &mut |_, id| Ok(accepted(accept.as_deref(), id)))?;
+                        entries.push((refsets, accepts));
+                    }
+                    RowCheck::Dialects {
+                        equal: *equal,
+                        entries,
+                    }
+                }
+                DescriptionFilter::Module(m) => RowCheck::Module {
+                    equal: m.equal,
+                    modules: self.sorted_set_ids(&m.modules)?,
+                    seen: std::cell::RefCell::new(Vec::new()),
+                },
+                DescriptionFilter::EffectiveTime(t) => RowCheck::Time(t.clone()),
+                DescriptionFilter::Active(active, _) => RowCheck::Active(*active),
+                DescriptionFilter::Id { equal, ids } => RowCheck::Id {
+                    equal: *equal,
+                    ids: ids.clone(),
+                },
+            });
+        }
+        let explicit_active = ds
+            .iter()
+            .any(|d| matches!(d, DescriptionFilter::Active(..)));
+        let test = Rc::new(RowTest {
+            checks,
+            explicit_active,
+        });
+        self.row_tests.insert(key, Rc::clone(&test));
+        Ok(Some(test))
+    }
+
+    /// Whether one of concept `o`'s descriptions passes `test`.
+    fn rows_pass(&mut self, test: &RowTest, o: u32) -> R<bool> {
+        let ed = self.ed;
+        let rows = ed.description_rows(o)?;
+        self.tick(rows.len())?;
+        'rows: for row in rows {
+            if !test.explicit_active && !row.active() {
+                continue;
+            }
+            for check in &test.checks {
+                let pass = match check {
+                    RowCheck::Language(pass) => pass[usize::from(row.language()?)],
+                    RowCheck::Type(pass) => pass[usize::from(row.type_code()?)],
+                    RowCheck::Dialects { equal, entries } => {
+                        let mut found = false;
+                        for r in ed.acceptability_codes(row.ordinal)? {
+                            let (refset, acceptability) = r?;
+                            found |= entries.iter().any(|(refsets, accepts)| {
+                                refsets[usize::from(refset)] && accepts[usize::from(acceptability)]
+                            });
+                        }
+                        found == *equal
+                    }
+                    RowCheck::Module {
+                        equal,
+                        modules,
+                        seen,
+                    } => {
+                        let m = row.module_ordinal();
+                        let known = seen.borrow().iter().find(|(x, _)| *x == m).map(|&(_, p)| p);
+                        match known {
+                            Some(pass) => pass,
+                            None => {
+                                let pass = modules.binary_search(&ed.sctid(m)?).is_ok() == *equal;
+                                seen.borrow_mut().push((m, pass));
+                                pass
+                            }
+                        }
+                    }
+                    RowCheck::Time(t) => time_holds(t, row.effective_time()),
+                    RowCheck::Active(active) => active.keeps(row.active()),
+                    RowCheck::Id { equal, ids } => ids.contains(&row.id()) == *equal,
+                };
+                if !pass {
+                    continue 'rows;
+                }
+            }
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// The language refsets of a dialect filter's aliases, found once per
     /// evaluation.
     fn dialect_ids(
@@ -471,6 +635,43 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         }
         Ok(true)
     }
+}
+
+/// Whether each of the 256 one-byte codes passes a test.
+type CodeTable = [bool; 256];
+
+/// A block of description filters compiled for [`Ctx::rows_pass`].
+pub(crate) struct RowTest {
+    checks: Vec<RowCheck>,
+    /// An `active` filter decides activity; otherwise only active
+    /// descriptions count.
+    explicit_active: bool,
+}
+
+enum RowCheck {
+    /// By language index.
+    Language(Vec<bool>),
+    /// By type code.
+    Type(Box<CodeTable>),
+    /// A row (refset code, acceptability code) matches an entry when both
+    /// tables pass its codes.
+    Dialects {
+        equal: bool,
+        entries: Vec<(CodeTable, CodeTable)>,
+    },
+    /// Modules are few: each one's result is kept once found.
+    Module {
+        equal: bool,
+        /// Sorted.
+        modules: Rc<Vec<u64>>,
+        seen: std::cell::RefCell<Vec<(u32, bool)>>,
+    },
+    Time(txmap_ecl::TimeFilter),
+    Active(txmap_ecl::Activity),
+    Id {
+        equal: bool,
+        ids: Vec<u64>,
+    },
 }
 
 /// The concept filters that need nothing but the concept's record.

@@ -47,7 +47,11 @@
 //!   Without an `active` filter the members are the active ones; `active =
 //!   0` or `active = *` reads the inactive ones too. On a file before
 //!   format 1.3 those filters are `NotSupported` (the file does not know),
-//!   never an empty answer.
+//!   never an empty answer. A filter on a column (and a projection `^ [f]`)
+//!   is tested once per distinct value of the column where the file codes
+//!   it (format 1.4, `Edition::member_table`), then each member is a code
+//!   look-up: the same answer as reading every member's text, which
+//!   uncoded values and older files do.
 //! * **`^R C`** (ECL 2.3, refsets containing any): the refsets with an
 //!   active member (passing the member filters) whose referenced component
 //!   is a concept of C — language refsets excepted, as for `^`. A few

@@ -15,9 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::*;
 use txmap_ecl::{
-    Activity, Attribute, Cardinality, Comparison, ConceptFilter, ConceptSet, DescriptionFilter,
-    DescriptionType, Expr, Filter, Focus, History, MemberOf, ModuleFilter, Number, NumericOp,
-    Refinement, SearchTerm, Span, SubExpr, TimeFilter,
+    Acceptability, Activity, Attribute, Cardinality, Comparison, ConceptFilter, ConceptSet,
+    DescriptionFilter, DescriptionType, Expr, Filter, Focus, History, MemberOf, ModuleFilter,
+    Number, NumericOp, Refinement, SearchTerm, Span, SubExpr, TimeFilter,
 };
 use txmap_ecl_eval::{Budget, Subject, evaluate, matches};
 use txmap_store::RefsetKind;
@@ -63,6 +63,19 @@ fn concrete(v: &str) -> Val {
         "false" => Val::B(false),
         _ => Val::X,
     }
+}
+
+/// Whether acceptability `a` is among those asked for (any, if none).
+fn accept_ok(wanted: &Option<Vec<Acceptability>>, a: u64) -> bool {
+    wanted.as_ref().is_none_or(|w| {
+        w.iter().any(|x| {
+            a == match x {
+                Acceptability::Preferred => 900000000000548007,
+                Acceptability::Acceptable => 900000000000549004,
+                Acceptability::Id(id) => *id,
+            }
+        })
+    })
 }
 
 fn glob(p: &[char], t: &[char]) -> bool {
@@ -403,7 +416,29 @@ impl<'a> Reference<'a> {
                                 self.in_refs(&m.modules, d.module) == m.equal
                             }
                             DescriptionFilter::EffectiveTime(t) => time_ok(t, d.effective_time),
-                            other => panic!("not generated: {other:?}"),
+                            DescriptionFilter::TypeId { equal, types } => {
+                                self.in_refs(types, d.type_id) == *equal
+                            }
+                            // The specification's aliases (Appendix C).
+                            DescriptionFilter::Dialect { equal, dialects } => {
+                                let rows = self.ed.acceptability(d.ordinal).unwrap();
+                                dialects.iter().any(|(alias, accept)| {
+                                    let refset = match alias.to_ascii_lowercase().as_str() {
+                                        "en-us" => 900000000000509007,
+                                        "en-gb" => 900000000000508004,
+                                        other => panic!("not generated: {other}"),
+                                    };
+                                    rows.iter()
+                                        .any(|&(r, a)| r == refset && accept_ok(accept, a))
+                                }) == *equal
+                            }
+                            DescriptionFilter::DialectId { equal, dialects } => {
+                                let rows = self.ed.acceptability(d.ordinal).unwrap();
+                                dialects.iter().any(|(set, accept)| {
+                                    rows.iter()
+                                        .any(|&(r, a)| self.in_refs(set, r) && accept_ok(accept, a))
+                                }) == *equal
+                            }
                         })
                 })
             }
@@ -549,6 +584,9 @@ struct Pools {
     modules: Vec<u64>,
     times: Vec<u32>,
     words: Vec<String>,
+    /// Description SCTIDs, and the modules of descriptions.
+    descriptions: Vec<u64>,
+    description_modules: Vec<u64>,
 }
 
 impl Pools {
@@ -584,9 +622,12 @@ impl Pools {
             .map(|o| ed.concept_at(o).unwrap().effective_time)
             .collect();
         let mut words = Vec::new();
+        let (mut descriptions, mut description_modules) = (Vec::new(), BTreeSet::new());
         for o in (0..r.n).step_by(7) {
             for d in ed.descriptions(o).unwrap().iter().take(2) {
                 words.extend(txmap_text::words(&fold(d.term)).map(str::to_owned));
+                descriptions.push(d.id);
+                description_modules.insert(d.module);
             }
         }
         Pools {
@@ -599,6 +640,8 @@ impl Pools {
             modules: modules.into_iter().collect(),
             times: times.into_iter().collect(),
             words,
+            descriptions,
+            description_modules: description_modules.into_iter().collect(),
         }
     }
 }
@@ -772,17 +815,29 @@ impl Gen<'_> {
         } else {
             SearchTerm::Wild(format!("*{cut}*"))
         };
-        let mut fs = vec![DescriptionFilter::Term {
-            equal: self.rng.chance(85),
-            terms: vec![term],
-        }];
-        match self.rng.below(5) {
+        // Half the blocks have no term filter: they are tested on the
+        // description records' codes, not on whole descriptions.
+        let mut fs = Vec::new();
+        if self.rng.chance(50) {
+            fs.push(DescriptionFilter::Term {
+                equal: self.rng.chance(85),
+                terms: vec![term],
+            });
+        }
+        let acceptability = |g: &mut Self| match g.rng.below(3) {
+            0 => None,
+            1 => Some(vec![Acceptability::Preferred]),
+            _ => Some(vec![Acceptability::Acceptable]),
+        };
+        match self.rng.below(11) {
+            // (Every concept has an FSN and a synonym: only definitions,
+            // which few have, tell a type test from its negation.)
             0 => fs.push(DescriptionFilter::TypeToken {
-                equal: true,
-                tokens: vec![if self.rng.chance(50) {
-                    DescriptionType::Fsn
-                } else {
-                    DescriptionType::Synonym
+                equal: self.rng.chance(75),
+                tokens: vec![match self.rng.below(3) {
+                    0 => DescriptionType::Fsn,
+                    1 => DescriptionType::Synonym,
+                    _ => DescriptionType::Definition,
                 }],
             }),
             1 => fs.push(DescriptionFilter::Active(self.activity(), Span::default())),
@@ -791,7 +846,51 @@ impl Gen<'_> {
                 codes: vec!["en".into()],
             }),
             3 => fs.push(DescriptionFilter::EffectiveTime(self.time())),
+            4 => fs.push(DescriptionFilter::TypeId {
+                equal: self.rng.chance(75),
+                types: match self.rng.below(3) {
+                    0 => ConceptSet::Set(vec![cref(900000000000013009), cref(900000000000550004)]),
+                    1 => ConceptSet::Set(vec![cref(900000000000003001)]),
+                    _ => ConceptSet::Set(vec![cref(900000000000550004)]),
+                },
+            }),
+            5 => {
+                let accept = acceptability(self);
+                let alias = if self.rng.chance(50) {
+                    "en-us"
+                } else {
+                    "EN-GB"
+                };
+                fs.push(DescriptionFilter::Dialect {
+                    equal: self.rng.chance(80),
+                    dialects: vec![(alias.into(), accept)],
+                });
+            }
+            6 => {
+                let (a, b) = (acceptability(self), acceptability(self));
+                fs.push(DescriptionFilter::DialectId {
+                    equal: self.rng.chance(80),
+                    dialects: vec![
+                        (ConceptSet::Set(vec![cref(900000000000509007)]), a),
+                        (ConceptSet::Set(vec![cref(900000000000508004)]), b),
+                    ],
+                });
+            }
+            7 => fs.push(DescriptionFilter::Module(ModuleFilter {
+                equal: self.rng.chance(75),
+                modules: ConceptSet::Set(vec![cref(self.rng.pick(&self.p.description_modules))]),
+            })),
+            8 => fs.push(DescriptionFilter::Id {
+                equal: self.rng.chance(75),
+                ids: vec![
+                    self.rng.pick(&self.p.descriptions),
+                    self.rng.pick(&self.p.descriptions),
+                ],
+            }),
             _ => {}
+        }
+        if fs.is_empty() {
+            fs.push(DescriptionFilter::Active(self.activity(), Span::default()));
         }
         Filter::Description(fs, Span::default())
     }

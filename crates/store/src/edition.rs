@@ -19,8 +19,8 @@ use crate::StoreError;
 use crate::sctid;
 use crate::types::{
     Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteLink,
-    ConcreteValue, Description, Identity, Link, Member, Ordinals, RefsetInfo, Relationship,
-    SectionInfo, Status,
+    ConcreteValue, Description, DescriptionRow, Identity, Link, Member, Ordinals, RefsetInfo,
+    Relationship, SectionInfo, Status, checked_code,
 };
 
 use SectionKind::*;
@@ -951,6 +951,61 @@ impl<B: AsRef<[u8]>> Edition<B> {
             out.push(d);
         }
         Ok(())
+    }
+
+    /// A concept's description records in place, in description-SCTID
+    /// order: [`descriptions`](Self::descriptions) for callers that test a
+    /// few fields of many (ECL description filters).
+    pub fn description_rows(
+        &self,
+        ordinal: u32,
+    ) -> Result<impl ExactSizeIterator<Item = DescriptionRow<'_>> + '_, StoreError> {
+        self.check_concept(ordinal)?;
+        let (first, records) =
+            self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
+        // Description ordinals fit in u32: checked on open.
+        let (codes, languages) = (self.codes.len(), self.languages.len());
+        Ok(records
+            .iter()
+            .enumerate()
+            .map(move |(i, record)| DescriptionRow {
+                ordinal: (first + i) as u32,
+                record,
+                codes,
+                languages,
+            }))
+    }
+
+    /// The concepts that one-byte codes stand for, by code (description
+    /// types, acceptabilities, language refsets...): what
+    /// [`DescriptionRow::type_code`] and
+    /// [`acceptability_codes`](Self::acceptability_codes) index. `NO_CODE`
+    /// stands for none.
+    pub fn code_ids(&self) -> &[u64] {
+        &self.codes
+    }
+
+    /// The language codes that [`DescriptionRow::language`] indexes.
+    pub fn languages(&self) -> &[String] {
+        &self.languages
+    }
+
+    /// A description's language refset rows as codes: (refset, acceptability),
+    /// each an index into [`code_ids`](Self::code_ids).
+    pub fn acceptability_codes(
+        &self,
+        desc_ordinal: u32,
+    ) -> Result<impl ExactSizeIterator<Item = Result<(u8, u8), StoreError>> + '_, StoreError> {
+        self.check_description(desc_ordinal)?;
+        let (_, rows) =
+            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        let n = self.codes.len();
+        Ok(rows.iter().map(move |r| {
+            Ok((
+                checked_code(r.refset_code, n, Acceptability)?,
+                checked_code(r.acceptability_code, n, Acceptability)?,
+            ))
+        }))
     }
 
     /// A description by its ordinal.

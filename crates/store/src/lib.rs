@@ -31,13 +31,13 @@ mod types;
 pub use edition::{Edition, MemberTable};
 pub use error::StoreError;
 pub use search::{SEARCH_MAX_CANDIDATES, SearchOptions};
-pub use txmap_format::schema::RefsetKind;
+pub use txmap_format::schema::{NO_CODE, RefsetKind};
 pub use txmap_format::{Metadata, SectionKind};
 pub use txmap_text::{MatchMode, MatchTier, RankKey};
 pub use types::{
     Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteLink,
-    ConcreteValue, Description, Identity, Link, Member, Ordinals, RefsetInfo, Relationship,
-    SearchHit, SectionInfo, Status,
+    ConcreteValue, Description, DescriptionRow, Identity, Link, Member, Ordinals, RefsetInfo,
+    Relationship, SearchHit, SectionInfo, Status,
 };
 
 /// Well-known SCTIDs the store interprets.

@@ -704,6 +704,39 @@ fn corrupt_type_indexes_are_errors() {
 }
 
 #[test]
+fn description_rows_read_what_descriptions_resolve() {
+    let e = tiny();
+    for o in 0..e.concept_count() {
+        let full = e.descriptions(o).unwrap();
+        let rows: Vec<_> = e.description_rows(o).unwrap().collect();
+        assert_eq!(rows.len(), full.len());
+        for (r, d) in rows.iter().zip(&full) {
+            assert_eq!((r.ordinal, r.id(), r.active()), (d.ordinal, d.id, d.active));
+            assert_eq!(e.sctid(r.module_ordinal()).unwrap(), d.module);
+            assert_eq!(r.effective_time(), d.effective_time);
+            let type_code = usize::from(r.type_code().unwrap());
+            assert_eq!(e.code_ids().get(type_code).copied().unwrap_or(0), d.type_id);
+            assert_eq!(
+                e.languages()[usize::from(r.language().unwrap())],
+                d.language
+            );
+            let codes: Vec<(u64, u64)> = e
+                .acceptability_codes(r.ordinal)
+                .unwrap()
+                .map(|c| {
+                    let (refset, a) = c.unwrap();
+                    (
+                        e.code_ids()[usize::from(refset)],
+                        e.code_ids()[usize::from(a)],
+                    )
+                })
+                .collect();
+            assert_eq!(codes, e.acceptability(d.ordinal).unwrap());
+        }
+    }
+}
+
+#[test]
 fn member_columns_hold_each_distinct_value_once() {
     let e = tiny();
     let map = e
@@ -1131,6 +1164,15 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
         let _ = e.inbound(o);
         let _ = e.stated(o);
         let _ = e.concrete_values(o);
+        if let Ok(rows) = e.description_rows(o) {
+            for r in rows {
+                let _ = (r.type_code(), r.language(), r.id(), r.active());
+                let _ = (r.module_ordinal(), r.effective_time());
+                if let Ok(codes) = e.acceptability_codes(r.ordinal) {
+                    codes.for_each(drop);
+                }
+            }
+        }
         let _ = e.concept_facts(o);
         if let Ok(rows) = e.concrete_links(o) {
             rows.for_each(|r| drop(r.value()));

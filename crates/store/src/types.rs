@@ -106,6 +106,73 @@ pub struct Description<'a> {
     pub term: &'a str,
 }
 
+/// A description's record viewed in place, read field by field: what
+/// description filters test for every description of many concepts, where
+/// building each [`Description`] (SCTIDs resolved) cost more than the
+/// tests. Codes come checked against the edition's tables, so a caller
+/// may index tables of its own by them.
+#[derive(Clone, Copy, Debug)]
+pub struct DescriptionRow<'e> {
+    pub ordinal: u32,
+    pub(crate) record: &'e txmap_format::schema::DescriptionRecord,
+    /// How many one-byte codes and languages the edition has.
+    pub(crate) codes: usize,
+    pub(crate) languages: usize,
+}
+
+impl DescriptionRow<'_> {
+    pub fn id(&self) -> u64 {
+        self.record.id.get()
+    }
+
+    pub fn active(&self) -> bool {
+        self.record.flags & txmap_format::schema::description_flags::ACTIVE != 0
+    }
+
+    /// The ordinal of the module concept (a damaged file may give one out
+    /// of range, which accessors report).
+    pub fn module_ordinal(&self) -> u32 {
+        self.record.module.get()
+    }
+
+    pub fn effective_time(&self) -> u32 {
+        self.record.effective_time.get()
+    }
+
+    /// The type's code: an index into
+    /// [`Edition::code_ids`](crate::Edition::code_ids), or
+    /// [`NO_CODE`](crate::NO_CODE).
+    pub fn type_code(&self) -> Result<u8, StoreError> {
+        checked_code(self.record.type_code, self.codes, SectionKind::Descriptions)
+    }
+
+    /// The language's index into
+    /// [`Edition::languages`](crate::Edition::languages).
+    pub fn language(&self) -> Result<u8, StoreError> {
+        let l = self.record.language;
+        if usize::from(l) < self.languages {
+            Ok(l)
+        } else {
+            Err(StoreError::corrupt(
+                SectionKind::Descriptions,
+                format!("language {l} out of range ({} languages)", self.languages),
+            ))
+        }
+    }
+}
+
+/// `code` if it indexes a table of `codes` entries or is `NO_CODE`.
+pub(crate) fn checked_code(code: u8, codes: usize, origin: SectionKind) -> Result<u8, StoreError> {
+    if code == txmap_format::schema::NO_CODE || usize::from(code) < codes {
+        Ok(code)
+    } else {
+        Err(StoreError::corrupt(
+            origin,
+            format!("code {code} out of range ({codes} codes)"),
+        ))
+    }
+}
+
 /// An attribute relationship. In [`inbound`](crate::Edition::inbound)
 /// lists, `target` is the *source* concept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
