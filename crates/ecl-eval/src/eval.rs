@@ -33,6 +33,11 @@ pub(crate) const ROOT: u64 = 138875005;
 /// misses, against a pass over the focus's closure slice.
 const LAZY_FOCUS_RATIO: usize = 32;
 
+/// A refinement is evaluated set-wise (`Ctx::set_wise`) when its values'
+/// relationships number at most this many per concept of the focus:
+/// testing a concept reads its own few relationships.
+const SET_WISE_LINKS: usize = 2;
+
 /// How often (in work units) the deadline is checked.
 const CHECK_EVERY: u64 = 4096;
 const OLD_FILE_META: &str =
@@ -1135,6 +1140,23 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 return Ok(Vec::new());
             }
             let c = self.compile(r, false)?;
+            // Set-wise, when reading the values' relationships costs less
+            // than testing the focus (a few relationships a concept).
+            if let Some(sets) = self.set_wise(&c, size.saturating_mul(SET_WISE_LINKS))? {
+                if let crate::refine::Sets::In(set) = &sets
+                    && set.len().saturating_mul(LAZY_FOCUS_RATIO) < size
+                {
+                    let mut out = Vec::new();
+                    for &o in set {
+                        if self.matches_sub(s, o)? {
+                            out.push(o);
+                        }
+                    }
+                    return Ok(out);
+                }
+                let focus = self.sub(s)?;
+                return Ok(sets.within(&focus));
+            }
             driven = self.drive(&c, size)?;
             if let Some((candidates, exact)) = &driven
                 && candidates.len().saturating_mul(LAZY_FOCUS_RATIO) < size
@@ -1158,6 +1180,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             Some(c) => c,
             None => self.compile(r, false)?,
         };
+        if size.is_none()
+            && let Some(sets) = self.set_wise(&c, focus.len().saturating_mul(SET_WISE_LINKS))?
+        {
+            return Ok(sets.within(&focus));
+        }
         // A hierarchy focus's size was its length: the cost rule has spoken.
         if size.is_none() {
             driven = self.drive(&c, focus.len())?;

@@ -80,6 +80,15 @@
 //!   ECL 1.x–2.0 defined it; an explicit `match:` term searches word
 //!   prefixes and `wild:` matches a pattern, as in a term filter; a set of
 //!   terms holds when one does.
+//! * **Set-wise refinements**: a refinement made of `=` attributes each
+//!   `[1..*]` or `[0..0]` (values a set or `*`), plain or reverse, and of
+//!   `[1..*]`/`[0..0]` groups of such attributes, under any `AND`/`OR`, is
+//!   computed as a set — an attribute's sources from its values' inbound
+//!   lists (or the type index for `*`), a group's as (concept, group)
+//!   pairs intersected across its attributes, `AND`/`OR` as intersection
+//!   and union, `[0..0]` as a complement kept symbolic — then intersected
+//!   with the focus, when reading those lists costs at most two
+//!   relationships per concept of the focus. Otherwise:
 //! * **Cost rule** for `focus : refinement`: the candidates are the focus
 //!   set, filtered by the refinement — unless the refinement (or a conjunct
 //!   of it, or an attribute inside a group that must occur) is an `=`

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use txmap_ecl::{Cardinality, Comparison, NumericOp, Refinement, SearchTerm, SubExpr};
 
 use crate::eval::{Ctx, R, is_wildcard, parse_bool};
-use crate::set::{BITMAP_FROM, Bits, contains, normalize};
+use crate::set::{BITMAP_FROM, Bits, contains, difference, intersect, normalize, union};
 
 use crate::{ExpressionSubject, SubjectValue};
 
@@ -107,6 +107,57 @@ impl<'v> Value<'v> {
             return Ok(Value::Str(s));
         }
         Ok(parse_bool(v).map_or(Value::Other, Value::Bool))
+    }
+}
+
+fn intersect_u64(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let (small, big) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    small
+        .iter()
+        .copied()
+        .filter(|x| big.binary_search(x).is_ok())
+        .collect()
+}
+
+fn union_u64(mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
+    a.extend(b);
+    a.sort_unstable();
+    a.dedup();
+    a
+}
+
+/// A set of concepts given as the concepts in a set, or as those not in
+/// it (for `[0..0]`): so that `AND` and `OR` of both stay set operations.
+pub(crate) enum Sets {
+    In(Vec<u32>),
+    NotIn(Vec<u32>),
+}
+
+impl Sets {
+    fn and(self, other: Sets) -> Sets {
+        use Sets::*;
+        match (self, other) {
+            (In(a), In(b)) => In(intersect(&a, &b)),
+            (In(a), NotIn(b)) | (NotIn(b), In(a)) => In(difference(&a, &b)),
+            (NotIn(a), NotIn(b)) => NotIn(union(&a, &b)),
+        }
+    }
+
+    fn or(self, other: Sets) -> Sets {
+        use Sets::*;
+        match (self, other) {
+            (In(a), In(b)) => In(union(&a, &b)),
+            (In(a), NotIn(b)) | (NotIn(b), In(a)) => NotIn(difference(&b, &a)),
+            (NotIn(a), NotIn(b)) => NotIn(intersect(&a, &b)),
+        }
+    }
+
+    /// The concepts of sorted `focus` in the set.
+    pub(crate) fn within(&self, focus: &[u32]) -> Vec<u32> {
+        match self {
+            Sets::In(s) => intersect(focus, s),
+            Sets::NotIn(s) => difference(focus, s),
+        }
     }
 }
 
@@ -337,6 +388,207 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 }
             );
         Ok(Some((candidates, exact)))
+    }
+
+    /// The refinement as a set of concepts, computed from the values'
+    /// relationships instead of by testing each concept of the focus:
+    /// possible when it is ungrouped attributes `A = V` (and `R A = V`),
+    /// each required once (`[1..*]`, the default) or absent (`[0..0]`),
+    /// under any `AND`/`OR` — for then a concept satisfies `A = V` exactly
+    /// when it is the source of a relationship of a type in A to a value
+    /// in V (the inbound lists of V), and `AND`/`OR` are intersection and
+    /// union. `None` when the refinement has another shape, or when
+    /// reading the values' relationships would cost more than
+    /// `max_links`: then concepts are tested one by one.
+    pub(crate) fn set_wise(&mut self, c: &Compiled<'_>, max_links: usize) -> R<Option<Sets>> {
+        let mut budget = max_links;
+        self.sets_of(c, &mut budget)
+    }
+
+    fn sets_of(&mut self, c: &Compiled<'_>, budget: &mut usize) -> R<Option<Sets>> {
+        match c {
+            Compiled::And(xs) | Compiled::Or(xs) => {
+                let and = matches!(c, Compiled::And(_));
+                let mut acc: Option<Sets> = None;
+                for x in xs {
+                    let Some(s) = self.sets_of(x, budget)? else {
+                        return Ok(None);
+                    };
+                    acc = Some(match acc {
+                        None => s,
+                        Some(a) if and => a.and(s),
+                        Some(a) => a.or(s),
+                    });
+                }
+                Ok(acc)
+            }
+            Compiled::Group { min, max, inner } => {
+                let present = match (min, max) {
+                    (1, None) => true,
+                    (0, Some(0)) => false,
+                    _ => return Ok(None),
+                };
+                let Some(pairs) = self.group_pairs(inner, budget)? else {
+                    return Ok(None);
+                };
+                // The concepts with one role group that satisfies it all.
+                let set = normalize(pairs.iter().map(|&p| (p >> 16) as u32).collect());
+                Ok(Some(if present {
+                    Sets::In(set)
+                } else {
+                    Sets::NotIn(set)
+                }))
+            }
+            Compiled::Attr(a) => {
+                let Set::Of(types, type_bits) = &a.types else {
+                    return Ok(None);
+                };
+                let present = match (a.min, a.max) {
+                    (1, None) => true,
+                    (0, Some(0)) => false,
+                    _ => return Ok(None),
+                };
+                let values = match &a.test {
+                    Test::Concept {
+                        equal: true,
+                        values: Set::Of(values, _),
+                    } => values,
+                    // `A = *`: the concepts with a relationship of a type
+                    // in A, from the edition's type index.
+                    Test::Concept {
+                        equal: true,
+                        values: Set::Any,
+                    } if !a.reverse && types.len() <= DRIVING_TYPES => {
+                        let mut out = Vec::new();
+                        for &t in types.iter() {
+                            let Some(sources) = self.ed.attribute_type_sources(t)? else {
+                                return Ok(None);
+                            };
+                            if sources.len() > *budget {
+                                return Ok(None);
+                            }
+                            *budget -= sources.len();
+                            self.tick(sources.len() + 1)?;
+                            out = union(&out, &sources.to_vec());
+                        }
+                        return Ok(Some(if present {
+                            Sets::In(out)
+                        } else {
+                            Sets::NotIn(out)
+                        }));
+                    }
+                    _ => return Ok(None),
+                };
+                // What the values' lists hold, before reading them.
+                let ed = self.ed;
+                let mut total = 0usize;
+                for &v in values.iter() {
+                    total += if a.reverse {
+                        ed.attribute_links(v)?.len()
+                    } else {
+                        ed.inbound_links(v)?.len()
+                    };
+                    if total > *budget {
+                        return Ok(None);
+                    }
+                }
+                *budget -= total;
+                self.tick(total + values.len())?;
+                let mut out = Vec::with_capacity(total);
+                let has_type = |t: u32| match type_bits {
+                    Some(b) => b.contains(t),
+                    None => contains(types, t),
+                };
+                for &v in values.iter() {
+                    // The other end either way: the source in an inbound
+                    // list, the target in the value's own attributes.
+                    if a.reverse {
+                        out.extend(
+                            ed.attribute_links(v)?
+                                .filter(|l| has_type(l.type_ord))
+                                .map(|l| l.target_ord),
+                        );
+                    } else {
+                        out.extend(
+                            ed.inbound_links(v)?
+                                .filter(|l| has_type(l.type_ord))
+                                .map(|l| l.target_ord),
+                        );
+                    }
+                }
+                let set = normalize(out);
+                Ok(Some(if present {
+                    Sets::In(set)
+                } else {
+                    Sets::NotIn(set)
+                }))
+            }
+        }
+    }
+
+    /// Inside a group: the (concept, role group) pairs, as `concept << 16 |
+    /// group`, sorted, whose relationships satisfy `c` — attributes `A =
+    /// V` required once (`[1..*]`) under `AND` (the same group has both)
+    /// and `OR`. Ungrouped relationships (group 0) are in no group.
+    fn group_pairs(&mut self, c: &Compiled<'_>, budget: &mut usize) -> R<Option<Vec<u64>>> {
+        match c {
+            Compiled::And(xs) | Compiled::Or(xs) => {
+                let and = matches!(c, Compiled::And(_));
+                let mut acc: Option<Vec<u64>> = None;
+                for x in xs {
+                    let Some(p) = self.group_pairs(x, budget)? else {
+                        return Ok(None);
+                    };
+                    acc = Some(match acc {
+                        None => p,
+                        Some(a) if and => intersect_u64(&a, &p),
+                        Some(a) => union_u64(a, p),
+                    });
+                }
+                Ok(acc)
+            }
+            Compiled::Group { .. } => Ok(None),
+            Compiled::Attr(a) => {
+                let (
+                    Test::Concept {
+                        equal: true,
+                        values: Set::Of(values, _),
+                    },
+                    Set::Of(types, type_bits),
+                    1,
+                    None,
+                    false,
+                ) = (&a.test, &a.types, a.min, a.max, a.reverse)
+                else {
+                    return Ok(None);
+                };
+                let ed = self.ed;
+                let mut total = 0usize;
+                for &v in values.iter() {
+                    total += ed.inbound_links(v)?.len();
+                    if total > *budget {
+                        return Ok(None);
+                    }
+                }
+                *budget -= total;
+                self.tick(total + values.len())?;
+                let has_type = |t: u32| match type_bits {
+                    Some(b) => b.contains(t),
+                    None => contains(types, t),
+                };
+                let mut out = Vec::with_capacity(total);
+                for &v in values.iter() {
+                    out.extend(
+                        ed.inbound_links(v)?
+                            .filter(|l| l.group != 0 && has_type(l.type_ord))
+                            .map(|l| u64::from(l.target_ord) << 16 | u64::from(l.group)),
+                    );
+                }
+                out.sort_unstable();
+                out.dedup();
+                Ok(Some(out))
+            }
+        }
     }
 
     /// A concept's attributes, sorted by group. Concrete values are read
@@ -634,5 +886,45 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
             _ => false,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `AND` and `OR` of sets given either way, against membership tests
+    /// over a small universe.
+    #[test]
+    fn set_algebra_of_in_and_not_in() {
+        let universe: Vec<u32> = (0..40).collect();
+        let a: Vec<u32> = (0..40).filter(|x| x % 3 == 0).collect();
+        let b: Vec<u32> = (0..40).filter(|x| x % 5 < 2).collect();
+        let make = |v: &[u32], inside: bool| {
+            if inside {
+                Sets::In(v.to_vec())
+            } else {
+                Sets::NotIn(v.to_vec())
+            }
+        };
+        let holds = |v: &[u32], inside: bool, x: u32| v.contains(&x) == inside;
+        for ia in [true, false] {
+            for ib in [true, false] {
+                let and = make(&a, ia).and(make(&b, ib)).within(&universe);
+                let or = make(&a, ia).or(make(&b, ib)).within(&universe);
+                let expect_and: Vec<u32> = universe
+                    .iter()
+                    .copied()
+                    .filter(|&x| holds(&a, ia, x) && holds(&b, ib, x))
+                    .collect();
+                let expect_or: Vec<u32> = universe
+                    .iter()
+                    .copied()
+                    .filter(|&x| holds(&a, ia, x) || holds(&b, ib, x))
+                    .collect();
+                assert_eq!(and, expect_and, "AND, in: {ia} {ib}");
+                assert_eq!(or, expect_or, "OR, in: {ia} {ib}");
+            }
+        }
     }
 }
