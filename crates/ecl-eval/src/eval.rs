@@ -112,6 +112,8 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
     /// Description filter blocks compiled to tests on records, by node
     /// address.
     pub(crate) row_tests: AddrMap<usize, Rc<crate::filter::RowTest>>,
+    /// The module filter set last resolved, by node address.
+    pub(crate) last_modules: Option<(usize, Rc<Vec<u32>>)>,
     /// The descriptions of the concept being tested, reused.
     pub(crate) desc_buf: Vec<txmap_store::Description<'a>>,
     /// The acceptability rows of the description being tested, reused.
@@ -160,6 +162,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             fold_buf: String::new(),
             dialects: AddrMap::default(),
             row_tests: AddrMap::default(),
+            last_modules: None,
             desc_buf: Vec::new(),
             accept_buf: Vec::new(),
             rels: Vec::new(),

@@ -14,7 +14,7 @@ use txmap_text::{fold, fold_into, words};
 
 use crate::EvalError;
 use crate::eval::{Ctx, R};
-use crate::set::{intersect, normalize};
+use crate::set::{contains, intersect, normalize};
 
 const PRIMITIVE: u64 = 900000000000074008;
 
@@ -346,15 +346,24 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         }
     }
 
-    /// [`in_concept_set`](Self::in_concept_set) by ordinal.
-    fn in_concept_set_at(&mut self, set: &ConceptSet, o: u32) -> R<bool> {
-        match set {
-            ConceptSet::Set(refs) => {
-                let id = self.ed.sctid(o)?;
-                Ok(refs.iter().any(|r| r.id == id))
-            }
-            ConceptSet::Sub(s) => self.in_memo_sub(s, o),
+    /// The ordinals of a module filter's concepts, sorted: the last set
+    /// asked for is kept, since a filter asks for it once per concept
+    /// tested (a hash look-up each showed).
+    fn module_ordinals(&mut self, set: &ConceptSet) -> R<Rc<Vec<u32>>> {
+        let key = std::ptr::from_ref(set) as usize;
+        if let Some((k, ords)) = &self.last_modules
+            && *k == key
+        {
+            return Ok(Rc::clone(ords));
         }
+        let ords = match set {
+            ConceptSet::Set(refs) => Rc::new(normalize(
+                refs.iter().filter_map(|r| self.ed.ordinal(r.id)).collect(),
+            )),
+            ConceptSet::Sub(s) => self.memo_sub(s)?,
+        };
+        self.last_modules = Some((key, Rc::clone(&ords)));
+        Ok(ords)
     }
 
     pub(crate) fn module_holds(&mut self, m: &ModuleFilter, module: u64) -> R<bool> {
@@ -386,7 +395,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                 self.in_concept_set(ids, status)? == *equal
             }
             ConceptFilter::Module(m) => {
-                self.in_concept_set_at(&m.modules, c.module_ord)? == m.equal
+                contains(&self.module_ordinals(&m.modules)?, c.module_ord) == m.equal
             }
         })
     }
