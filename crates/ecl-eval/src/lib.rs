@@ -28,8 +28,10 @@
 //!   the union, from the closure index: descendants of a set are unioned in
 //!   a bitmap, visiting members in decreasing closure size so that a member
 //!   already covered by an earlier one is skipped (its closure is a
-//!   subset). `!!>` keeps the members with no proper ancestor in the set,
-//!   `!!<` those with no proper descendant in it.
+//!   subset). `!!>` keeps the members with no proper ancestor in the set
+//!   (the set minus the union of its members' descendants), `!!<` those
+//!   with no proper descendant in it (no child in the set, then none of
+//!   the descendants, which leaves mostly have none of).
 //! * **Order inside a sub-expression**: focus, then `^`, then the
 //!   hierarchy operator, then filters in the order written, then the
 //!   history supplement.
