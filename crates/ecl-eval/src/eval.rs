@@ -759,6 +759,32 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
             let names = info.field_names();
             let checks = self.member_checks(names, filters, span)?;
+            // `^ R {{ M referencedComponentId = X }}` alone: the refset's
+            // concepts in (or out of) X, a set operation.
+            if let (
+                MemberOf::Components,
+                [
+                    MemberCheck::Concept {
+                        column: Column::Component,
+                        equal,
+                        expr,
+                        ..
+                    },
+                    MemberCheck::Active(Activity::Active),
+                ],
+            ) = (m, checks.as_slice())
+            {
+                self.tick(info.member_count as usize + 1)?;
+                let concepts = ed.member_concepts(id)?;
+                let x = self.memo_sub(expr)?;
+                let kept = if *equal {
+                    intersect(&concepts, &x)
+                } else {
+                    difference(&concepts, &x)
+                };
+                out = union(&out, &kept);
+                continue;
+            }
             let fields = match m {
                 MemberOf::Fields(fields) => fields
                     .iter()
