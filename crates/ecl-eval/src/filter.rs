@@ -458,31 +458,24 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                     })?))
                 }
                 DescriptionFilter::DialectId { equal, dialects } => {
-                    let mut entries = Vec::new();
-                    for (set, accept) in dialects {
-                        let refsets = table(self, &mut |cx, id| cx.in_concept_set(set, id))?;
-                        let accepts =
-                            table(self, &mut |_, id| Ok(accepted(accept.as_deref(), id)))?;
-                        entries.push((refsets, accepts));
+                    let mut refsets = Vec::new();
+                    for (set, _) in dialects {
+                        refsets.push(table(self, &mut |cx, id| cx.in_concept_set(set, id))?);
                     }
-                    RowCheck::Dialects {
-                        equal: *equal,
-                        entries,
-                    }
+                    let accepts = dialects.iter().map(|(_, a)| a.as_deref());
+                    RowCheck::dialects(*equal, refsets, accepts, &mut |a| {
+                        table(self, &mut |_, id| Ok(accepted(a, id)))
+                    })?
                 }
                 DescriptionFilter::Dialect { equal, dialects } => {
-                    let ids = self.dialect_ids(dialects, span)?;
-                    let mut entries = Vec::new();
-                    for ((_, accept), &dialect) in dialects.iter().zip(ids.iter()) {
-                        let refsets = table(self, &mut |_, id| Ok(id == dialect))?;
-                        let accepts =
-                            table(self, &mut |_, id| Ok(accepted(accept.as_deref(), id)))?;
-                        entries.push((refsets, accepts));
+                    let mut refsets = Vec::new();
+                    for &dialect in self.dialect_ids(dialects, span)?.iter() {
+                        refsets.push(table(self, &mut |_, id| Ok(id == dialect))?);
                     }
-                    RowCheck::Dialects {
-                        equal: *equal,
-                        entries,
-                    }
+                    let accepts = dialects.iter().map(|(_, a)| a.as_deref());
+                    RowCheck::dialects(*equal, refsets, accepts, &mut |a| {
+                        table(self, &mut |_, id| Ok(accepted(a, id)))
+                    })?
                 }
                 DescriptionFilter::Module(m) => RowCheck::Module {
                     equal: m.equal,
@@ -643,6 +636,23 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             }
         }
         Ok(true)
+    }
+}
+
+impl RowCheck {
+    /// A dialect filter's check: an entry per language refset table, with
+    /// the table of the acceptabilities it asks for (made by `accepts`).
+    fn dialects<'a>(
+        equal: bool,
+        refsets: Vec<CodeTable>,
+        wanted: impl Iterator<Item = Option<&'a [Acceptability]>>,
+        accepts: &mut dyn FnMut(Option<&[Acceptability]>) -> R<CodeTable>,
+    ) -> R<RowCheck> {
+        let mut entries = Vec::new();
+        for (refsets, a) in refsets.into_iter().zip(wanted) {
+            entries.push((refsets, accepts(a)?));
+        }
+        Ok(RowCheck::Dialects { equal, entries })
     }
 }
 
