@@ -241,29 +241,6 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(bits.contains(o))
     }
 
-    /// The SCTIDs of `memo_sub(s)`, for tests of values given by SCTID
-    /// (refset fields, modules): a small set is searched by SCTID
-    /// (ordinals follow SCTIDs, so its SCTIDs are sorted too), sparing a
-    /// search among every concept of the edition for each value tested; a
-    /// big one by ordinal in its bitmap.
-    pub(crate) fn memo_sub_ids<'x>(&mut self, s: &'x SubExpr) -> R<IdSet<'x>> {
-        let v = self.memo_sub(s)?;
-        if v.len() >= BITMAP_FROM {
-            return Ok(IdSet::Big(s));
-        }
-        let key = std::ptr::from_ref(s) as usize;
-        if let Some(ids) = self.ids.get(&key) {
-            return Ok(IdSet::Ids(Rc::clone(ids)));
-        }
-        let ids = v
-            .iter()
-            .map(|&o| self.ed.sctid(o))
-            .collect::<Result<Vec<u64>, _>>()?;
-        let ids = Rc::new(ids);
-        self.ids.insert(key, Rc::clone(&ids));
-        Ok(IdSet::Ids(ids))
-    }
-
     /// The SCTIDs of a concept set, sorted, however big.
     pub(crate) fn sorted_set_ids(&mut self, set: &ConceptSet) -> R<Rc<Vec<u64>>> {
         match set {
@@ -274,12 +251,12 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
     }
 
-    /// Every SCTID of `memo_sub(s)`, sorted, however big: for tests in
-    /// SCTID order (a refset's members), which walk them with a cursor.
+    /// Every SCTID of `memo_sub(s)`, sorted (ordinals follow SCTIDs), made
+    /// once per evaluation: for tests of values given by SCTID (refset
+    /// fields, modules), which search them, or walk them with a cursor in
+    /// SCTID order, instead of searching every concept of the edition for
+    /// each value.
     fn sorted_sub_ids(&mut self, s: &SubExpr) -> R<Rc<Vec<u64>>> {
-        if let IdSet::Ids(ids) = self.memo_sub_ids(s)? {
-            return Ok(ids);
-        }
         let key = std::ptr::from_ref(s) as usize;
         if let Some(ids) = self.ids.get(&key) {
             return Ok(Rc::clone(ids));
@@ -293,26 +270,6 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         );
         self.ids.insert(key, Rc::clone(&ids));
         Ok(ids)
-    }
-
-    /// The SCTIDs of a concept set: its concepts, or its sub-expression's.
-    pub(crate) fn concept_set_ids<'x>(&mut self, set: &'x ConceptSet) -> R<IdSet<'x>> {
-        match set {
-            ConceptSet::Set(refs) => Ok(IdSet::Ids(Rc::new(normalize_ids(
-                refs.iter().map(|r| r.id).collect(),
-            )))),
-            ConceptSet::Sub(s) => self.memo_sub_ids(s),
-        }
-    }
-
-    pub(crate) fn in_ids(&mut self, set: &IdSet<'_>, id: u64) -> R<bool> {
-        match set {
-            IdSet::Ids(ids) => Ok(ids.binary_search(&id).is_ok()),
-            IdSet::Big(s) => match self.ed.ordinal(id) {
-                Some(o) => self.in_memo_sub(s, o),
-                None => Ok(false),
-            },
-        }
     }
 
     fn memo_expr(&mut self, e: &Expr) -> R<Rc<Vec<u32>>> {
@@ -1033,7 +990,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     } => MemberCheck::Concept {
                         column: Column::find(names, name, span)?,
                         equal: *equal,
-                        values: self.memo_sub_ids(value)?,
+                        ids: self.sorted_sub_ids(value)?,
                         expr: value,
                     },
                     MemberFilter::Field { name, comparison } => {
@@ -1042,7 +999,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     MemberFilter::Active(active, _) => MemberCheck::Active(*active),
                     MemberFilter::Module(m) => MemberCheck::Module {
                         equal: m.equal,
-                        modules: self.concept_set_ids(&m.modules)?,
+                        modules: self.sorted_set_ids(&m.modules)?,
                     },
                     MemberFilter::EffectiveTime(t) => MemberCheck::Time(t),
                 });
@@ -1066,11 +1023,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             MemberCheck::Concept {
                 column: Column::Component,
                 equal,
-                expr,
+                ref ids,
                 ..
             } => Coded::Components {
                 equal,
-                ids: self.sorted_sub_ids(expr)?,
+                ids: Rc::clone(ids),
                 cursor: std::cell::Cell::new(0),
             },
             // (A column of near-unique values, such as association
@@ -1079,12 +1036,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             MemberCheck::Concept {
                 column: Column::Field(c),
                 equal,
-                expr,
+                ref ids,
                 ..
             } if c < table.columns() => {
                 let dictionary = table.dictionary(c)?;
                 self.tick(dictionary.len())?;
-                let ids = self.sorted_sub_ids(expr)?;
                 let pass = dictionary
                     .iter()
                     .map(|v| {
@@ -1108,7 +1064,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             MemberCheck::Module { equal, ref modules } => {
                 let mut pass = Vec::with_capacity(table.modules().len());
                 for module in table.modules() {
-                    pass.push(self.in_ids(modules, module)? == equal);
+                    pass.push(modules.binary_search(&module).is_ok() == equal);
                 }
                 Coded::Module(pass)
             }
@@ -1131,13 +1087,13 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 MemberCheck::Concept {
                     column,
                     equal,
-                    ref values,
+                    ref ids,
                     ..
                 } => {
-                    let inside = match column.value(member).and_then(FieldValue::id) {
-                        Some(id) => self.in_ids(values, id)?,
-                        None => false,
-                    };
+                    let inside = column
+                        .value(member)
+                        .and_then(FieldValue::id)
+                        .is_some_and(|id| ids.binary_search(&id).is_ok());
                     inside == equal
                 }
                 MemberCheck::Field(column, comparison) => match column.value(member) {
@@ -1147,7 +1103,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 MemberCheck::Active(active) => active.keeps(member.active),
                 // (`check` refused these for files without the metadata.)
                 MemberCheck::Module { equal, ref modules } => match member.module {
-                    Some(module) => self.in_ids(modules, module)? == equal,
+                    Some(module) => modules.binary_search(&module).is_ok() == equal,
                     None => false,
                 },
                 MemberCheck::Time(t) => member
@@ -1164,11 +1120,8 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     fn field_holds(&mut self, c: &FieldComparison, v: FieldValue<'_>) -> R<bool> {
         Ok(match c {
             FieldComparison::Concept { equal, value } => {
-                let values = self.memo_sub_ids(value)?;
-                let inside = match v.id() {
-                    Some(id) => self.in_ids(&values, id)?,
-                    None => false,
-                };
+                let ids = self.sorted_sub_ids(value)?;
+                let inside = v.id().is_some_and(|id| ids.binary_search(&id).is_ok());
                 inside == *equal
             }
             FieldComparison::Number { op, value } => v
@@ -1703,14 +1656,6 @@ impl Column {
     }
 }
 
-/// Concepts given by SCTID, for testing values that are SCTIDs.
-pub(crate) enum IdSet<'x> {
-    /// Sorted.
-    Ids(Rc<Vec<u64>>),
-    /// A big sub-expression's set, tested by ordinal in its bitmap.
-    Big(&'x SubExpr),
-}
-
 fn normalize_ids(mut ids: Vec<u64>) -> Vec<u64> {
     ids.sort_unstable();
     ids.dedup();
@@ -1724,14 +1669,16 @@ enum MemberCheck<'f> {
     Concept {
         column: Column,
         equal: bool,
-        values: IdSet<'f>,
+        /// `expr`'s SCTIDs, sorted.
+        ids: Rc<Vec<u64>>,
         expr: &'f SubExpr,
     },
     Field(Column, &'f FieldComparison),
     Active(Activity),
     Module {
         equal: bool,
-        modules: IdSet<'f>,
+        /// Sorted.
+        modules: Rc<Vec<u64>>,
     },
     Time(&'f txmap_ecl::TimeFilter),
 }
