@@ -153,7 +153,8 @@ struct ImportArgs {
     /// Memory the importer plans for (e.g. 1GiB, 512MiB).
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     max_memory: u64,
-    /// Memory per sorter before it spills to disk; default max-memory / 4.
+    /// Memory per sorter before it spills to disk; default max-memory / 4
+    /// (/ 8 while two stages run at once).
     #[arg(long, value_parser = parse_size)]
     sort_buffer: Option<u64>,
     /// Where temporary spill files go; default the output's directory.

@@ -54,20 +54,34 @@ impl Observer for Progress {
     }
 
     fn stage_done(&self, r: &StageReport) {
-        self.with_bar(|b| {
-            if let Some(bar) = b.take() {
-                bar.finish_and_clear();
-            }
-        });
-        if !self.quiet {
+        let line = (!self.quiet).then(|| {
             let rss = r
                 .rss
                 .map(|b| format!(", rss {}", human(b)))
                 .unwrap_or_default();
-            eprintln!(
+            format!(
                 "{:>20}: {:>10} rows in {:.2} s{rss}",
                 r.name, r.rows, r.seconds
-            );
+            )
+        });
+        // Two stages run at once (the relationships on a second thread);
+        // the bar is the other's if its name differs, and stays.
+        let mut printed = false;
+        self.with_bar(|b| match b {
+            Some(bar) if bar.prefix() == r.name => {
+                bar.finish_and_clear();
+                *b = None;
+            }
+            Some(bar) => {
+                if let Some(line) = &line {
+                    bar.suspend(|| eprintln!("{line}"));
+                }
+                printed = true;
+            }
+            None => {}
+        });
+        if let (Some(line), false) = (line, printed) {
+            eprintln!("{line}");
         }
     }
 

@@ -254,48 +254,61 @@ impl Importer<'_> {
                     .ctx("spilling language refset rows")
             },
         )?;
-        // Description SCTID -> ordinal, read back from the staged section
-        // (sorted by SCTID) into a compact table.
-        let mut by_id: Vec<(u64, u32)> = Vec::with_capacity(facts.concept.len());
-        {
-            let mut r = self
-                .stages
-                .reopen(SectionKind::DescriptionIds)
-                .ctx("reading description ids")?;
-            let mut rec = [0u8; size_of::<DescriptionIdEntry>()];
-            for _ in 0..facts.concept.len() {
-                r.read_exact(&mut rec).ctx("reading description ids")?;
-                let id = u64::from_le_bytes(rec[..8].try_into().unwrap_or_default());
-                let ord = u32::from_le_bytes(rec[8..12].try_into().unwrap_or_default());
-                by_id.push((id, ord));
-            }
-        }
         let sorted = self.finish(sorter)?;
-        let mut out = self.sorter::<AcceptabilityOut>();
-        let mut per_refset: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut by_description = self.sorter::<LanguageRef>();
         for r in Latest::new(sorted) {
             let r = r?;
             if r.active == 0 {
                 continue;
             }
-            let Ok(i) = by_id.binary_search_by_key(&r.description, |&(id, _)| id) else {
-                self.problem(ImportError::Inconsistent(format!(
-                    "language refset {} refers to description {}, which the release does not have",
-                    r.refset, r.description
-                )))?;
-                continue;
-            };
-            let refset = u32::from(self.codes.code(r.refset)?);
-            *per_refset.entry(r.refset).or_default() += 1;
-            out.push(AcceptabilityOut {
-                description: by_id[i].1,
-                refset,
-                acceptability: self.codes.code(r.acceptability)?,
-                pad: [0; 3],
-            })
-            .ctx("spilling language refset rows")?;
+            by_description
+                .push(LanguageRef {
+                    description: r.description,
+                    refset: u32::from(self.codes.code(r.refset)?),
+                    acceptability: self.codes.code(r.acceptability)?,
+                    pad: [0; 3],
+                })
+                .ctx("spilling language refset rows")?;
         }
-        drop(by_id);
+        // Joined with the description ids (the staged section is sorted by
+        // SCTID) in one pass, which gives each row its description ordinal.
+        let by_description = self.finish(by_description)?;
+        let mut out = self.sorter::<AcceptabilityOut>();
+        let mut per_refset: BTreeMap<u64, u64> = BTreeMap::new();
+        {
+            let mut ids = self
+                .stages
+                .reopen(SectionKind::DescriptionIds)
+                .ctx("reading description ids")?;
+            let mut left = facts.concept.len();
+            let mut current: Option<(u64, u32)> = None;
+            let mut rec = [0u8; size_of::<DescriptionIdEntry>()];
+            for r in by_description {
+                let r = r.ctx("reading sorted language rows")?;
+                while left > 0 && current.is_none_or(|(id, _)| id < r.description) {
+                    ids.read_exact(&mut rec).ctx("reading description ids")?;
+                    left -= 1;
+                    let entry: DescriptionIdEntry = zerocopy::transmute!(rec);
+                    current = Some((entry.id.get(), entry.ordinal.get()));
+                }
+                let refset = self.codes.ids[r.refset as usize];
+                let Some((_, ordinal)) = current.filter(|&(id, _)| id == r.description) else {
+                    self.problem(ImportError::Inconsistent(format!(
+                        "language refset {refset} refers to description {}, which the release does not have",
+                        r.description
+                    )))?;
+                    continue;
+                };
+                *per_refset.entry(refset).or_default() += 1;
+                out.push(AcceptabilityOut {
+                    description: ordinal,
+                    refset: r.refset,
+                    acceptability: r.acceptability,
+                    pad: [0; 3],
+                })
+                .ctx("spilling language refset rows")?;
+            }
+        }
         let default = match self.options.default_language_refset {
             Some(id) => {
                 if !per_refset.contains_key(&id) {

@@ -28,6 +28,14 @@
 //!
 //! Sections are staged in temporary files and assembled at the end in the
 //! order reads want ([`LAYOUT`]), into a temporary file renamed into place.
+//!
+//! # Two threads
+//!
+//! Once the concepts are read, relationships and refsets need nothing from
+//! descriptions and language refsets, nor they from them, and each half is
+//! about half the time: they run at once, so an import uses two cores
+//! (`Importer::two_threads` says how the halves stay apart and how the file
+//! stays the same whichever finishes first).
 
 #![forbid(unsafe_code)]
 
@@ -145,10 +153,12 @@ pub struct ImportOptions {
     pub sources: Vec<PathBuf>,
     /// The edition file to write.
     pub output: PathBuf,
-    /// The memory the importer plans for, in bytes. Sorters get a quarter
-    /// each (at most two are filling at once, beside a type index's
-    /// sorter at an eighth of that) unless `sort_buffer` is set; the rest
-    /// is for what is kept per concept and per description.
+    /// The memory the importer plans for, in bytes. Each sorter holds at
+    /// most a quarter of it, an eighth while two stages run at once on two
+    /// threads (a type index's sorter an eighth of that), unless
+    /// `sort_buffer` is set; the rest is for what is kept per concept and
+    /// per description. The report gives the peak (`peak_rss`): about 0.6
+    /// of the default at International scale.
     pub max_memory: u64,
     /// Memory per sorter before it spills a run to disk.
     pub sort_buffer: Option<u64>,
@@ -193,8 +203,11 @@ impl ImportOptions {
 }
 
 /// Hears about the import as it goes; the CLI draws progress bars with it.
-/// Every method has a default that does nothing.
-pub trait Observer {
+/// Every method has a default that does nothing. `Sync`, because the
+/// relationship and refset stages run on a second thread and report their ends and
+/// their problems from there (stage starts and progress come from one
+/// thread only).
+pub trait Observer: Sync {
     /// A stage starts; `total_bytes` is the input it will read (0 if none).
     fn stage(&self, _name: &str, _total_bytes: u64) {}
     /// Bytes read so far in the current stage.
@@ -318,26 +331,7 @@ pub fn import(
     for path in &options.sources {
         releases.push(Release::open(path)?);
     }
-    let mut imp = Importer {
-        options,
-        observer,
-        releases,
-        temp: temp.path(),
-        stages: Stages::new(temp.path()),
-        codes: Codes::new(),
-        languages: Vec::new(),
-        stage_reports: Vec::new(),
-        counts: BTreeMap::new(),
-        skipped_rows: 0,
-        first_problems: Vec::new(),
-        spilled_runs: 0,
-        concept_ids: Vec::new(),
-        concepts_per_module: BTreeMap::new(),
-        latest_time: 0,
-        refset_info: BTreeMap::new(),
-        dependencies: Vec::new(),
-        vocabulary: Vec::new(),
-    };
+    let mut imp = Importer::new(options, observer, releases, temp.path());
     imp.run()?;
     let identity = imp.identity();
     let mut meta = Metadata::new();
@@ -467,6 +461,9 @@ struct Importer<'a> {
     skipped_rows: u64,
     first_problems: Vec<String>,
     spilled_runs: usize,
+    /// Memory per sorter: the options' share, halved while two stages run
+    /// at once.
+    sort_cap: usize,
     /// Every concept's SCTID, ascending: ordinal = index.
     concept_ids: Vec<u64>,
     concepts_per_module: BTreeMap<u64, u64>,
@@ -475,6 +472,23 @@ struct Importer<'a> {
     dependencies: Vec<identity::Dependency>,
     /// The folded words of all terms, in byte order (the word index's keys).
     vocabulary: Vec<Box<str>>,
+}
+
+/// Problems a lenient import keeps the text of.
+const FIRST_PROBLEMS: usize = 20;
+
+/// What the second thread tells the observer: its stages' ends and
+/// its problems. Stage starts and progress belong to the main thread's
+/// stage, which is the one a progress bar shows.
+struct Background<'o>(&'o dyn Observer);
+
+impl Observer for Background<'_> {
+    fn stage_done(&self, report: &StageReport) {
+        self.0.stage_done(report);
+    }
+    fn skipped(&self, problem: &str) {
+        self.0.skipped(problem);
+    }
 }
 
 /// The file a row comes from.
@@ -494,18 +508,125 @@ struct DescriptionFacts {
 }
 
 impl<'a> Importer<'a> {
+    fn new(
+        options: &'a ImportOptions,
+        observer: &'a dyn Observer,
+        releases: Vec<Release>,
+        temp: &'a Path,
+    ) -> Self {
+        Importer {
+            options,
+            observer,
+            releases,
+            temp,
+            stages: Stages::new(temp),
+            codes: Codes::new(),
+            languages: Vec::new(),
+            stage_reports: Vec::new(),
+            counts: BTreeMap::new(),
+            skipped_rows: 0,
+            first_problems: Vec::new(),
+            spilled_runs: 0,
+            sort_cap: options.sort_cap(),
+            concept_ids: Vec::new(),
+            concepts_per_module: BTreeMap::new(),
+            latest_time: 0,
+            refset_info: BTreeMap::new(),
+            dependencies: Vec::new(),
+            vocabulary: Vec::new(),
+        }
+    }
+
     fn run(&mut self) -> Result<(), ImportError> {
         self.concepts()?;
-        self.relationships()?;
-        self.stated()?;
-        self.concrete_values()?;
-        let (facts, terms, word_pairs) = self.descriptions()?;
-        self.languages_and_preferred_terms(&facts, terms)?;
-        self.word_index(word_pairs)?;
-        self.refsets()?;
+        self.two_threads()?;
         self.identifiers()?;
         self.small_sections()?;
         Ok(())
+    }
+
+    /// The relationship and refset stages and the description stages need
+    /// nothing of each other but the concepts, and together they are most
+    /// of an import's time: they run at once, relationships and refsets on a
+    /// second thread with an importer of their own (its own package
+    /// readers, staged sections and counts, merged here after), and every
+    /// sorter of both gets half its usual share of `max_memory` meanwhile.
+    ///
+    /// The one thing both would write is the table of one-byte codes, whose
+    /// order must not depend on which thread gets there first. Of the second
+    /// thread's stages only relationships code anything, characteristic
+    /// types, and the standard ones are fixed codes; a release whose
+    /// relationships use another has those stages run again, after the
+    /// descriptions, with the shared table. Either way the file is the same
+    /// for the same input.
+    fn two_threads(&mut self) -> Result<(), ImportError> {
+        let mut releases = Vec::new();
+        for path in &self.options.sources {
+            releases.push(Release::open(path)?);
+        }
+        let background = Background(self.observer);
+        let mut side = Importer::new(self.options, &background, releases, self.temp);
+        side.concept_ids = self.concept_ids.clone();
+        if self.options.sort_buffer.is_none() {
+            side.sort_cap /= 2;
+            self.sort_cap /= 2;
+        }
+        let (reports_before, problems_before) =
+            (self.stage_reports.len(), self.first_problems.len());
+        let (side_result, main_result) = std::thread::scope(|s| {
+            let second = s.spawn(|| side.relationship_and_refset_stages());
+            let descriptions = self.description_stages();
+            (second.join(), descriptions)
+        });
+        self.sort_cap = self.options.sort_cap();
+        match side_result {
+            Ok(result) => result?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        main_result?;
+        if side.codes.ids.len() > ids::FIXED_CODES.len() {
+            return self.relationship_and_refset_stages();
+        }
+        let Importer {
+            stages,
+            stage_reports,
+            counts,
+            skipped_rows,
+            first_problems,
+            spilled_runs,
+            refset_info,
+            dependencies,
+            ..
+        } = side;
+        self.stages.absorb(stages);
+        self.refset_info = refset_info;
+        self.dependencies = dependencies;
+        // Reports and problems: the second thread's first, as its stages
+        // come first when the two run one after the other.
+        self.stage_reports
+            .splice(reports_before..reports_before, stage_reports);
+        for (k, v) in counts {
+            self.count(&k, v);
+        }
+        self.skipped_rows += skipped_rows;
+        self.first_problems
+            .splice(problems_before..problems_before, first_problems);
+        self.first_problems.truncate(FIRST_PROBLEMS);
+        self.spilled_runs += spilled_runs;
+        Ok(())
+    }
+
+    fn relationship_and_refset_stages(&mut self) -> Result<(), ImportError> {
+        self.relationships()?;
+        self.stated()?;
+        self.concrete_values()?;
+        self.refsets()
+    }
+
+    fn description_stages(&mut self) -> Result<(), ImportError> {
+        let (facts, terms, word_pairs) = self.descriptions()?;
+        self.languages_and_preferred_terms(&facts, terms)?;
+        self.word_index(word_pairs)
     }
 
     fn done(&mut self, name: &'static str, started: Instant, rows: u64) {
@@ -531,7 +652,7 @@ impl<'a> Importer<'a> {
         self.skipped_rows += 1;
         let text = error.to_string();
         self.observer.skipped(&text);
-        if self.first_problems.len() < 20 {
+        if self.first_problems.len() < FIRST_PROBLEMS {
             self.first_problems.push(text);
         }
         Ok(())
@@ -555,14 +676,14 @@ impl<'a> Importer<'a> {
     }
 
     fn sorter<R: Record>(&self) -> Sorter<'a, R> {
-        Sorter::new(self.options.sort_cap(), self.temp)
+        Sorter::new(self.sort_cap, self.temp)
     }
 
     /// A sorter for the type indexes, which fill beside two others: an
     /// eighth of the usual cap (their records are 8 bytes; an
     /// International release's fit in it without spilling).
     fn small_sorter<R: Record>(&self) -> Sorter<'a, R> {
-        Sorter::new(self.options.sort_cap() / 8, self.temp)
+        Sorter::new(self.sort_cap / 8, self.temp)
     }
 
     fn finish<R: Record>(&mut self, s: Sorter<'a, R>) -> Result<Sorted<R>, ImportError> {

@@ -251,6 +251,20 @@ impl Versioned for LanguageIn {
     }
 }
 
+/// An active language refset row by description SCTID, to be joined with
+/// the description ids in one ordered pass (row order is by member UUID,
+/// which would make each lookup a cache miss).
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct LanguageRef {
+    pub description: u64,
+    /// The language refset's code.
+    pub refset: u32,
+    pub acceptability: u8,
+    pub pad: [u8; 3],
+}
+ordered_by!(LanguageRef, |r| (r.description, r.refset, r.acceptability));
+
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct AcceptabilityOut {

@@ -136,6 +136,11 @@ impl<'t> Stages<'t> {
         })
     }
 
+    /// Takes over the sections another importer staged (for other kinds).
+    pub fn absorb(&mut self, other: Stages<'_>) {
+        self.sections.extend(other.sections);
+    }
+
     pub fn attach(&mut self, kind: SectionKind, staged: Staged) {
         self.sections.insert(kind, staged);
     }

@@ -111,3 +111,76 @@ fn extension_over_base_round_trips() {
     assert_eq!(e.identity().effective_time, 20250301);
     compare(&sources, &bytes);
 }
+
+#[test]
+fn a_characteristic_type_outside_the_fixed_codes_is_kept_and_the_file_is_stable() {
+    // Relationships run on a second thread with the fixed one-byte codes
+    // only; one with another characteristic type (here qualifying, retired
+    // but legal RF2) has them run again with the shared table. The value
+    // must survive and two imports must give the same bytes.
+    const QUALIFYING: u64 = 900000000000225001;
+    let dir = tempfile::tempdir().unwrap();
+    let rf2 = synth(dir.path(), "rf2", 1500, 5);
+    let file = walk(&rf2)
+        .into_iter()
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("sct2_Relationship_Snapshot")
+        })
+        .expect("a relationship snapshot");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut changed = None;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            // An active attribute (not is-a) row; the first one only.
+            if changed.is_none() && f.len() == 10 && f[2] == "1" && f[7] != "116680003" {
+                changed = Some((
+                    f[4].parse::<u64>().unwrap(),
+                    f[7].parse::<u64>().unwrap(),
+                    f[5].parse::<u64>().unwrap(),
+                ));
+                let mut f = f.clone();
+                let q = QUALIFYING.to_string();
+                f[8] = &q;
+                return f.join("\t");
+            }
+            line.to_owned()
+        })
+        .collect();
+    let (source, type_id, target) = changed.expect("an active attribute row");
+    std::fs::write(&file, lines.join("\r\n") + "\r\n").unwrap();
+
+    let a = import(
+        std::slice::from_ref(&rf2),
+        &dir.path().join("a.txmap"),
+        None,
+    );
+    let b = import(
+        std::slice::from_ref(&rf2),
+        &dir.path().join("b.txmap"),
+        None,
+    );
+    assert!(a == b, "two imports of one release differ");
+    let e = Edition::open(&a[..]).unwrap();
+    let attributes = e.attributes(e.ordinal(source).unwrap()).unwrap();
+    let r = attributes
+        .iter()
+        .find(|r| r.type_id == type_id && r.target == target)
+        .expect("the changed relationship");
+    assert_eq!(r.characteristic_type, QUALIFYING);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
