@@ -160,6 +160,10 @@ struct ImportArgs {
     /// Where temporary spill files go; default the output's directory.
     #[arg(long)]
     temp_dir: Option<PathBuf>,
+    /// 2 runs the import's two independent halves at once (the default on
+    /// two or more cores); 1 runs them in turn, for a lower peak. Same file.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    threads: Option<u8>,
     /// Skip malformed rows (counted and reported) instead of stopping.
     #[arg(long)]
     lenient: bool,
@@ -244,6 +248,9 @@ fn import(a: ImportArgs) -> Result<()> {
     options.max_memory = a.max_memory;
     options.sort_buffer = a.sort_buffer;
     options.temp_dir = a.temp_dir;
+    if let Some(threads) = a.threads {
+        options.threads = usize::from(threads);
+    }
     options.lenient = a.lenient;
     options.edition_uri = a.edition_uri;
     options.version_uri = a.version_uri;

@@ -160,6 +160,30 @@ fn malformed_rows_stop_the_import_with_file_and_line() {
         "{first}"
     );
     assert_eq!(report["counts"]["concepts"], 499);
+    // One thread reports the same problems in the same order.
+    let one: serde_json::Value = serde_json::from_str(&ok(&[
+        "import",
+        "--rf2",
+        s(&rf2),
+        "--out",
+        s(&out),
+        "--lenient",
+        "--json",
+        "--threads",
+        "1",
+    ]))
+    .unwrap();
+    assert_eq!(one["first_problems"], report["first_problems"]);
+    assert_eq!(one["skipped_rows"], report["skipped_rows"]);
+    let stages = |r: &serde_json::Value| {
+        r["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(stages(&one), stages(&report));
 }
 
 #[test]

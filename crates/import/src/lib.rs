@@ -32,10 +32,12 @@
 //! # Two threads
 //!
 //! Once the concepts are read, relationships and refsets need nothing from
-//! descriptions and language refsets, nor they from them, and each half is
-//! about half the time: they run at once, so an import uses two cores
-//! (`Importer::two_threads` says how the halves stay apart and how the file
-//! stays the same whichever finishes first).
+//! descriptions and language refsets, nor they from them, and the two
+//! halves are most of an import's time: they run at once
+//! ([`ImportOptions::threads`]), so an import uses two cores.
+//! `Importer::after_concepts` says how the halves stay apart and why the
+//! file is the same whichever finishes first, and the same as with one
+//! thread.
 
 #![forbid(unsafe_code)]
 
@@ -178,6 +180,11 @@ pub struct ImportOptions {
     /// (at most [`MEMBER_DICTIONARY_MAX`], the default); later new values
     /// are left to the member's text. Answers are the same either way.
     pub member_dictionary_max: usize,
+    /// 2 (the default where the machine has two cores) runs the import's
+    /// two independent halves at once, for about half the time and a
+    /// higher peak; 1 runs them one after the other. The file is the same.
+    /// The halves are two, so more threads gain nothing.
+    pub threads: usize,
 }
 
 impl ImportOptions {
@@ -194,6 +201,7 @@ impl ImportOptions {
             version_uri: None,
             default_language_refset: None,
             member_dictionary_max: MEMBER_DICTIONARY_MAX,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
         }
     }
 
@@ -539,7 +547,7 @@ impl<'a> Importer<'a> {
 
     fn run(&mut self) -> Result<(), ImportError> {
         self.concepts()?;
-        self.two_threads()?;
+        self.after_concepts()?;
         self.identifiers()?;
         self.small_sections()?;
         Ok(())
@@ -547,19 +555,26 @@ impl<'a> Importer<'a> {
 
     /// The relationship and refset stages and the description stages need
     /// nothing of each other but the concepts, and together they are most
-    /// of an import's time: they run at once, relationships and refsets on a
-    /// second thread with an importer of their own (its own package
-    /// readers, staged sections and counts, merged here after), and every
-    /// sorter of both gets half its usual share of `max_memory` meanwhile.
+    /// of an import's time. With [`ImportOptions::threads`] at 2 they run
+    /// at once: relationships and refsets on a second thread with an
+    /// importer of their own (its own package readers, staged sections and
+    /// counts, merged here after), and every sorter of both gets half its
+    /// usual share of `max_memory` meanwhile. At 1, descriptions first, then
+    /// the rest, in this thread.
     ///
-    /// The one thing both would write is the table of one-byte codes, whose
-    /// order must not depend on which thread gets there first. Of the second
-    /// thread's stages only relationships code anything, characteristic
-    /// types, and the standard ones are fixed codes; a release whose
-    /// relationships use another has those stages run again, after the
-    /// descriptions, with the shared table. Either way the file is the same
-    /// for the same input.
-    fn two_threads(&mut self) -> Result<(), ImportError> {
+    /// Both give the same file, whichever thread finishes first. The one
+    /// thing both halves could add to is the table of one-byte codes, whose
+    /// order is the order of first use. Of the second half only
+    /// relationships code anything, characteristic types, and the standard
+    /// ones are fixed codes; a release whose relationships use another has
+    /// the second half run again after the first, with the shared table,
+    /// which is the one-thread order. Reports, problems and errors come in
+    /// that order too.
+    fn after_concepts(&mut self) -> Result<(), ImportError> {
+        if self.options.threads < 2 {
+            self.description_stages()?;
+            return self.relationship_and_refset_stages();
+        }
         let mut releases = Vec::new();
         for path in &self.options.sources {
             releases.push(Release::open(path)?);
@@ -571,19 +586,16 @@ impl<'a> Importer<'a> {
             side.sort_cap /= 2;
             self.sort_cap /= 2;
         }
-        let (reports_before, problems_before) =
-            (self.stage_reports.len(), self.first_problems.len());
-        let (side_result, main_result) = std::thread::scope(|s| {
+        let (main_result, side_result) = std::thread::scope(|s| {
             let second = s.spawn(|| side.relationship_and_refset_stages());
-            let descriptions = self.description_stages();
-            (second.join(), descriptions)
+            (self.description_stages(), second.join())
         });
         self.sort_cap = self.options.sort_cap();
+        main_result?;
         match side_result {
             Ok(result) => result?,
             Err(panic) => std::panic::resume_unwind(panic),
         }
-        main_result?;
         if side.codes.ids.len() > ids::FIXED_CODES.len() {
             return self.relationship_and_refset_stages();
         }
@@ -601,16 +613,12 @@ impl<'a> Importer<'a> {
         self.stages.absorb(stages);
         self.refset_info = refset_info;
         self.dependencies = dependencies;
-        // Reports and problems: the second thread's first, as its stages
-        // come first when the two run one after the other.
-        self.stage_reports
-            .splice(reports_before..reports_before, stage_reports);
+        self.stage_reports.extend(stage_reports);
         for (k, v) in counts {
             self.count(&k, v);
         }
         self.skipped_rows += skipped_rows;
-        self.first_problems
-            .splice(problems_before..problems_before, first_problems);
+        self.first_problems.extend(first_problems);
         self.first_problems.truncate(FIRST_PROBLEMS);
         self.spilled_runs += spilled_runs;
         Ok(())

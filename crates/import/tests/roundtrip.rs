@@ -12,8 +12,18 @@ use txmap_import::{ImportOptions, Quiet};
 use txmap_store::Edition;
 
 fn import(sources: &[PathBuf], out: &Path, sort_buffer: Option<u64>) -> Vec<u8> {
+    import_with(sources, out, sort_buffer, 2)
+}
+
+fn import_with(
+    sources: &[PathBuf],
+    out: &Path,
+    sort_buffer: Option<u64>,
+    threads: usize,
+) -> Vec<u8> {
     let mut o = ImportOptions::new(sources.to_vec(), out.to_owned());
     o.sort_buffer = sort_buffer;
+    o.threads = threads;
     let report = txmap_import::import(&o, &Quiet).unwrap();
     if sort_buffer.is_some() {
         assert!(
@@ -66,6 +76,26 @@ fn spilling_gives_the_same_file() {
         "spilled import differs from in-memory import"
     );
     compare(&[rf2], &spilled);
+}
+
+#[test]
+fn one_thread_and_two_give_the_same_file() {
+    // A base with an extension, so that the second thread's half (module
+    // dependencies, refsets) and the first's both have layering to do.
+    let dir = tempfile::tempdir().unwrap();
+    let base = synth(dir.path(), "base", 2500, 21);
+    let ext = dir.path().join("ext");
+    let mut config = txmap_synth::SynthConfig::new(500, 22);
+    config.effective_time = 20250301;
+    config.extension = Some(txmap_synth::ExtensionConfig::new(2500, 21, 1_000_124));
+    txmap_synth::generate(&config, &ext).unwrap();
+    let sources = vec![base, ext];
+    let two = import_with(&sources, &dir.path().join("2.txmap"), None, 2);
+    let one = import_with(&sources, &dir.path().join("1.txmap"), None, 1);
+    assert!(one == two, "one thread and two give different files");
+    // And when the sorters spill.
+    let spilled = import_with(&sources, &dir.path().join("s.txmap"), Some(64 << 10), 2);
+    assert!(spilled == two, "a spilling two-thread import differs");
 }
 
 #[test]
