@@ -64,8 +64,8 @@ impl Observer for Progress {
                 r.name, r.rows, r.seconds
             )
         });
-        // Two stages run at once (the relationships on a second thread);
-        // the bar is the other's if its name differs, and stays.
+        // Two stages run at once (relationships and refsets on a second
+        // thread): the bar is the other's if its name differs, and stays.
         let mut printed = false;
         self.with_bar(|b| match b {
             Some(bar) if bar.prefix() == r.name => {

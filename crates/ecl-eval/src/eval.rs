@@ -19,7 +19,7 @@ use txmap_store::sctid::association::{
 use txmap_store::{Edition, Member, RefsetKind};
 
 use crate::filter::dialect_id;
-use crate::set::{BITMAP_FROM, Bits, contains, difference, intersect, normalize, union, with};
+use crate::set::{BITMAP_FROM, Bits, contains, difference, intersect, normalize, union};
 use crate::{Budget, EvalError, ExpressionSubject};
 
 pub(crate) type R<T> = Result<T, EvalError>;
@@ -573,14 +573,14 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(match op {
             DescendantOf => self.closure(set, true)?,
             DescendantOrSelfOf => match set {
-                [o] => with(self.closure(set, true)?, *o),
+                [o] => self.closure_or_self(*o, true)?,
                 _ => union(&self.closure(set, true)?, set),
             },
             ChildOf => self.adjacent(set, true)?,
             ChildOrSelfOf => union(&self.adjacent(set, true)?, set),
             AncestorOf => self.closure(set, false)?,
             AncestorOrSelfOf => match set {
-                [o] => with(self.closure(set, false)?, *o),
+                [o] => self.closure_or_self(*o, false)?,
                 _ => union(&self.closure(set, false)?, set),
             },
             ParentOf => self.adjacent(set, false)?,
@@ -624,6 +624,26 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     /// index. Members are visited in decreasing closure size, which puts
     /// every member before its descendants (ancestors), so a member already
     /// in the union brings nothing new and is skipped.
+    /// `<< o` or `>> o`: the stored list with `o` in its place, built in
+    /// one copy (a copy and then an insertion moved the list twice, most
+    /// of the time of `<<` on a big concept).
+    fn closure_or_self(&mut self, o: u32, down: bool) -> R<Vec<u32>> {
+        let l = if down {
+            self.ed.descendants(o)?
+        } else {
+            self.ed.ancestors(o)?
+        };
+        self.tick(l.len())?;
+        let (below, rest) = l.split_below(o);
+        let mut out = Vec::with_capacity(l.len() + 1);
+        out.extend(below);
+        if rest.get(0) != Some(o) {
+            out.push(o);
+        }
+        out.extend(rest);
+        Ok(out)
+    }
+
     fn closure(&mut self, set: &[u32], down: bool) -> R<Vec<u32>> {
         let ed = self.ed;
         let get = |o| {

@@ -81,23 +81,6 @@ pub(crate) fn difference(a: &[u32], b: &[u32]) -> Vec<u32> {
     out
 }
 
-/// `set` with `o` added, kept sorted.
-pub(crate) fn with(mut set: Vec<u32>, o: u32) -> Vec<u32> {
-    if let Err(i) = set.binary_search(&o) {
-        if set.len() == set.capacity() {
-            // A full vector would grow by a copy and then shift its tail
-            // by another: one copy does both.
-            let mut out = Vec::with_capacity(set.len() + 1);
-            out.extend_from_slice(set.get(..i).unwrap_or_default());
-            out.push(o);
-            out.extend_from_slice(set.get(i..).unwrap_or_default());
-            return out;
-        }
-        set.insert(i, o);
-    }
-    set
-}
-
 /// Sorts and deduplicates.
 pub(crate) fn normalize(mut v: Vec<u32>) -> Vec<u32> {
     v.sort_unstable();
@@ -167,17 +150,5 @@ mod tests {
             let naive: Vec<u32> = a.iter().copied().filter(|x| !b.contains(x)).collect();
             assert_eq!(difference(&a, &b), naive);
         }
-    }
-
-    #[test]
-    fn with_keeps_the_set_sorted() {
-        assert_eq!(with(vec![1, 5, 9], 6), vec![1, 5, 6, 9]);
-        assert_eq!(with(vec![1, 5, 9], 5), vec![1, 5, 9]);
-        assert_eq!(with(Vec::new(), 3), vec![3]);
-        let mut spare = Vec::with_capacity(8);
-        spare.extend([2, 4]);
-        assert_eq!(with(spare, 3), vec![2, 3, 4]);
-        assert_eq!(with(vec![2, 4], 9), vec![2, 4, 9]);
-        assert_eq!(with(vec![2, 4], 0), vec![0, 2, 4]);
     }
 }

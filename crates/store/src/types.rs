@@ -408,6 +408,13 @@ impl<'a> Ordinals<'a> {
     pub fn to_vec(&self) -> Vec<u32> {
         self.iter().collect()
     }
+
+    /// The items below `ordinal` and the rest, by binary search.
+    pub fn split_below(&self, ordinal: u32) -> (Ordinals<'a>, Ordinals<'a>) {
+        let i = self.items.partition_point(|o| o.get() < ordinal);
+        let (below, rest) = self.items.split_at(i);
+        (Ordinals::new(below), Ordinals::new(rest))
+    }
 }
 
 impl<'a> IntoIterator for Ordinals<'a> {
@@ -468,6 +475,18 @@ mod tests {
             heap,
             offset: 0,
             len: heap.len() as u32,
+        }
+    }
+
+    #[test]
+    fn split_below_cuts_at_the_first_item_not_below() {
+        let items: Vec<U32> = [2u32, 4, 4, 9].into_iter().map(U32::new).collect();
+        let l = Ordinals::new(&items);
+        for (at, below) in [(0, 0), (2, 0), (3, 1), (4, 1), (5, 3), (9, 3), (10, 4)] {
+            let (b, rest) = l.split_below(at);
+            assert_eq!(b.len(), below, "below {at}");
+            assert!(b.iter().all(|x| x < at) && rest.iter().all(|x| x >= at));
+            assert_eq!(b.len() + rest.len(), l.len());
         }
     }
 
