@@ -1194,6 +1194,13 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 let focus = self.sub(s)?;
                 return Ok(sets.within(&focus));
             }
+            let c = match self.split_set_wise(c, size.saturating_mul(SET_WISE_LINKS))? {
+                Ok((within, rest)) => {
+                    let focus = self.sub(s)?;
+                    return self.holding(intersect(&focus, &within), &rest);
+                }
+                Err(c) => c,
+            };
             driven = self.drive(&c, size)?;
             if let Some((candidates, exact)) = &driven
                 && candidates.len().saturating_mul(LAZY_FOCUS_RATIO) < size
@@ -1217,11 +1224,20 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             Some(c) => c,
             None => self.compile(r, false)?,
         };
+        let max_links = focus.len().saturating_mul(SET_WISE_LINKS);
         if size.is_none()
-            && let Some(sets) = self.set_wise(&c, focus.len().saturating_mul(SET_WISE_LINKS))?
+            && let Some(sets) = self.set_wise(&c, max_links)?
         {
             return Ok(sets.within(&focus));
         }
+        let c = if size.is_none() {
+            match self.split_set_wise(c, max_links)? {
+                Ok((within, rest)) => return self.holding(intersect(&focus, &within), &rest),
+                Err(c) => c,
+            }
+        } else {
+            c
+        };
         // A hierarchy focus's size was its length: the cost rule has spoken.
         if size.is_none() {
             driven = self.drive(&c, focus.len())?;
@@ -1236,10 +1252,15 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
             None => focus,
         };
+        self.holding(candidates, &c)
+    }
+
+    /// The candidates that satisfy `c`, tested one by one.
+    fn holding(&mut self, candidates: Vec<u32>, c: &crate::refine::Compiled<'_>) -> R<Vec<u32>> {
         let values = c.has_values_test();
         let mut out = Vec::new();
         for o in candidates {
-            if self.concept_holds(&c, o, values)? {
+            if self.concept_holds(c, o, values)? {
                 out.push(o);
             }
         }

@@ -405,6 +405,52 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         self.sets_of(c, &mut budget)
     }
 
+    /// A conjunction only some of whose parts [`set_wise`](Self::set_wise)
+    /// can compute: those parts as one set of concepts that has to be
+    /// within (`Sets::In`), and the other parts, to test on its concepts
+    /// alone. `Err` gives the refinement back when it has another shape.
+    /// `<< X : A = #n, B = << Y` tests the concrete value of the concepts
+    /// with a `B` in `<< Y` only, not of all of `<< X`.
+    pub(crate) fn split_set_wise<'x>(
+        &mut self,
+        c: Compiled<'x>,
+        max_links: usize,
+    ) -> R<Result<(Vec<u32>, Compiled<'x>), Compiled<'x>>> {
+        let Compiled::And(xs) = c else {
+            return Ok(Err(c));
+        };
+        let mut sets = Vec::with_capacity(xs.len());
+        for x in &xs {
+            sets.push(self.set_wise(x, max_links)?);
+        }
+        if sets.iter().all(Option::is_none) || sets.iter().all(Option::is_some) {
+            return Ok(Err(Compiled::And(xs)));
+        }
+        let (mut settled, mut parts, mut rest) = (None::<Sets>, Vec::new(), Vec::new());
+        for (x, set) in xs.into_iter().zip(sets) {
+            match set {
+                Some(set) => {
+                    settled = Some(match settled {
+                        None => set,
+                        Some(acc) => acc.and(set),
+                    });
+                    parts.push(x);
+                }
+                None => rest.push(x),
+            }
+        }
+        let Some(Sets::In(within)) = settled else {
+            // Everything but a few concepts: no fewer tests.
+            parts.append(&mut rest);
+            return Ok(Err(Compiled::And(parts)));
+        };
+        let rest = match <[Compiled<'x>; 1]>::try_from(rest) {
+            Ok([one]) => one,
+            Err(rest) => Compiled::And(rest),
+        };
+        Ok(Ok((within, rest)))
+    }
+
     fn sets_of(&mut self, c: &Compiled<'_>, budget: &mut usize) -> R<Option<Sets>> {
         match c {
             Compiled::And(xs) | Compiled::Or(xs) => {
