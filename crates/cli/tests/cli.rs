@@ -142,16 +142,20 @@ fn malformed_rows_stop_the_import_with_file_and_line() {
         "temporary files left behind: {leftovers:?}"
     );
 
-    let report: serde_json::Value = serde_json::from_str(&ok(&[
-        "import",
-        "--rf2",
-        s(&rf2),
-        "--out",
-        s(&out),
-        "--lenient",
-        "--json",
-    ]))
-    .unwrap();
+    let lenient = |more: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "import",
+            "--rf2",
+            s(&rf2),
+            "--out",
+            s(&out),
+            "--lenient",
+            "--json",
+        ];
+        args.extend_from_slice(more);
+        serde_json::from_str(&ok(&args)).unwrap()
+    };
+    let report = lenient(&[]);
     // The bad row, then every row that referred to the concept it named.
     assert!(report["skipped_rows"].as_u64().unwrap() > 1);
     let first = report["first_problems"][0].as_str().unwrap();
@@ -161,18 +165,7 @@ fn malformed_rows_stop_the_import_with_file_and_line() {
     );
     assert_eq!(report["counts"]["concepts"], 499);
     // One thread reports the same problems in the same order.
-    let one: serde_json::Value = serde_json::from_str(&ok(&[
-        "import",
-        "--rf2",
-        s(&rf2),
-        "--out",
-        s(&out),
-        "--lenient",
-        "--json",
-        "--threads",
-        "1",
-    ]))
-    .unwrap();
+    let one = lenient(&["--threads", "1"]);
     assert_eq!(one["first_problems"], report["first_problems"]);
     assert_eq!(one["skipped_rows"], report["skipped_rows"]);
     let stages = |r: &serde_json::Value| {

@@ -35,6 +35,18 @@ fn import_with(
     std::fs::read(out).unwrap()
 }
 
+/// A base release and an extension over it (effective 2025-03-01, namespace
+/// 1000124), each of (concepts, seed).
+fn base_and_extension(dir: &Path, base: (usize, u64), ext: (usize, u64)) -> Vec<PathBuf> {
+    let base_dir = synth(dir, "base", base.0, base.1);
+    let ext_dir = dir.join("ext");
+    let mut config = txmap_synth::SynthConfig::new(ext.0, ext.1);
+    config.effective_time = 20250301;
+    config.extension = Some(txmap_synth::ExtensionConfig::new(base.0, base.1, 1_000_124));
+    txmap_synth::generate(&config, &ext_dir).unwrap();
+    vec![base_dir, ext_dir]
+}
+
 fn synth(dir: &Path, name: &str, concepts: usize, seed: u64) -> PathBuf {
     let out = dir.join(name);
     txmap_synth::generate(&txmap_synth::SynthConfig::new(concepts, seed), &out).unwrap();
@@ -83,13 +95,7 @@ fn one_thread_and_two_give_the_same_file() {
     // A base with an extension, so that the second thread's half (module
     // dependencies, refsets) and the first's both have layering to do.
     let dir = tempfile::tempdir().unwrap();
-    let base = synth(dir.path(), "base", 2500, 21);
-    let ext = dir.path().join("ext");
-    let mut config = txmap_synth::SynthConfig::new(500, 22);
-    config.effective_time = 20250301;
-    config.extension = Some(txmap_synth::ExtensionConfig::new(2500, 21, 1_000_124));
-    txmap_synth::generate(&config, &ext).unwrap();
-    let sources = vec![base, ext];
+    let sources = base_and_extension(dir.path(), (2500, 21), (500, 22));
     let two = import_with(&sources, &dir.path().join("2.txmap"), None, 2);
     let one = import_with(&sources, &dir.path().join("1.txmap"), None, 1);
     assert!(one == two, "one thread and two give different files");
@@ -122,13 +128,7 @@ fn zip_and_folder_give_the_same_file() {
 #[test]
 fn extension_over_base_round_trips() {
     let dir = tempfile::tempdir().unwrap();
-    let base = synth(dir.path(), "base", 3000, 11);
-    let ext = dir.path().join("ext");
-    let mut config = txmap_synth::SynthConfig::new(600, 12);
-    config.effective_time = 20250301;
-    config.extension = Some(txmap_synth::ExtensionConfig::new(3000, 11, 1_000_124));
-    txmap_synth::generate(&config, &ext).unwrap();
-    let sources = vec![base, ext];
+    let sources = base_and_extension(dir.path(), (3000, 11), (600, 12));
     let bytes = import(&sources, &dir.path().join("ext.txmap"), None);
     let e = Edition::open(&bytes[..]).unwrap();
     // The extension module is the top of the dependency graph.
