@@ -181,9 +181,9 @@ pub struct ImportOptions {
     /// are left to the member's text. Answers are the same either way.
     pub member_dictionary_max: usize,
     /// 2 (the default where the machine has two cores) runs the import's
-    /// two independent halves at once, for about half the time and a
-    /// higher peak; 1 runs them one after the other. The file is the same.
-    /// The halves are two, so more threads gain nothing.
+    /// two independent halves at once, for a little over half the time
+    /// and a higher peak; 1 runs them one after the other. The file is the
+    /// same. The halves are two, so more threads gain nothing.
     pub threads: usize,
 }
 
@@ -212,9 +212,9 @@ impl ImportOptions {
 
 /// Hears about the import as it goes; the CLI draws progress bars with it.
 /// Every method has a default that does nothing. `Sync`, because the
-/// relationship and refset stages run on a second thread and report their ends and
-/// their problems from there (stage starts and progress come from one
-/// thread only).
+/// relationship and refset stages run on a second thread and report their
+/// ends and their problems from there (stage starts and progress come from
+/// one thread only).
 pub trait Observer: Sync {
     /// A stage starts; `total_bytes` is the input it will read (0 if none).
     fn stage(&self, _name: &str, _total_bytes: u64) {}
@@ -568,7 +568,8 @@ impl<'a> Importer<'a> {
     /// relationships code anything, characteristic types, and the standard
     /// ones are fixed codes; a release whose relationships use another has
     /// the second half run again after the first, with the shared table,
-    /// which is the one-thread order. Reports, problems and errors come in
+    /// which is the one-thread order (the observer then hears of the
+    /// second half's stages twice). Reports, problems and errors come in
     /// that order too.
     fn after_concepts(&mut self) -> Result<(), ImportError> {
         if self.options.threads < 2 {
