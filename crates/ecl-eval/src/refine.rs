@@ -281,21 +281,46 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     /// focus, the candidates are the sources of the values' inbound
     /// relationships of a matching type (a superset of the answer) — for a
     /// reverse attribute, the targets of the values' own relationships.
+    /// Otherwise, when the concepts having an attribute of the types that
+    /// must occur (one of a disjunction's, if every branch needs one) are
+    /// few, they are the candidates, from the type index.
     /// Returns the candidates, and whether they are the answer (see
     /// [`Compiled::is_existential`]) rather than a superset of it.
     pub(crate) fn drive(&mut self, c: &Compiled<'_>, focus: usize) -> R<Option<(Vec<u32>, bool)>> {
-        /// The attributes that every answer must have one of: those with
-        /// `min ≥ 1` not under a disjunction (inside groups that must occur).
-        fn required<'c, 'x>(c: &'c Compiled<'x>, out: &mut Vec<&'c Attr<'x>>) {
+        /// What every answer must have: for each entry, one of its
+        /// attributes. An attribute with `min ≥ 1` (inside groups that must
+        /// occur) is an entry of one; a disjunction whose every branch
+        /// needs something is an entry of one such attribute of each branch
+        /// (an answer meets some branch, so has that branch's).
+        fn required<'c, 'x>(c: &'c Compiled<'x>, out: &mut Vec<Vec<&'c Attr<'x>>>) {
             match c {
                 Compiled::And(xs) => xs.iter().for_each(|x| required(x, out)),
                 Compiled::Group { min, inner, .. } if *min >= 1 => required(inner, out),
-                Compiled::Attr(a) if a.min >= 1 => out.push(a),
+                Compiled::Attr(a) if a.min >= 1 => out.push(vec![a]),
+                Compiled::Or(xs) => {
+                    let mut any = Vec::new();
+                    for x in xs {
+                        let mut branch = Vec::new();
+                        required(x, &mut branch);
+                        match branch.into_iter().next() {
+                            Some(mut first) => any.append(&mut first),
+                            None => return,
+                        }
+                    }
+                    out.push(any);
+                }
                 _ => {}
             }
         }
-        let mut found = Vec::new();
-        required(c, &mut found);
+        let mut needs = Vec::new();
+        required(c, &mut needs);
+        let found: Vec<&Attr<'_>> = needs
+            .iter()
+            .filter_map(|n| match n.as_slice() {
+                [a] => Some(*a),
+                _ => None,
+            })
+            .collect();
         // From the values: the smallest `=` value set.
         let best = found
             .iter()
@@ -335,34 +360,36 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         // From the types: the concepts having a relationship (or concrete
         // value) of one of a few named types, read from the edition's type
         // index, when that is much smaller than the focus.
-        let mut by_type: Option<(usize, Vec<txmap_store::Ordinals<'_>>, &Attr<'_>)> = None;
-        'attrs: for &a in &found {
-            let Set::Of(types, _) = &a.types else {
-                continue;
-            };
-            if a.reverse || types.len() > DRIVING_TYPES {
-                continue;
-            }
-            let concrete = !matches!(a.test, Test::Concept { .. });
+        let mut by_type: Option<(usize, Vec<txmap_store::Ordinals<'_>>, &[&Attr<'_>])> = None;
+        'needs: for n in &needs {
             let (mut lists, mut total) = (Vec::new(), 0);
-            for &t in types.iter() {
-                let sources = if concrete {
-                    self.ed.concrete_type_sources(t)?
-                } else {
-                    self.ed.attribute_type_sources(t)?
+            for &a in n {
+                let Set::Of(types, _) = &a.types else {
+                    continue 'needs;
                 };
-                // An edition without type indexes (before format 1.2).
-                let Some(sources) = sources else {
-                    break 'attrs;
-                };
-                total += sources.len();
-                lists.push(sources);
+                if a.reverse || types.len() > DRIVING_TYPES {
+                    continue 'needs;
+                }
+                let concrete = !matches!(a.test, Test::Concept { .. });
+                for &t in types.iter() {
+                    let sources = if concrete {
+                        self.ed.concrete_type_sources(t)?
+                    } else {
+                        self.ed.attribute_type_sources(t)?
+                    };
+                    // An edition without type indexes (before format 1.2).
+                    let Some(sources) = sources else {
+                        break 'needs;
+                    };
+                    total += sources.len();
+                    lists.push(sources);
+                }
             }
             if by_type.as_ref().is_none_or(|(n, ..)| total < *n) {
-                by_type = Some((total, lists, a));
+                by_type = Some((total, lists, n.as_slice()));
             }
         }
-        let Some((total, lists, a)) = by_type else {
+        let Some((total, lists, need)) = by_type else {
             return Ok(None);
         };
         if total.saturating_mul(4) >= focus {
@@ -381,11 +408,14 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         let exact = c.is_existential()
             && !grouped
             && matches!(
-                a.test,
-                Test::Concept {
-                    equal: true,
-                    values: Set::Any
-                }
+                need,
+                [Attr {
+                    test: Test::Concept {
+                        equal: true,
+                        values: Set::Any
+                    },
+                    ..
+                }]
             );
         Ok(Some((candidates, exact)))
     }
