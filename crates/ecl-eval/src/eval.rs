@@ -19,6 +19,7 @@ use txmap_store::sctid::association::{
 use txmap_store::{Edition, Member, RefsetKind};
 
 use crate::filter::dialect_id;
+use crate::refine::{Compiled, SetWise, Sets};
 use crate::set::{BITMAP_FROM, Bits, contains, difference, intersect, normalize, union};
 use crate::{Budget, EvalError, ExpressionSubject};
 
@@ -620,10 +621,6 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         })
     }
 
-    /// Proper descendants (`down`) or ancestors of a set, from the closure
-    /// index. Members are visited in decreasing closure size, which puts
-    /// every member before its descendants (ancestors), so a member already
-    /// in the union brings nothing new and is skipped.
     /// `<< o` or `>> o`: the stored list with `o` in its place, built in
     /// one copy (a copy and then an insertion moved the list twice, most
     /// of the time of `<<` on a big concept).
@@ -644,6 +641,10 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(out)
     }
 
+    /// Proper descendants (`down`) or ancestors of a set, from the closure
+    /// index. Members are visited in decreasing closure size, which puts
+    /// every member before its descendants (ancestors), so a member already
+    /// in the union brings nothing new and is skipped.
     fn closure(&mut self, set: &[u32], down: bool) -> R<Vec<u32>> {
         let ed = self.ed;
         let get = |o| {
@@ -1179,27 +1180,27 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             let c = self.compile(r, false)?;
             // Set-wise, when reading the values' relationships costs less
             // than testing the focus (a few relationships a concept).
-            if let Some(sets) = self.set_wise(&c, size.saturating_mul(SET_WISE_LINKS))? {
-                if let crate::refine::Sets::In(set) = &sets
-                    && set.len().saturating_mul(LAZY_FOCUS_RATIO) < size
-                {
-                    let mut out = Vec::new();
-                    for &o in set {
-                        if self.matches_sub(s, o)? {
-                            out.push(o);
+            let c = match self.set_wise_parts(c, size.saturating_mul(SET_WISE_LINKS))? {
+                SetWise::All(sets) => {
+                    if let Sets::In(set) = &sets
+                        && set.len().saturating_mul(LAZY_FOCUS_RATIO) < size
+                    {
+                        let mut out = Vec::new();
+                        for &o in set {
+                            if self.matches_sub(s, o)? {
+                                out.push(o);
+                            }
                         }
+                        return Ok(out);
                     }
-                    return Ok(out);
+                    let focus = self.sub(s)?;
+                    return Ok(sets.within(&focus));
                 }
-                let focus = self.sub(s)?;
-                return Ok(sets.within(&focus));
-            }
-            let c = match self.split_set_wise(c, size.saturating_mul(SET_WISE_LINKS))? {
-                Ok((within, rest)) => {
+                SetWise::Part(within, rest) => {
                     let focus = self.sub(s)?;
                     return self.holding(intersect(&focus, &within), &rest);
                 }
-                Err(c) => c,
+                SetWise::None(c) => c,
             };
             driven = self.drive(&c, size)?;
             if let Some((candidates, exact)) = &driven
@@ -1224,24 +1225,21 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             Some(c) => c,
             None => self.compile(r, false)?,
         };
-        let max_links = focus.len().saturating_mul(SET_WISE_LINKS);
-        if size.is_none()
-            && let Some(sets) = self.set_wise(&c, max_links)?
-        {
-            return Ok(sets.within(&focus));
-        }
+        // A hierarchy focus's size was its length: the cost rules have
+        // spoken.
         let c = if size.is_none() {
-            match self.split_set_wise(c, max_links)? {
-                Ok((within, rest)) => return self.holding(intersect(&focus, &within), &rest),
-                Err(c) => c,
-            }
+            let c = match self.set_wise_parts(c, focus.len().saturating_mul(SET_WISE_LINKS))? {
+                SetWise::All(sets) => return Ok(sets.within(&focus)),
+                SetWise::Part(within, rest) => {
+                    return self.holding(intersect(&focus, &within), &rest);
+                }
+                SetWise::None(c) => c,
+            };
+            driven = self.drive(&c, focus.len())?;
+            c
         } else {
             c
         };
-        // A hierarchy focus's size was its length: the cost rule has spoken.
-        if size.is_none() {
-            driven = self.drive(&c, focus.len())?;
-        }
         let candidates = match driven {
             Some((from_values, exact)) => {
                 let candidates = intersect(&from_values, &focus);
@@ -1256,7 +1254,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     }
 
     /// The candidates that satisfy `c`, tested one by one.
-    fn holding(&mut self, candidates: Vec<u32>, c: &crate::refine::Compiled<'_>) -> R<Vec<u32>> {
+    fn holding(&mut self, candidates: Vec<u32>, c: &Compiled<'_>) -> R<Vec<u32>> {
         let values = c.has_values_test();
         let mut out = Vec::new();
         for o in candidates {

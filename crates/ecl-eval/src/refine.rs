@@ -128,6 +128,17 @@ fn union_u64(mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
 
 /// A set of concepts given as the concepts in a set, or as those not in
 /// it (for `[0..0]`): so that `AND` and `OR` of both stay set operations.
+/// What [`Ctx::set_wise_parts`] computes of a refinement.
+pub(crate) enum SetWise<'x> {
+    /// All of it.
+    All(Sets),
+    /// Some parts of a conjunction: the concepts they allow, ascending, and
+    /// the other parts.
+    Part(Vec<u32>, Compiled<'x>),
+    /// Nothing that saves tests: the refinement back.
+    None(Compiled<'x>),
+}
+
 pub(crate) enum Sets {
     In(Vec<u32>),
     NotIn(Vec<u32>),
@@ -435,26 +446,33 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         self.sets_of(c, &mut budget)
     }
 
-    /// A conjunction only some of whose parts [`set_wise`](Self::set_wise)
-    /// can compute: those parts as one set of concepts that has to be
-    /// within (`Sets::In`), and the other parts, to test on its concepts
-    /// alone. `Err` gives the refinement back when it has another shape.
-    /// `<< X : A = #n, B = << Y` tests the concrete value of the concepts
-    /// with a `B` in `<< Y` only, not of all of `<< X`.
-    pub(crate) fn split_set_wise<'x>(
+    /// [`set_wise`](Self::set_wise), and for a conjunction of which it
+    /// computes only some parts, those parts: the concepts they allow, and
+    /// the other parts, to test on those concepts alone — `<< X : A = #n,
+    /// B = << Y` tests the concrete values of the concepts with a `B` in
+    /// `<< Y` only, not of all of `<< X`. The parts share one budget, as
+    /// the whole conjunction's would; one that cannot be computed gives
+    /// back what it took.
+    pub(crate) fn set_wise_parts<'x>(
         &mut self,
         c: Compiled<'x>,
         max_links: usize,
-    ) -> R<Result<(Vec<u32>, Compiled<'x>), Compiled<'x>>> {
+    ) -> R<SetWise<'x>> {
         let Compiled::And(xs) = c else {
-            return Ok(Err(c));
+            return Ok(match self.set_wise(&c, max_links)? {
+                Some(sets) => SetWise::All(sets),
+                None => SetWise::None(c),
+            });
         };
+        let mut budget = max_links;
         let mut sets = Vec::with_capacity(xs.len());
         for x in &xs {
-            sets.push(self.set_wise(x, max_links)?);
-        }
-        if sets.iter().all(Option::is_none) || sets.iter().all(Option::is_some) {
-            return Ok(Err(Compiled::And(xs)));
+            let mut left = budget;
+            let set = self.sets_of(x, &mut left)?;
+            if set.is_some() {
+                budget = left;
+            }
+            sets.push(set);
         }
         let (mut settled, mut parts, mut rest) = (None::<Sets>, Vec::new(), Vec::new());
         for (x, set) in xs.into_iter().zip(sets) {
@@ -469,16 +487,22 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 None => rest.push(x),
             }
         }
-        let Some(Sets::In(within)) = settled else {
-            // Everything but a few concepts: no fewer tests.
-            parts.append(&mut rest);
-            return Ok(Err(Compiled::And(parts)));
-        };
-        let rest = match <[Compiled<'x>; 1]>::try_from(rest) {
-            Ok([one]) => one,
-            Err(rest) => Compiled::And(rest),
-        };
-        Ok(Ok((within, rest)))
+        Ok(match settled {
+            Some(sets) if rest.is_empty() => SetWise::All(sets),
+            Some(Sets::In(within)) => SetWise::Part(
+                within,
+                match <[Compiled<'x>; 1]>::try_from(rest) {
+                    Ok([one]) => one,
+                    Err(rest) => Compiled::And(rest),
+                },
+            ),
+            // Nothing computed, or only what excludes a few concepts (no
+            // fewer tests).
+            _ => {
+                parts.append(&mut rest);
+                SetWise::None(Compiled::And(parts))
+            }
+        })
     }
 
     fn sets_of(&mut self, c: &Compiled<'_>, budget: &mut usize) -> R<Option<Sets>> {
