@@ -25,6 +25,10 @@
 //! by `read(2)` and by four kinds of memory map, cold and warm, each in a
 //! fresh child process (issue 8), to choose the importer's I/O path.
 //!
+//! `cold` (Linux) measures the first pass after a restart: the pages of
+//! each section each kind of call touches, and each way of advising the
+//! kernel, cold, each in a fresh child process (issue 16).
+//!
 //! [`tho`] times one large value set of a FHIR package (`hl7.terminology.r4`)
 //! in process, as [`handlers`] does for SNOMED CT: `$expand` (whole, paged,
 //! filtered), `$validate-code` in and out of it, `$lookup`, with the first
@@ -47,6 +51,8 @@
 // the scan benchmark maps its own test file.
 #![deny(unsafe_code)]
 
+#[cfg(target_os = "linux")]
+pub mod cold;
 pub mod corpus;
 pub mod ecl;
 pub mod handlers;

@@ -296,7 +296,7 @@ fn read_scan(mut file: &File, len: usize, buffer: usize) -> io::Result<u64> {
 }
 
 /// `(major, minor)` page faults of this process so far.
-fn usage() -> Result<(u64, u64), BenchError> {
+pub(crate) fn usage() -> Result<(u64, u64), BenchError> {
     use nix::sys::resource::{UsageWho, getrusage};
     let u =
         getrusage(UsageWho::RUSAGE_SELF).map_err(|e| BenchError::new(format!("getrusage: {e}")))?;
@@ -835,7 +835,7 @@ pub fn write_test_file(path: &Path, size: u64) -> io::Result<()> {
 /// of it are still resident. Pages under I/O are not dropped (the last
 /// child's readahead can still be in flight past its prefix), so this
 /// tries again, a little later, up to ten times.
-fn evict(path: &Path) -> io::Result<Option<u64>> {
+pub(crate) fn evict(path: &Path) -> io::Result<Option<u64>> {
     use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
     let file = File::open(path)?;
     let mut left = None;

@@ -61,6 +61,17 @@ pub enum BenchCommand {
     #[cfg(target_os = "linux")]
     #[command(hide = true)]
     ScanChild(ScanChildArgs),
+    /// The first pass after a restart: replay a corpus in process on a
+    /// mapped edition evicted from the page cache, then again warm, each
+    /// arm (load mode and madvise advice) in a fresh child process; with
+    /// --by-op, the pages of each section each kind of call touches
+    /// (issue 16).
+    #[cfg(target_os = "linux")]
+    Cold(ColdArgs),
+    /// One cold run, in this process: the child `cold` runs.
+    #[cfg(target_os = "linux")]
+    #[command(hide = true)]
+    ColdChild(ColdChildArgs),
 }
 
 #[derive(Debug, Args)]
@@ -415,6 +426,13 @@ pub fn run(command: BenchCommand) -> Result<()> {
             println!("{}", txmap_bench::scan::child_main(&a.args)?);
             Ok(())
         }
+        #[cfg(target_os = "linux")]
+        BenchCommand::Cold(a) => run_cold(a),
+        #[cfg(target_os = "linux")]
+        BenchCommand::ColdChild(a) => {
+            println!("{}", txmap_bench::cold::child_main(&a.args)?);
+            Ok(())
+        }
     }
 }
 
@@ -716,5 +734,78 @@ fn run_scan(a: ScanArgs) -> Result<()> {
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
     print!("{}", report.markdown());
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Debug, Args)]
+pub struct ColdArgs {
+    /// The edition file (mapped; evicted from the page cache before each run).
+    #[arg(long, value_name = "FILE")]
+    edition: PathBuf,
+    /// The traffic corpus (`txmap bench corpus --edition FILE`).
+    #[arg(long, value_name = "FILE.jsonl")]
+    corpus: PathBuf,
+    /// Arms to run (default all): random, normal, sections, willneed-hot,
+    /// populate-hot, prewarm, prewarm-hot.
+    #[arg(long, value_delimiter = ',', value_parser = parse_cold_arm)]
+    arms: Vec<txmap_bench::cold::Arm>,
+    /// Runs of each arm, interleaved (tables show medians).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// The page map instead: each kind of call alone, cold, random advice.
+    #[arg(long)]
+    by_op: bool,
+    /// Write the JSON results here.
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Debug, Args)]
+pub struct ColdChildArgs {
+    /// The run, as JSON (`txmap_bench::cold::ChildArgs`).
+    args: String,
+}
+
+#[cfg(target_os = "linux")]
+fn parse_cold_arm(s: &str) -> Result<txmap_bench::cold::Arm, String> {
+    use txmap_bench::cold::Arm;
+    Arm::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Arm::ALL.iter().map(|a| a.name()).collect();
+        format!("unknown arm {s:?}; one of {}", names.join(", "))
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn run_cold(a: ColdArgs) -> Result<()> {
+    use txmap_bench::cold::{self, Arm, ColdOptions};
+    let options = ColdOptions {
+        edition: a.edition,
+        corpus: a.corpus,
+        arms: if a.arms.is_empty() {
+            Arm::ALL.to_vec()
+        } else {
+            a.arms
+        },
+        repeats: a.repeats,
+        by_op: a.by_op,
+        child_program: std::env::current_exe().context("finding this binary to re-run")?,
+        child_prefix: vec!["bench".into(), "cold-child".into()],
+    };
+    let (json, markdown) = cold::run(&options, |r| {
+        eprintln!(
+            "{} {}: cold {:.3} s, warm {:.3} s, {} major faults, {:.1} MiB resident",
+            r["arm"].as_str().unwrap_or("?"),
+            r["ops"],
+            r["cold"]["seconds"].as_f64().unwrap_or(0.0),
+            r["warm"]["seconds"].as_f64().unwrap_or(0.0),
+            r["majflt"],
+            r["resident_after_cold"].as_f64().unwrap_or(0.0) / (1 << 20) as f64,
+        );
+    })?;
+    let text = serde_json::to_string_pretty(&json)?;
+    std::fs::write(&a.out, text + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
+    print!("{markdown}");
     Ok(())
 }

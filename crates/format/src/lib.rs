@@ -27,7 +27,7 @@ mod writer;
 
 pub use container::{
     ALIGN, Container, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, Header, MAGIC, Metadata,
-    SectionEntry, peek_metadata,
+    SectionEntry, VERIFY_CHUNK, peek_metadata,
 };
 pub use error::FormatError;
 pub use schema::{SectionKind, records};

@@ -207,6 +207,19 @@ section_kinds! {
     /// `[MemberValueRecord]`: each column's distinct values in code order,
     /// as ranges of `MemberFieldHeap`. Optional (format 1.4).
     MemberDictionary = 78,
+    /// One bit a `WordPostings` entry, least significant bit first, the
+    /// last byte zero-padded: set when the posting's word is the first
+    /// word of its description's folded term. With `DescriptionSearch`, a
+    /// one-word search ranks its candidates without reading their terms.
+    /// Optional (format 1.5).
+    WordFirstWords = 79,
+    /// `[U16]` by description ordinal ([`description_search`] bits): a
+    /// description's length in characters, whether it and its concept are
+    /// active, is a definition, is one word, is the preferred synonym in
+    /// the default language. A search filters and ranks its candidates
+    /// from these two bytes, not from their 32-byte records and their
+    /// acceptability rows. Optional (format 1.5).
+    DescriptionSearch = 80,
 }
 
 impl SectionKind {
@@ -246,6 +259,24 @@ pub struct ConceptRecord {
 /// Flag bits of [`DescriptionRecord::flags`].
 pub mod description_flags {
     pub const ACTIVE: u8 = 1;
+}
+
+/// The bits of a `DescriptionSearch` entry (format 1.5): what a search
+/// reads of a candidate description instead of its record and its term.
+pub mod description_search {
+    /// The term's length in characters (Unicode scalar values); `CHARS`
+    /// itself means that many or more (read the term to know).
+    pub const CHARS: u16 = 0x07FF;
+    /// The description is active.
+    pub const ACTIVE: u16 = 1 << 11;
+    /// Its concept is active.
+    pub const CONCEPT_ACTIVE: u16 = 1 << 12;
+    /// Its type is text definition.
+    pub const DEFINITION: u16 = 1 << 13;
+    /// Its folded term is one word.
+    pub const ONE_WORD: u16 = 1 << 14;
+    /// It is an active synonym preferred in the default language refset.
+    pub const PREFERRED: u16 = 1 << 15;
 }
 
 #[derive(

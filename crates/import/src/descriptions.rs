@@ -2,6 +2,7 @@
 //! language refset, the preferred terms, and the word index.
 
 use super::*;
+use txmap_format::schema::description_search as search_bits;
 
 impl Importer<'_> {
     pub(super) fn language_code(&mut self, code: &str) -> Result<u8, ImportError> {
@@ -92,7 +93,9 @@ impl Importer<'_> {
             concept: Vec::new(),
             term_len: Vec::new(),
             flags: Vec::new(),
+            search: Vec::new(),
         };
+        let definition = self.codes.code(ids::DEFINITION)?;
         let mut csr = CsrBuilder::new(n);
         let mut heap = self.stages.detached().ctx("staging terms")?;
         let mut id_index = self.sorter::<IdOrdinal>();
@@ -116,6 +119,46 @@ impl Importer<'_> {
             let term_offset = u32::try_from(heap.len)
                 .map_err(|_| ImportError::Inconsistent("terms over 4 GiB".into()))?;
             heap.write_bytes(&term).ctx("staging terms")?;
+            // Words of every description, active or not: a search may ask
+            // for inactive ones, and filtering is the reader's job. A word
+            // pair's value is the ordinal and, in its low bit, whether the
+            // word is the term's first (the `WordFirstWords` bitmap).
+            if ordinal >= 1 << 31 {
+                return Err(ImportError::Inconsistent(
+                    "more than 2^31 descriptions".into(),
+                ));
+            }
+            folded.clear();
+            let text = std::str::from_utf8(&term)
+                .map_err(|_| ImportError::Inconsistent(format!("term of {} is not UTF-8", d.id)))?;
+            txmap_text::fold_into(text, &mut folded);
+            let mut word_count = 0usize;
+            for w in txmap_text::words(&folded) {
+                let next = vocabulary.len() as u32;
+                let id = *vocabulary.entry(w.into()).or_insert(next);
+                words
+                    .push(Pair32 {
+                        key: id,
+                        value: ordinal << 1 | u32::from(word_count == 0),
+                    })
+                    .ctx("spilling words")?;
+                word_count += 1;
+            }
+            let mut search = text.chars().count().min(usize::from(search_bits::CHARS)) as u16;
+            for (set, bit) in [
+                (d.active != 0, search_bits::ACTIVE),
+                (
+                    self.concept_active.get(d.concept as usize) == Some(&true),
+                    search_bits::CONCEPT_ACTIVE,
+                ),
+                (d.type_code == definition, search_bits::DEFINITION),
+                (word_count == 1, search_bits::ONE_WORD),
+            ] {
+                if set {
+                    search |= bit;
+                }
+            }
+            facts.search.push(search);
             staged
                 .record(&DescriptionRecord {
                     id: U64::new(d.id),
@@ -148,23 +191,6 @@ impl Importer<'_> {
                 .flags
                 .push((d.active != 0) as u8 | (((d.type_code == synonym) as u8) << 1));
             active += u64::from(d.active != 0);
-
-            // Words of every description, active or not: a search may ask
-            // for inactive ones, and filtering is the reader's job.
-            folded.clear();
-            let text = std::str::from_utf8(&term)
-                .map_err(|_| ImportError::Inconsistent(format!("term of {} is not UTF-8", d.id)))?;
-            txmap_text::fold_into(text, &mut folded);
-            for w in txmap_text::words(&folded) {
-                let next = vocabulary.len() as u32;
-                let id = *vocabulary.entry(w.into()).or_insert(next);
-                words
-                    .push(Pair32 {
-                        key: id,
-                        value: ordinal,
-                    })
-                    .ctx("spilling words")?;
-            }
         }
         let d_count = facts.concept.len() as u64;
         heap.count = heap.len;
@@ -338,6 +364,7 @@ impl Importer<'_> {
             }
         }
         let out = self.finish(out)?;
+        let mut search = facts.search.clone();
         let mut csr = CsrBuilder::new(facts.concept.len());
         let mut count = 0;
         let staged = self
@@ -355,6 +382,11 @@ impl Importer<'_> {
                 .ctx("staging acceptability")?;
             count += 1;
             let d = a.description as usize;
+            // What `Edition::is_preferred_synonym` asks: an active synonym
+            // preferred in the default refset.
+            if a.acceptability == preferred && a.refset == default_code && facts.flags[d] == 0b11 {
+                search[d] |= search_bits::PREFERRED;
+            }
             if a.acceptability == preferred && facts.flags[d] == 0b11 {
                 let rank = if a.refset == default_code { 0 } else { 1 };
                 let c = facts.concept[d] as usize;
@@ -370,6 +402,14 @@ impl Importer<'_> {
             )
             .ctx("staging acceptability")?;
         self.count("language_members", count);
+        let entries: Vec<U16> = search.into_iter().map(U16::new).collect();
+        self.stages
+            .put(
+                SectionKind::DescriptionSearch,
+                entries.as_bytes(),
+                entries.len() as u64,
+            )
+            .ctx("staging the search entries")?;
 
         self.preferred_terms_first(facts, &pt, terms)?;
         self.done("language refsets", t, rows);
@@ -458,8 +498,12 @@ impl Importer<'_> {
         let text_err =
             |e: txmap_text::TextError| ImportError::Inconsistent(format!("word index: {e}"));
         let mut writer = txmap_text::IndexWriter::new(fst, offsets, postings).map_err(text_err)?;
+        let mut first = txmap_text::FirstWordsWriter::new(
+            self.stages.detached().ctx("staging the word index")?,
+        );
         let mut current: Option<u32> = None;
         let mut list: Vec<u32> = Vec::new();
+        let mut firsts: Vec<bool> = Vec::new();
         let mut total = 0u64;
         for p in ranked {
             let p = p.ctx("reading sorted words")?;
@@ -468,12 +512,24 @@ impl Importer<'_> {
                     writer
                         .push(self.vocabulary[w as usize].as_bytes(), &list)
                         .map_err(text_err)?;
+                    for &f in &firsts {
+                        first.push(f).ctx("staging the word index")?;
+                    }
                 }
                 current = Some(p.key);
                 list.clear();
+                firsts.clear();
             }
-            if list.last() != Some(&p.value) {
-                list.push(p.value);
+            // Pairs sort by ordinal, then first-word bit: a word twice in
+            // a term is one posting, first if either is.
+            let (ordinal, is_first) = (p.value >> 1, p.value & 1 == 1);
+            if list.last() == Some(&ordinal) {
+                if let Some(f) = firsts.last_mut() {
+                    *f |= is_first;
+                }
+            } else {
+                list.push(ordinal);
+                firsts.push(is_first);
                 total += 1;
             }
         }
@@ -481,7 +537,12 @@ impl Importer<'_> {
             writer
                 .push(self.vocabulary[w as usize].as_bytes(), &list)
                 .map_err(text_err)?;
+            for &f in &firsts {
+                first.push(f).ctx("staging the word index")?;
+            }
         }
+        let (mut first, bits) = first.finish().ctx("staging the word index")?;
+        first.count = bits.div_ceil(8);
         let done = writer.into_inner().map_err(text_err)?;
         let (mut fst, mut offsets, mut postings) = (done.fst, done.offsets, done.postings);
         let words = self.vocabulary.len() as u64;
@@ -491,6 +552,7 @@ impl Importer<'_> {
         self.stages.attach(SectionKind::WordFst, fst);
         self.stages.attach(SectionKind::WordPostingsIndex, offsets);
         self.stages.attach(SectionKind::WordPostings, postings);
+        self.stages.attach(SectionKind::WordFirstWords, first);
         self.vocabulary = Vec::new();
         self.count("words", words);
         self.count("postings", total);

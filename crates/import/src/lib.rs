@@ -83,64 +83,75 @@ use stage::{CsrBuilder, Spill, Staged, Stages};
 
 use txmap_format::ids;
 
-/// The order of sections in the file: what a cold `$lookup` or subsumption
-/// test touches first, so that those pages sit together.
+/// The order of sections in the file, by how the calls of a mixed corpus
+/// read them (`txmap_store::access`, measured by the page map in
+/// BENCHMARKS.md): the hot sections first and together, then the term heap
+/// (its preferred terms, hot, first), then the dense sections, then the
+/// sparse ones. A `prewarm-hot` read is then one run of the file, and the
+/// kernel's readahead around a fault in a hot section reads more of what
+/// calls want rather than the neighbouring sparse sections.
 pub const LAYOUT: &[SectionKind] = &[
-    SectionKind::ConceptIds,
-    SectionKind::Concepts,
-    SectionKind::ParentsIndex,
-    SectionKind::Parents,
-    SectionKind::AncestorsIndex,
-    SectionKind::Ancestors,
-    SectionKind::PreferredTermIndex,
-    // Starts with the preferred terms, in concept order.
-    SectionKind::TermHeap,
-    SectionKind::ChildrenIndex,
-    SectionKind::Children,
+    // Hot.
     SectionKind::Codes,
     SectionKind::Languages,
+    SectionKind::Refsets,
+    SectionKind::RefsetSchemaHeap,
+    SectionKind::RefsetConceptsIndex,
+    SectionKind::MemberModules,
+    SectionKind::MemberTimes,
+    SectionKind::MemberColumns,
+    SectionKind::MemberDictionaryIndex,
+    SectionKind::InactiveRefsets,
+    SectionKind::AttributeTypesIndex,
+    SectionKind::ConcreteTypesIndex,
+    SectionKind::WordFst,
+    SectionKind::WordPostingsIndex,
+    SectionKind::ConceptIds,
+    SectionKind::Concepts,
+    SectionKind::AncestorsIndex,
+    SectionKind::Ancestors,
     SectionKind::ConceptDescriptionsIndex,
+    SectionKind::DescriptionSearch,
+    SectionKind::AttributesIndex,
+    SectionKind::InboundIndex,
+    SectionKind::PreferredTermIndex,
+    // Starts with the preferred terms (hot), in concept order; the other
+    // terms are sparse.
+    SectionKind::TermHeap,
+    // Dense.
+    SectionKind::ParentsIndex,
+    SectionKind::Parents,
+    SectionKind::ChildrenIndex,
+    SectionKind::ConcreteIndex,
+    SectionKind::Attributes,
+    SectionKind::Inbound,
+    SectionKind::WordFirstWords,
+    // Sparse.
+    SectionKind::Children,
     SectionKind::Descriptions,
     SectionKind::AcceptabilityIndex,
     SectionKind::Acceptability,
-    SectionKind::AttributesIndex,
-    SectionKind::Attributes,
-    SectionKind::ConcreteIndex,
     SectionKind::Concrete,
     SectionKind::ConcreteHeap,
     SectionKind::DescriptionIds,
     SectionKind::DescendantsIndex,
     SectionKind::Descendants,
-    SectionKind::InboundIndex,
-    SectionKind::Inbound,
-    SectionKind::Refsets,
-    SectionKind::RefsetSchemaHeap,
-    SectionKind::RefsetConceptsIndex,
     SectionKind::RefsetConcepts,
     SectionKind::Members,
     SectionKind::MemberFieldHeap,
     SectionKind::ComponentMembers,
     SectionKind::AssociationTargets,
-    SectionKind::MemberModules,
-    SectionKind::MemberTimes,
     SectionKind::MemberMeta,
-    SectionKind::MemberColumns,
     SectionKind::MemberCodes,
-    SectionKind::MemberDictionaryIndex,
     SectionKind::MemberDictionary,
-    SectionKind::InactiveRefsets,
     SectionKind::InactiveMembers,
     SectionKind::InactiveMemberMeta,
     SectionKind::Identifiers,
     SectionKind::IdentifierHeap,
-    SectionKind::AttributeTypesIndex,
     SectionKind::AttributeTypeSources,
-    SectionKind::ConcreteTypesIndex,
     SectionKind::ConcreteTypeSources,
     SectionKind::StatedIndex,
     SectionKind::Stated,
-    SectionKind::WordFst,
-    SectionKind::WordPostingsIndex,
     SectionKind::WordPostings,
 ];
 
@@ -474,6 +485,8 @@ struct Importer<'a> {
     sort_cap: usize,
     /// Every concept's SCTID, ascending: ordinal = index.
     concept_ids: Vec<u64>,
+    /// Whether each concept (by ordinal) is active, for `DescriptionSearch`.
+    concept_active: Vec<bool>,
     concepts_per_module: BTreeMap<u64, u64>,
     latest_time: u32,
     refset_info: BTreeMap<u64, RefsetInfo>,
@@ -507,12 +520,15 @@ struct FileContext<'f> {
     header: &'f [String],
 }
 
-/// Per description, what later stages need: 8 bytes each.
+/// Per description, what later stages need: 9 bytes each.
 struct DescriptionFacts {
     concept: Vec<u32>,
     term_len: Vec<u16>,
     /// Bit 0: active; bit 1: synonym.
     flags: Vec<u8>,
+    /// The `DescriptionSearch` entry but for `PREFERRED`, which the
+    /// language refsets decide.
+    search: Vec<u16>,
 }
 
 impl<'a> Importer<'a> {
@@ -537,6 +553,7 @@ impl<'a> Importer<'a> {
             spilled_runs: 0,
             sort_cap: options.sort_cap(),
             concept_ids: Vec::new(),
+            concept_active: Vec::new(),
             concepts_per_module: BTreeMap::new(),
             latest_time: 0,
             refset_info: BTreeMap::new(),
@@ -808,6 +825,7 @@ impl<'a> Importer<'a> {
             ));
         }
         self.concept_ids = latest.iter().map(|c| c.id).collect();
+        self.concept_active = latest.iter().map(|c| c.active != 0).collect();
         let mut ids = Vec::with_capacity(latest.len() * 8);
         let mut records = Vec::with_capacity(latest.len() * size_of::<ConceptRecord>());
         let mut active = 0;

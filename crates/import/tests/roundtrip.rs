@@ -214,3 +214,99 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A search filters and ranks its candidates from `DescriptionSearch` and
+/// (one word) the first-words bitmap, which the importer writes; each hit's
+/// key must be the key of its term as the text crate ranks it, and its
+/// preferred flag what its acceptability rows say, for every word of the
+/// release, prefixes of them and pairs of them.
+#[test]
+fn searches_rank_every_hit_as_its_term() {
+    let dir = tempfile::tempdir().unwrap();
+    let rf2 = synth(dir.path(), "rf2", 1500, 5);
+    let bytes = import(
+        std::slice::from_ref(&rf2),
+        &dir.path().join("e.txmap"),
+        None,
+    );
+    let e = Edition::open(&bytes[..]).unwrap();
+    assert!(
+        e.sections()
+            .iter()
+            .any(|s| s.name == "WordFirstWords" && s.len > 0)
+    );
+    let mut queries = std::collections::BTreeSet::new();
+    for c in 0..e.concept_count() {
+        for d in e.descriptions(c).unwrap() {
+            for w in txmap_text::words(&txmap_text::fold(d.term)) {
+                queries.insert(w.to_owned());
+                if let Some((i, _)) = w.char_indices().nth(3) {
+                    queries.insert(w[..i].to_owned());
+                }
+            }
+        }
+    }
+    let options = txmap_store::SearchOptions {
+        include_inactive: true,
+        include_definitions: true,
+        max_candidates: usize::MAX,
+        ..Default::default()
+    };
+    let pairs: Vec<String> = queries
+        .iter()
+        .zip(queries.iter().skip(7))
+        .step_by(5)
+        .map(|(a, b)| format!("{a} {b}"))
+        .collect();
+    let default = e.identity().default_language_refset;
+    let mut hits = 0;
+    for q in queries.iter().chain(&pairs) {
+        for h in e.search_with(q, usize::MAX, &options).unwrap() {
+            let d = &h.description;
+            assert_eq!(
+                h.rank,
+                txmap_text::rank(&txmap_text::fold(q), d.term),
+                "{q:?}: {:?}",
+                d.term
+            );
+            let preferred = d.active
+                && d.type_id == txmap_store::sctid::SYNONYM
+                && e.acceptability(d.ordinal)
+                    .unwrap()
+                    .contains(&(default, txmap_store::sctid::PREFERRED));
+            assert_eq!(h.preferred, preferred, "{q:?}: {:?}", d.term);
+            hits += 1;
+        }
+    }
+    assert!(hits > 10_000, "{hits} hits over {} queries", queries.len());
+}
+
+/// The file's order follows how sections are read: every hot section
+/// before the term heap (whose preferred terms are hot), then the dense
+/// ones, then the sparse ones; and every section the format knows has a
+/// place.
+#[test]
+fn the_layout_groups_sections_by_how_they_are_read() {
+    use txmap_format::SectionKind;
+    use txmap_store::access::{Access, class};
+    let layout = txmap_import::LAYOUT;
+    let heap = layout
+        .iter()
+        .position(|&k| k == SectionKind::TermHeap)
+        .unwrap();
+    let rank = |i: usize, k: SectionKind| match class(k) {
+        Access::Hot => 0,
+        _ if i == heap => 1,
+        Access::Dense => 2,
+        Access::Sparse => 3,
+    };
+    let ranks: Vec<u8> = layout
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| rank(i, k))
+        .collect();
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{layout:?}");
+    for k in SectionKind::ALL {
+        assert!(layout.contains(k), "{k:?} has no place in LAYOUT");
+    }
+}

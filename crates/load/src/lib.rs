@@ -12,18 +12,28 @@
 //!   Each process pays for its own copy; nothing is held twice within one
 //!   (FHIRsmith held each edition twice).
 //! - [`LoadMode::Mmap`]: the file is mapped read-only and advised
-//!   `MADV_RANDOM`, so kernel readahead does not pull in pages no query
-//!   touched. Only touched pages become resident, and they are page cache,
-//!   shared by every process mapping the file and reclaimable by the kernel.
-//!   Opening takes microseconds; the price is a page fault on the first
-//!   touch of each page, which is slow on a cold disk.
+//!   `MADV_RANDOM` as a whole, so kernel readahead does not pull in pages no
+//!   query touched. Only touched pages become resident, and they are page
+//!   cache, shared by every process mapping the file and reclaimable by the
+//!   kernel. Opening takes microseconds; the price is a page fault on the
+//!   first touch of each page, which is slow on a cold disk. A caller that
+//!   knows the file's layout re-advises its parts ([`EditionBytes::advise`]:
+//!   the server asks for readahead where calls read densely), and asks for
+//!   runs it is about to read ([`will_need`]).
 //! - [`LoadMode::Prewarm`]: mapped as for `Mmap`, then read through once on a
-//!   background thread with `read(2)` into a small fixed buffer (4 MiB by
+//!   background thread with `pread(2)` into a small fixed buffer (4 MiB by
 //!   default). This does not touch the mapping, so it costs no process
 //!   memory; it fills the page cache, which the mapping's faults then hit.
 //!   Startup does not wait for it ([`Prewarm`] reports progress).
-//!   `madvise(MADV_WILLNEED)` has been seen to read almost none of a large
-//!   file, so it is not relied on.
+//!   `madvise(MADV_WILLNEED)` of a whole large file has been seen to read
+//!   almost none of it, so it is not relied on for this.
+//! - [`LoadMode::PrewarmHot`]: the same, for the ranges
+//!   [`Loader::hot_ranges`] names (the edition's hot sections), each asked
+//!   for as a whole and nothing around it.
+//!
+//! A pass over a mapping that must not warm it (verification) snapshots
+//! its residency ([`EditionBytes::residency`]) and gives back what it read
+//! ([`EditionBytes::release`]).
 //!
 //! When mapping fails, the file is read instead: [`Loaded::obtained`] is
 //! `Read`, [`Loaded::mapped`] is false and [`Loaded::fallback`] says why.
@@ -39,9 +49,12 @@
 //! # Safety
 //!
 //! The `unsafe` operations are `memmap2::Mmap::map`, whose contract is
-//! that the file is not modified or truncated while mapped, and the
+//! that the file is not modified or truncated while mapped; the
 //! `mincore(2)` query of a live mapping's residency
-//! ([`EditionBytes::resident_bytes`]). Edition files
+//! ([`EditionBytes::residency`]); `MADV_DONTNEED` and
+//! `POSIX_FADV_DONTNEED` of a read-only mapping's clean pages
+//! ([`EditionBytes::release`]); and the `madvise`/`posix_fadvise` hints,
+//! which change no byte. Edition files
 //! are immutable: txmap writes them once to a temporary name and renames
 //! them into place, and never writes to an existing one. A mapped file that
 //! someone else truncates kills the process with SIGBUS, which is why
@@ -50,14 +63,16 @@
 //! This is a core crate: no async runtime and no HTTP crate. The prewarm
 //! reader is a named std thread.
 
+mod advice;
 mod bytes;
 mod error;
 mod loader;
 mod mode;
 mod prewarm;
 
-pub use bytes::EditionBytes;
+pub use advice::Advice;
+pub use bytes::{EditionBytes, Mapping, Residency, will_need};
 pub use error::LoadError;
-pub use loader::{DEFAULT_PREWARM_BUFFER, Loaded, Loader, ProgressHook, load};
+pub use loader::{DEFAULT_PREWARM_BUFFER, HotRanges, Loaded, Loader, ProgressHook, load};
 pub use mode::{LoadMode, ParseLoadModeError};
 pub use prewarm::Prewarm;

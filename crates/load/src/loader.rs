@@ -1,10 +1,12 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::bytes::Mapping;
 use crate::prewarm::Gate;
 use crate::{EditionBytes, LoadError, LoadMode, Prewarm};
 
@@ -14,6 +16,9 @@ pub const DEFAULT_PREWARM_BUFFER: usize = 4 << 20;
 
 /// A prewarm progress callback: `(path, bytes read, total bytes)`.
 pub type ProgressHook = Box<dyn Fn(&Path, u64, u64) + Send + Sync>;
+
+/// The ranges a [`LoadMode::PrewarmHot`] load reads, given the file's bytes.
+pub type HotRanges = Arc<dyn Fn(&[u8]) -> Vec<Range<usize>> + Send + Sync>;
 
 pub(crate) type HookFn = dyn Fn(&Path, u64, u64) + Send + Sync;
 pub(crate) type SharedHook = Arc<HookFn>;
@@ -59,6 +64,7 @@ pub struct Loader {
     prewarm_buffer: usize,
     on_progress: Option<SharedHook>,
     gate: Option<Gate>,
+    hot: Option<HotRanges>,
 }
 
 impl Loader {
@@ -69,7 +75,15 @@ impl Loader {
             prewarm_buffer: DEFAULT_PREWARM_BUFFER,
             on_progress: None,
             gate: None,
+            hot: None,
         }
+    }
+
+    /// What a [`LoadMode::PrewarmHot`] load reads; without it, such a load
+    /// reads the whole file as [`LoadMode::Prewarm`] does.
+    pub fn hot_ranges(mut self, ranges: HotRanges) -> Self {
+        self.hot = Some(ranges);
+        self
     }
 
     /// Makes every mapping attempt fail with `reason`, which becomes
@@ -141,21 +155,44 @@ impl Loader {
                 self.map(&file)
             };
             match mapped {
-                Ok(mmap) => {
-                    let size = mmap.len() as u64;
-                    let prewarm = (mode == LoadMode::Prewarm).then(|| {
-                        Prewarm::start(
-                            file,
+                Ok(map) => {
+                    let size = map.len() as u64;
+                    let whole = std::iter::once(0..size).collect::<Vec<_>>();
+                    let ranges = match mode {
+                        LoadMode::Prewarm => Some((whole, false)),
+                        LoadMode::PrewarmHot => Some(match &self.hot {
+                            Some(hot) => (
+                                hot(&map)
+                                    .into_iter()
+                                    .map(|r| r.start as u64..(r.end as u64).min(size))
+                                    .filter(|r| r.start < r.end)
+                                    .collect(),
+                                true,
+                            ),
+                            None => (whole, false),
+                        }),
+                        _ => None,
+                    };
+                    let prewarm = match ranges {
+                        None => None,
+                        // The read has its own open file, so that its
+                        // readahead state is not the mapping's.
+                        Some((ranges, exact)) => Some(Prewarm::start(
+                            File::open(path).map_err(|source| LoadError::Open {
+                                path: path.to_path_buf(),
+                                source,
+                            })?,
                             path.to_path_buf(),
-                            size,
+                            ranges,
+                            exact,
                             self.prewarm_buffer,
                             self.on_progress.clone(),
                             self.gate.clone(),
-                        )
-                    });
+                        )),
+                    };
                     return Ok(Loaded {
                         path: path.to_path_buf(),
-                        bytes: EditionBytes::Mapped(mmap),
+                        bytes: EditionBytes::Mapped(Mapping { map, file }),
                         asked: mode,
                         obtained: mode,
                         mapped: true,
@@ -186,7 +223,8 @@ impl Loader {
     }
 
     /// Maps `file` read-only and advises random access; the error is the
-    /// fallback reason.
+    /// fallback reason. Callers that know the file's layout advise its
+    /// parts afterwards ([`EditionBytes::advise`]).
     fn map(&self, file: &File) -> Result<memmap2::Mmap, String> {
         if let Some(reason) = &self.map_fails {
             return Err(reason.clone());
@@ -225,6 +263,7 @@ impl fmt::Debug for Loader {
             .field("prewarm_buffer", &self.prewarm_buffer)
             .field("on_prewarm_progress", &self.on_progress.is_some())
             .field("hold_prewarm", &self.gate.is_some())
+            .field("hot_ranges", &self.hot.is_some())
             .finish()
     }
 }

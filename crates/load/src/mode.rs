@@ -12,24 +12,39 @@ pub enum LoadMode {
     /// Mapped, then read through once in the background to fill the page
     /// cache; startup does not wait.
     Prewarm,
+    /// Mapped, then only its hot ranges read in the background
+    /// ([`crate::Loader::hot_ranges`]; the whole file when none are given).
+    PrewarmHot,
 }
 
 impl LoadMode {
     /// Every mode, in the order the docs list them.
-    pub const ALL: [LoadMode; 3] = [LoadMode::Read, LoadMode::Mmap, LoadMode::Prewarm];
+    pub const ALL: [LoadMode; 4] = [
+        LoadMode::Read,
+        LoadMode::Mmap,
+        LoadMode::Prewarm,
+        LoadMode::PrewarmHot,
+    ];
 
-    /// The mode's name as configured and displayed: `read`, `mmap`, `prewarm`.
+    /// The mode's name as configured and displayed: `read`, `mmap`,
+    /// `prewarm`, `prewarm-hot`.
     pub fn as_str(self) -> &'static str {
         match self {
             LoadMode::Read => "read",
             LoadMode::Mmap => "mmap",
             LoadMode::Prewarm => "prewarm",
+            LoadMode::PrewarmHot => "prewarm-hot",
         }
     }
 
     /// Whether this mode maps the file (if mapping succeeds).
     pub fn maps(self) -> bool {
         !matches!(self, LoadMode::Read)
+    }
+
+    /// Whether this mode reads (some of) the file in the background.
+    pub fn prewarms(self) -> bool {
+        matches!(self, LoadMode::Prewarm | LoadMode::PrewarmHot)
     }
 }
 
@@ -42,7 +57,7 @@ impl fmt::Display for LoadMode {
 impl FromStr for LoadMode {
     type Err = ParseLoadModeError;
 
-    /// Parses `read`, `mmap` or `prewarm`, ignoring ASCII case and
+    /// Parses `read`, `mmap`, `prewarm` or `prewarm-hot`, ignoring ASCII case and
     /// surrounding whitespace.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim();
@@ -53,7 +68,7 @@ impl FromStr for LoadMode {
     }
 }
 
-/// A load mode name that is not `read`, `mmap` or `prewarm`.
+/// A load mode name that is not `read`, `mmap`, `prewarm` or `prewarm-hot`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseLoadModeError(pub String);
 
@@ -61,7 +76,7 @@ impl fmt::Display for ParseLoadModeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown load mode {:?} (expected read, mmap or prewarm)",
+            "unknown load mode {:?} (expected read, mmap, prewarm or prewarm-hot)",
             self.0
         )
     }

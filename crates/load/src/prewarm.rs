@@ -2,7 +2,9 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -14,9 +16,11 @@ use crate::loader::{HookFn, SharedHook};
 /// that the mapping's first touches are minor faults, not disk reads.
 ///
 /// Cheap to clone: clones observe the same read. The read runs on a std
-/// thread named `txmap-prewarm-<file name>` that reads the file with
-/// `read(2)` through a fixed buffer and never touches the mapping. Dropping
-/// the [`crate::Loaded`] does not stop it; it ends at the end of the file.
+/// thread named `txmap-prewarm-<file name>` that reads the file (or, for
+/// [`crate::LoadMode::PrewarmHot`], its hot ranges, in order) with
+/// `pread(2)` through a fixed buffer and never touches the mapping.
+/// Dropping the [`crate::Loaded`] does not stop it; it ends at the end of
+/// its last range.
 #[derive(Clone)]
 pub struct Prewarm {
     shared: Arc<Shared>,
@@ -40,7 +44,8 @@ impl Prewarm {
         self.shared.bytes_read.load(Ordering::Relaxed)
     }
 
-    /// The file's size: what [`Prewarm::bytes_read`] reaches on success.
+    /// The bytes to read — the file's size, or the hot ranges' sum: what
+    /// [`Prewarm::bytes_read`] reaches on success.
     pub fn total(&self) -> u64 {
         self.shared.total
     }
@@ -82,17 +87,22 @@ impl Prewarm {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Starts reading `file` (positioned at its start) on a new thread.
-    /// If the thread cannot be spawned, the returned `Prewarm` is already
-    /// done, with the reason as its error.
+    /// Starts reading `ranges` of `file` on a new thread. With `exact`, the
+    /// kernel is asked for each range as a whole and for nothing around
+    /// it (no readahead past a range's end: a hot-sections read reads the
+    /// hot sections, not their neighbours). If the thread cannot be
+    /// spawned, the returned `Prewarm` is already done, with the reason as
+    /// its error.
     pub(crate) fn start(
         file: File,
         path: PathBuf,
-        total: u64,
+        ranges: Vec<Range<u64>>,
+        exact: bool,
         buffer: usize,
         hook: Option<SharedHook>,
         gate: Option<Gate>,
     ) -> Prewarm {
+        let total = ranges.iter().map(|r| r.end - r.start).sum();
         let shared = Arc::new(Shared {
             total,
             bytes_read: AtomicU64::new(0),
@@ -119,7 +129,20 @@ impl Prewarm {
                 gate.wait();
                 guard.started = Instant::now();
             }
-            guard.error = run(&file, &path, total, buffer, &guard.shared, hook.as_deref());
+            if exact {
+                hint(&file, 0..0, Hint::Random);
+                for r in &ranges {
+                    hint(&file, r.clone(), Hint::WillNeed);
+                }
+            }
+            guard.error = run(
+                &file,
+                &path,
+                &ranges,
+                buffer,
+                &guard.shared,
+                hook.as_deref(),
+            );
             // `guard` drops here and publishes the result.
         });
         if let Err(e) = spawned {
@@ -158,51 +181,93 @@ impl Gate {
     }
 }
 
-/// Reads `file` to `total` bytes; returns why it stopped early, if it did.
-/// Calls `hook` about every tenth of the file and once at the end.
+/// Reads `ranges` of `file`; returns why it stopped early, if it did.
+/// Calls `hook` about every tenth of the bytes and once at the end.
 fn run(
     file: &File,
     path: &Path,
-    total: u64,
+    ranges: &[Range<u64>],
     buffer: usize,
     shared: &Shared,
     hook: Option<&HookFn>,
 ) -> Option<String> {
+    let total = shared.total;
     let mut buf = vec![0u8; buffer.max(1)];
-    let mut reader = file.take(total);
     let step = (total / 10).max(1);
     let mut next_report = step;
     let mut done = 0u64;
     let mut error = None;
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                done += n as u64;
-                shared.bytes_read.store(done, Ordering::Relaxed);
-                if done >= next_report && done < total {
-                    if let Some(hook) = hook {
-                        hook(path, done, total);
+    'ranges: for range in ranges {
+        let mut at = range.start;
+        while at < range.end {
+            let want = ((range.end - at) as usize).min(buf.len());
+            match file.read_at(&mut buf[..want], at) {
+                Ok(0) => {
+                    error = Some(format!(
+                        "file ended at byte {at}, before {}: truncated while mapped",
+                        range.end
+                    ));
+                    break 'ranges;
+                }
+                Ok(n) => {
+                    at += n as u64;
+                    done += n as u64;
+                    shared.bytes_read.store(done, Ordering::Relaxed);
+                    if done >= next_report && done < total {
+                        if let Some(hook) = hook {
+                            hook(path, done, total);
+                        }
+                        next_report = (done / step + 1) * step;
                     }
-                    next_report = (done / step + 1) * step;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    error = Some(format!(
+                        "read failed at byte {at} ({done} of {total} read): {e}"
+                    ));
+                    break 'ranges;
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                error = Some(format!("read failed at byte {done} of {total}: {e}"));
-                break;
-            }
         }
-    }
-    if error.is_none() && done < total {
-        error = Some(format!(
-            "file ended at byte {done} of {total}: truncated while mapped"
-        ));
     }
     if let Some(hook) = hook {
         hook(path, done, total);
     }
     error
+}
+
+enum Hint {
+    /// No readahead on this file's reads.
+    Random,
+    /// Read this range in now, in the background.
+    WillNeed,
+}
+
+/// `posix_fadvise(2)`, a hint: its failure only costs speed. A range of
+/// `0..0` is the whole file.
+fn hint(file: &File, range: Range<u64>, hint: Hint) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let advice = match hint {
+            Hint::Random => libc::POSIX_FADV_RANDOM,
+            Hint::WillNeed => libc::POSIX_FADV_WILLNEED,
+        };
+        let (Ok(offset), Ok(len)) = (
+            libc::off_t::try_from(range.start),
+            libc::off_t::try_from(range.end - range.start),
+        ) else {
+            return;
+        };
+        // SAFETY: posix_fadvise only reads its integer arguments; the
+        // descriptor is `file`'s, open for the whole call.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), offset, len, advice);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, range, hint);
 }
 
 /// Publishes the end of the read when dropped, so that a panic (in the

@@ -63,7 +63,7 @@ fn every_mode_gives_the_files_bytes() {
             assert_eq!(loaded.path, path);
             assert_eq!(loaded.mapped, mode != LoadMode::Read);
             assert_eq!(loaded.bytes.is_mapped(), loaded.mapped);
-            assert_eq!(loaded.prewarm.is_some(), mode == LoadMode::Prewarm);
+            assert_eq!(loaded.prewarm.is_some(), mode.prewarms());
             let (start, n) = loaded.bytes.address_range();
             assert_eq!(start, loaded.bytes.as_ref().as_ptr() as usize);
             assert_eq!(n, len);
@@ -319,4 +319,179 @@ fn held_prewarm_waits_for_release() {
     // Released once, later loads start at once.
     let again = loader.load(&path, LoadMode::Prewarm).unwrap();
     again.prewarm.as_ref().unwrap().wait();
+}
+
+/// Drops `path` from the page cache (its pages are clean: written and
+/// synced by the test).
+#[cfg(target_os = "linux")]
+fn evict(path: &Path) {
+    use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
+    let file = fs::File::open(path).unwrap();
+    file.sync_all().unwrap();
+    posix_fadvise(&file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED).unwrap();
+}
+
+/// The `VmFlags` of each of this process's mappings of `path`, in address
+/// order: advice shows as `rr` (random) or `sr` (sequential), and advising
+/// part of a mapping splits it.
+#[cfg(target_os = "linux")]
+fn vm_flags(path: &Path) -> Vec<String> {
+    let canonical = fs::canonicalize(path).unwrap();
+    let wanted = canonical.to_str().unwrap();
+    let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut out = Vec::new();
+    let mut ours = false;
+    for line in smaps.lines() {
+        if let Some(flags) = line.strip_prefix("VmFlags:") {
+            if ours {
+                out.push(flags.trim().to_owned());
+            }
+        } else if line.contains('-') && line.split_whitespace().count() >= 5 {
+            ours = line.ends_with(wanted);
+        }
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn advice_applies_to_the_range_asked() {
+    use txmap_load::Advice;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "advice.txmap", 64 << 12);
+    let loaded = load(&path, LoadMode::Mmap).unwrap();
+    let flags = vm_flags(&path);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert!(
+        flags[0].contains("rr"),
+        "a new mapping is random: {flags:?}"
+    );
+    // Pages 8..16 sequential, the bounds widened to whole pages.
+    loaded
+        .bytes
+        .advise((8 << 12) + 100..(16 << 12) - 100, Advice::Sequential)
+        .unwrap();
+    let flags = vm_flags(&path);
+    assert_eq!(flags.len(), 3, "{flags:?}");
+    assert!(flags[0].contains("rr") && !flags[0].contains("sr"));
+    assert!(flags[1].contains("sr") && !flags[1].contains("rr"));
+    assert!(flags[2].contains("rr"));
+    // Normal takes both flags off; a range past the end is clipped.
+    loaded.bytes.advise(0..usize::MAX, Advice::Normal).unwrap();
+    assert!(
+        vm_flags(&path)
+            .iter()
+            .all(|f| !f.contains("rr") && !f.contains("sr"))
+    );
+    // Read bytes take no advice.
+    let read = load(&path, LoadMode::Read).unwrap();
+    read.bytes.advise(0..10, Advice::Random).unwrap();
+    assert!(read.bytes.residency().is_none());
+}
+
+/// `release` gives back what was not resident before and keeps the rest:
+/// a pass over the file leaves the page cache as it found it.
+#[cfg(target_os = "linux")]
+#[test]
+fn release_leaves_the_page_cache_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let len = 4 << 20;
+    let path = write_file(dir.path(), "release.txmap", len);
+    evict(&path);
+    let loaded = load(&path, LoadMode::Mmap).unwrap();
+    let bytes = &loaded.bytes;
+    // A quarter resident before the pass.
+    let quarter: u64 = bytes[..len / 4].iter().map(|&b| u64::from(b)).sum();
+    let keep = bytes.residency().unwrap();
+    let kept = keep.bytes_in(0..len);
+    assert!(kept >= (len / 4) as u64, "{kept}");
+    assert!(kept < (len / 2) as u64, "{kept}: random advice read ahead");
+    let all: u64 = bytes.iter().map(|&b| u64::from(b)).sum();
+    assert!(all >= quarter);
+    assert_eq!(bytes.resident_bytes(), Some(len as u64));
+    bytes.release(0..len, &keep).unwrap();
+    let after = bytes.residency().unwrap();
+    assert!(
+        after.bytes_in(0..len / 4) == (len / 4) as u64,
+        "the quarter stays"
+    );
+    assert!(
+        after.bytes_in(len / 4..len) <= kept - (len / 4) as u64,
+        "{} of the rest still resident",
+        after.bytes_in(len / 4..len)
+    );
+    // The bytes are still the file's.
+    assert_eq!(bytes[len - 1], fs::read(&path).unwrap()[len - 1]);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn prewarm_hot_reads_its_ranges_and_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let len = 16 << 20;
+    let path = write_file(dir.path(), "hot.txmap", len);
+    evict(&path);
+    let hot = [(1 << 20)..(2 << 20), (9 << 20)..(9 << 20) + 4096];
+    let ranges = hot.to_vec();
+    let loader = Loader::new().hot_ranges(std::sync::Arc::new(move |b: &[u8]| {
+        assert_eq!(
+            b.len(),
+            16 << 20,
+            "the ranges are asked of the file's bytes"
+        );
+        ranges.clone()
+    }));
+    let loaded = loader.load(&path, LoadMode::PrewarmHot).unwrap();
+    assert_eq!(loaded.obtained, LoadMode::PrewarmHot);
+    let prewarm = loaded.prewarm.as_ref().unwrap();
+    prewarm.wait();
+    assert_eq!(prewarm.error(), None);
+    assert_eq!(prewarm.total(), (1 << 20) + 4096);
+    assert_eq!(prewarm.bytes_read(), prewarm.total());
+    let r = loaded.bytes.residency().unwrap();
+    for h in &hot {
+        assert_eq!(r.bytes_in(h.clone()), h.len() as u64, "{h:?} not read");
+    }
+    let total = r.bytes_in(0..len);
+    assert!(
+        total < 2 * prewarm.total() + (64 << 10),
+        "{total} bytes resident for {} asked",
+        prewarm.total()
+    );
+    // Without ranges, prewarm-hot reads the whole file.
+    let whole = load(&path, LoadMode::PrewarmHot).unwrap();
+    let p = whole.prewarm.as_ref().unwrap();
+    p.wait();
+    assert_eq!(p.total(), len as u64);
+}
+
+/// `will_need` reads a run of a cold mapping in without touching it.
+#[cfg(target_os = "linux")]
+#[test]
+fn will_need_reads_the_run_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    let len = 8 << 20;
+    let path = write_file(dir.path(), "ahead.txmap", len);
+    evict(&path);
+    let loaded = load(&path, LoadMode::Mmap).unwrap();
+    let run = (2 << 20) + 100..(3 << 20) - 100;
+    assert!(loaded.bytes.residency().unwrap().bytes_in(run.clone()) < (1 << 20) / 2);
+    txmap_load::will_need(&loaded.bytes[run.clone()]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let r = loaded.bytes.residency().unwrap();
+        if r.bytes_in(run.clone()) >= (run.end - run.start) as u64 {
+            // Asked for the run, not the file.
+            assert!(r.bytes_in(0..len) < (len / 2) as u64);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run was not read in"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // On read bytes it does nothing harmful.
+    let read = load(&path, LoadMode::Read).unwrap();
+    txmap_load::will_need(&read.bytes[..]);
 }

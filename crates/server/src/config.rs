@@ -83,6 +83,16 @@ pub struct SnomedConfig {
     /// Editions mapped and read through once in the background.
     #[serde(default)]
     pub prewarm: Vec<String>,
+    /// Editions mapped and only their hot sections read in the background
+    /// (`txmap_store::access`): most of a whole prewarm's effect for a
+    /// fraction of its page cache.
+    #[serde(default)]
+    pub prewarm_hot: Vec<String>,
+    /// How mapped editions ask the kernel for help on a page fault:
+    /// `"sections"` (each section as measured, the default), `"random"`
+    /// (one page a fault everywhere), `"normal"` (the kernel's readahead
+    /// everywhere).
+    pub advice: Option<String>,
     /// Editions read into memory whatever `load` says.
     #[serde(default)]
     pub read: Vec<String>,
@@ -196,7 +206,11 @@ pub fn load_modes(
             LoadMode::Read
         }
     };
-    for (list, entries) in [("prewarm", &s.prewarm), ("read", &s.read)] {
+    for (list, entries) in [
+        ("prewarm", &s.prewarm),
+        ("prewarm_hot", &s.prewarm_hot),
+        ("read", &s.read),
+    ] {
         for entry in entries {
             if !editions.iter().any(|e| e.matches(entry)) {
                 warnings.push(format!(
@@ -212,6 +226,17 @@ pub fn load_modes(
             ));
         }
     }
+    for entry in &s.prewarm_hot {
+        if s.read.contains(entry) {
+            warnings.push(format!(
+                "[snomed] {entry:?} is in both prewarm_hot and read; read wins"
+            ));
+        } else if s.prewarm.contains(entry) {
+            warnings.push(format!(
+                "[snomed] {entry:?} is in both prewarm and prewarm_hot; prewarm (the whole file) wins"
+            ));
+        }
+    }
     let modes = editions
         .iter()
         .map(|e| {
@@ -219,6 +244,8 @@ pub fn load_modes(
                 LoadMode::Read
             } else if s.prewarm.iter().any(|p| e.matches(p)) {
                 LoadMode::Prewarm
+            } else if s.prewarm_hot.iter().any(|p| e.matches(p)) {
+                LoadMode::PrewarmHot
             } else {
                 base
             }
@@ -306,6 +333,31 @@ mod tests {
             modes,
             vec![LoadMode::Prewarm, LoadMode::Read, LoadMode::Read]
         );
+    }
+
+    #[test]
+    fn prewarm_hot_is_a_mode_and_a_whole_prewarm_or_read_wins() {
+        let s = snomed(
+            r#"[snomed]
+            load = "mmap"
+            prewarm_hot = ["intl-20250201", "us-20250901", "us-20230301"]
+            prewarm = ["us-20250901"]
+            read = ["us-20230301"]
+            "#,
+        );
+        let (modes, warnings) = load_modes(Some(&s), &three());
+        assert_eq!(
+            modes,
+            vec![LoadMode::PrewarmHot, LoadMode::Prewarm, LoadMode::Read]
+        );
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].contains("both prewarm and prewarm_hot; prewarm (the whole file) wins")
+        );
+        assert!(warnings[1].contains("both prewarm_hot and read; read wins"));
+        let s = snomed("[snomed]\nprewarm_hot = [\"nothing\"]\n");
+        let (_, warnings) = load_modes(Some(&s), &three());
+        assert!(warnings[0].contains("prewarm_hot entry \"nothing\" matches no loaded edition"));
     }
 
     #[test]

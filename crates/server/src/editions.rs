@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use txmap_load::{EditionBytes, LoadMode, Loaded, Loader, Prewarm};
+use txmap_load::{Advice, EditionBytes, LoadMode, Loaded, Loader, Prewarm};
 use txmap_snomed::serving::Serving;
 use txmap_store::Edition;
+use txmap_store::access::{self, Access};
 
 use crate::ServeError;
 use crate::config::{self, Config, EditionNames};
@@ -82,6 +83,57 @@ pub fn edition_files(config: &Config, base: &Path) -> Result<Vec<PathBuf>, Serve
     Ok(files)
 }
 
+/// How mapped editions ask the kernel for help on a fault (`[snomed]
+/// advice`). Read editions take no faults, so it does not apply to them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdvicePolicy {
+    /// Each section as `txmap_store::access` classes it: hot and dense
+    /// sections with the kernel's readahead (a fault reads its neighbours,
+    /// which the next calls want), sparse ones one page a fault. The
+    /// default.
+    Sections,
+    /// One page a fault everywhere: the least read, the most faults.
+    Random,
+    /// The kernel's readahead everywhere: the fewest faults, the most read.
+    Normal,
+}
+
+impl AdvicePolicy {
+    pub fn from_name(name: &str) -> Option<AdvicePolicy> {
+        match name {
+            "sections" => Some(AdvicePolicy::Sections),
+            "random" => Some(AdvicePolicy::Random),
+            "normal" => Some(AdvicePolicy::Normal),
+            _ => None,
+        }
+    }
+
+    /// Advises a mapping's ranges (on top of random, the loader's advice
+    /// for the whole). Done after the edition is opened, so that opening
+    /// reads a page where it looks and not a readahead window around it.
+    pub fn apply(self, bytes: &EditionBytes) {
+        let plan: Vec<(std::ops::Range<usize>, Advice)> = match self {
+            AdvicePolicy::Random => Vec::new(),
+            AdvicePolicy::Normal => vec![(0..bytes.len(), Advice::Normal)],
+            AdvicePolicy::Sections => access::ranges(bytes)
+                .into_iter()
+                .filter(|(_, a)| *a != Access::Sparse)
+                .map(|(r, _)| (r, Advice::Normal))
+                .collect(),
+        };
+        for (range, advice) in plan {
+            let _ = bytes.advise(range, advice);
+        }
+    }
+}
+
+/// The loader the server loads editions with: `base`'s options, with
+/// `prewarm-hot` editions reading their hot sections.
+pub fn with_hot_ranges(base: &Loader) -> Loader {
+    base.clone()
+        .hot_ranges(Arc::new(|b: &[u8]| access::hot_ranges(b)))
+}
+
 /// Reads each file's identity (header and trailer only), decides its mode,
 /// loads and opens it. Warnings go to the log, one line each.
 pub fn load_editions(
@@ -109,6 +161,18 @@ pub fn load_editions(
     for w in warnings {
         tracing::warn!("{w}");
     }
+    let advice = config.snomed.as_ref().and_then(|s| s.advice.as_deref());
+    let policy = match advice.map(|a| (a, AdvicePolicy::from_name(a))) {
+        None => AdvicePolicy::Sections,
+        Some((_, Some(p))) => p,
+        Some((other, None)) => {
+            tracing::warn!(
+                "[snomed] advice = {other:?} is not \"sections\", \"random\" or \"normal\"; using \"sections\""
+            );
+            AdvicePolicy::Sections
+        }
+    };
+    let loader = with_hot_ranges(loader);
     let mut list = Vec::with_capacity(files.len());
     for ((path, names), mode) in files.iter().zip(names).zip(modes) {
         let loaded: Loaded = loader
@@ -131,8 +195,12 @@ pub fn load_editions(
             prewarm,
             ..
         } = loaded;
-        let edition = Edition::open(bytes)
+        let mut edition = Edition::open(bytes)
             .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
+        policy.apply(edition.bytes());
+        if mapped && policy != AdvicePolicy::Random {
+            edition.set_prefetch(txmap_load::will_need);
+        }
         tracing::info!(
             "edition {} {}: asked {asked}, loaded {obtained}{}, {} bytes, opened in {:.2} ms",
             path.display(),
@@ -238,7 +306,33 @@ fn verify_one(
         p.wait();
     }
     let started = std::time::Instant::now();
-    let result = edition.verify(|n| serving.progress(n));
+    // Verification reads every byte, but it must not warm a mapped edition
+    // the config leaves cold (nor cool one it prewarmed): the pages that
+    // were not in the page cache before are given back as each chunk is
+    // checked, and the next chunk is asked for ahead, so the read goes at
+    // disk speed rather than a fault a page. No request reads the edition
+    // meanwhile (it answers 503 until this ends), so no page it wanted is
+    // dropped.
+    let bytes = edition.bytes();
+    let before = bytes.residency();
+    let ahead = txmap_format::VERIFY_CHUNK;
+    let mut done = 0usize;
+    if before.is_some() {
+        let _ = bytes.advise(0..ahead, Advice::WillNeed);
+    }
+    let result = edition.verify(|n| {
+        serving.progress(n);
+        if let Some(keep) = &before {
+            let pos = n as usize;
+            let _ = bytes.advise(pos..pos + ahead, Advice::WillNeed);
+            let _ = bytes.release(done..pos, keep);
+            done = done.max(pos);
+        }
+    });
+    if let Some(keep) = &before {
+        // The word index is read again after the sections' checksums.
+        let _ = bytes.release(0..bytes.len(), keep);
+    }
     match &result {
         Ok(()) => tracing::info!(
             "edition {file} verified in {:.1} ms: in service",

@@ -53,6 +53,10 @@ fn requests(codes: &[String]) -> Vec<String> {
     out.push(format!(
         "/r4/ValueSet/$expand?url={SCT}?fhir_vs&filter=a&count=5"
     ));
+    // Every concept with its display: every preferred term. (A one-word
+    // filter reads the terms of its page only: the search sections rank
+    // the rest.)
+    out.push(format!("/r4/ValueSet/$expand?url={SCT}?fhir_vs&count=1000"));
     out
 }
 

@@ -455,3 +455,68 @@ async fn reuse_port_lets_two_listeners_share_a_port() {
         "{v}"
     );
 }
+
+/// `prewarm_hot` reads only the hot sections, `[snomed] advice` takes
+/// the three names and warns on others, and verifying a mapped edition
+/// leaves the page cache as it found it: a cold edition stays cold.
+#[cfg(target_os = "linux")]
+#[test]
+fn prewarm_hot_advice_and_a_verification_that_leaves_the_cache_cold() {
+    use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
+    let dir = tempfile::tempdir().unwrap();
+    let a = common::edition(
+        dir.path(),
+        "a",
+        20_000,
+        4,
+        txmap_synth::DEFAULT_EFFECTIVE_TIME,
+    );
+    let c = edition(dir.path(), "c", 6);
+    for f in [&a, &c] {
+        let file = std::fs::File::open(f).unwrap();
+        file.sync_all().unwrap();
+        posix_fadvise(&file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED).unwrap();
+    }
+    let options = config(
+        dir.path(),
+        r#"
+        editions = ["a.txmap", "c.txmap"]
+        [snomed]
+        load = "mmap"
+        advice = "clever"
+        prewarm_hot = ["c"]
+        "#,
+    );
+    let (prepared, log) = logged(|| prepare(&options, &Loader::new()).unwrap());
+    assert!(
+        log.contains("advice = \"clever\" is not \"sections\", \"random\" or \"normal\""),
+        "{log}"
+    );
+    let list = &prepared.state.editions.list;
+    assert_eq!(list[0].obtained, LoadMode::Mmap);
+    assert_eq!(list[1].obtained, LoadMode::PrewarmHot);
+    // The hot sections are read, and they are not the whole file.
+    let p = list[1].prewarm.as_ref().unwrap();
+    p.wait();
+    let bytes = list[1].edition.bytes();
+    let hot = txmap_store::access::hot_ranges(bytes);
+    assert_eq!(p.total(), hot.iter().map(|r| r.len() as u64).sum::<u64>());
+    assert!(p.total() > 0 && p.total() < list[1].size, "{p:?}");
+    let resident = bytes.residency().unwrap();
+    for r in &hot {
+        // Whole pages are counted, so a range ending within one counts it.
+        assert!(resident.bytes_in(r.clone()) >= r.len() as u64, "{r:?}");
+    }
+    // `a` (under 64 MiB) was verified before `prepare` returned: every
+    // byte read, and then given back.
+    assert_eq!(
+        list[0].serving.state(),
+        txmap_snomed::serving::State::Verified
+    );
+    let cached = list[0].edition.bytes().resident_bytes().unwrap();
+    assert!(
+        cached < list[0].size / 4,
+        "{cached} of {} bytes cached after verification",
+        list[0].size
+    );
+}

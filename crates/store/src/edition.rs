@@ -170,7 +170,21 @@ pub struct Edition<B: AsRef<[u8]>> {
     inactive_refsets: Vec<RefsetEntry>,
     /// Ordinal of the default language refset, if it is a concept here.
     default_language: Option<u64>,
+    /// Asks for bytes about to be read as a run (see [`Prefetch`]).
+    prefetch: Option<Prefetch>,
 }
+
+/// Told of a run of the edition's bytes that a call is about to read in
+/// order — a word's postings, a concept's descendants — so that a mapping
+/// can ask the kernel for the run in one read (`madvise(MADV_WILLNEED)`,
+/// `txmap_load::will_need`) rather than fault it in a page at a time.
+/// Only runs longer than [`PREFETCH_MIN`] are told. A hint: answers do not
+/// depend on it.
+pub type Prefetch = fn(&[u8]);
+
+/// The shortest run worth a prefetch: two pages. A shorter one costs a
+/// fault or two whatever is asked.
+pub const PREFETCH_MIN: usize = 8192;
 
 impl<B: AsRef<[u8]>> fmt::Debug for Edition<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -239,11 +253,32 @@ impl<B: AsRef<[u8]>> Edition<B> {
             refsets: Vec::new(),
             inactive_refsets: Vec::new(),
             default_language: None,
+            prefetch: None,
         };
         edition.check_layout()?;
         edition.load_tables()?;
         edition.text_index()?;
         Ok(edition)
+    }
+
+    /// Tells `prefetch` of every run a call is about to read in order (a
+    /// server sets it for mapped editions).
+    pub fn set_prefetch(&mut self, prefetch: Prefetch) {
+        self.prefetch = Some(prefetch);
+    }
+
+    /// Whether a prefetch hook is set (so finding runs is worth it).
+    pub(crate) fn prefetches(&self) -> bool {
+        self.prefetch.is_some()
+    }
+
+    /// Hands `run` to the prefetch hook if it is long enough.
+    pub(crate) fn ahead(&self, run: &[u8]) {
+        if let Some(f) = self.prefetch
+            && run.len() >= PREFETCH_MIN
+        {
+            f(run);
+        }
     }
 
     /// Record sizes and index lengths: O(1) per section.
@@ -483,7 +518,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     // ----- raw access -------------------------------------------------------
 
-    fn present(&self, kind: SectionKind) -> bool {
+    pub(crate) fn present(&self, kind: SectionKind) -> bool {
         matches!(self.slots.get(kind as u32 as usize), Some(Some(_)))
     }
 
@@ -1199,7 +1234,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// Proper descendants.
     pub fn descendants(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
-        self.ordinals(DescendantsIndex, Descendants, ordinal)
+        let d = self.ordinals(DescendantsIndex, Descendants, ordinal)?;
+        self.ahead(d.as_bytes());
+        Ok(d)
     }
 
     /// Whether `a` subsumes `b`: `a == b` or `a` is an ancestor of `b`.

@@ -16,6 +16,11 @@
 //! checked on each use, and damage is reported as [`StoreError::Corrupt`],
 //! never a panic or an out-of-bounds read.
 //!
+//! How each section is read by the calls a server answers — hot, dense or
+//! sparse — is data here too ([`access`]): the server asks the kernel for
+//! readahead and pre-reads by it, and a [`Prefetch`] hook is told of runs a
+//! call is about to read in order, since only the store knows them.
+//!
 //! The crate forbids `unsafe`: it needs none, since all record access goes
 //! through zerocopy's checked views of unaligned little-endian types.
 //! Mapping files (the one unsafe operation in the read path) is done by the
@@ -23,12 +28,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod access;
 mod edition;
 mod error;
 mod search;
 mod types;
 
-pub use edition::{Edition, MemberTable};
+pub use edition::{Edition, MemberTable, PREFETCH_MIN, Prefetch};
 pub use error::StoreError;
 pub use search::{SEARCH_MAX_CANDIDATES, SearchOptions};
 pub use txmap_format::schema::{NO_CODE, RefsetKind};

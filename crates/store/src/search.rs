@@ -10,10 +10,13 @@
 //! deterministic.
 
 use txmap_format::SectionKind::{
-    Concepts, Descriptions, TermHeap, WordFst, WordPostings, WordPostingsIndex,
+    ConceptDescriptionsIndex, Concepts, DescriptionSearch, Descriptions, TermHeap, WordFirstWords,
+    WordFst, WordPostings, WordPostingsIndex,
 };
+use txmap_format::schema::description_search as search_bits;
 use txmap_format::schema::{ConceptRecord, DescriptionRecord, concept_flags, description_flags};
-use txmap_text::{MatchMode, RankKey, RankQuery, TextIndex, fold};
+use txmap_text::{MatchMode, MatchTier, RankKey, RankQuery, TextIndex, fold, words};
+use zerocopy::little_endian::{U16, U32};
 
 use crate::{Edition, SearchHit, StoreError, sctid};
 
@@ -53,13 +56,19 @@ impl Default for SearchOptions {
 
 impl<B: AsRef<[u8]>> Edition<B> {
     /// A reader over the word index sections. Cheap (O(1) checks); the fst
-    /// section was checksummed on open, which `fst` needs.
+    /// section was checksummed on open, which `fst` needs. The first-words
+    /// bitmap is attached when the file has one (format 1.5).
     pub(crate) fn text_index(&self) -> Result<TextIndex<'_>, StoreError> {
-        Ok(TextIndex::open(
+        let index = TextIndex::open(
             self.raw(WordFst)?,
             self.raw(WordPostingsIndex)?,
             self.raw(WordPostings)?,
-        )?)
+        )?;
+        Ok(if self.present(WordFirstWords) {
+            index.with_first_words(self.raw(WordFirstWords)?)?
+        } else {
+            index
+        })
     }
 
     /// Searches the terms of active descriptions of active concepts (text
@@ -124,48 +133,119 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .collect())
     }
 
-    /// The candidates of a search, filtered and sorted, read from their
-    /// records: the shared part of both searches.
+    /// The candidates of a search, filtered and sorted: the shared part of
+    /// both searches.
+    ///
+    /// With the format 1.5 search sections, a candidate is filtered and
+    /// ranked from its two-byte `DescriptionSearch` entry, its concept found
+    /// by walking `ConceptDescriptionsIndex` along the sorted candidates,
+    /// and a one-word query's tiers come from the first-words bitmap: no
+    /// record, acceptability row or term is read but for a longer query's
+    /// tiers (the term) or a term of 2,047 characters or more. The keys are
+    /// exactly those of the record path below, which older files take (the
+    /// store tests compare the two).
     fn ranked(&self, query: &str, options: &SearchOptions) -> Result<Vec<Ranked>, StoreError> {
         let index = self.text_index()?;
-        let candidates = index.search(query, options.mode, options.max_candidates)?;
-        let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
-        let concepts: &[ConceptRecord] = self.recs(Concepts)?;
-        let mut ranker = RankQuery::new(&fold(query));
-        let mut hits = Vec::with_capacity(candidates.len());
-        for ordinal in candidates {
-            let r = description_record(descriptions, ordinal)?;
-            let concept = r.concept.get();
-            let Some(c) = concepts.get(concept as usize) else {
-                return Err(StoreError::corrupt(
-                    Descriptions,
-                    format!("description {ordinal}: concept ordinal {concept} out of range"),
-                ));
+        let folded = fold(query);
+        // Every word's postings are one run of the file (a prefix's words
+        // too): ask for them ahead of the search's reads.
+        let words_of_query: Vec<&str> = if self.prefetches() {
+            words(&folded).collect()
+        } else {
+            Vec::new()
+        };
+        for (i, w) in words_of_query.iter().enumerate() {
+            let prefix = match options.mode {
+                MatchMode::Words => false,
+                MatchMode::Prefix => true,
+                MatchMode::LastPrefix => i + 1 == words_of_query.len(),
             };
-            let active = r.flags & description_flags::ACTIVE != 0;
-            if !options.include_inactive && (!active || c.flags & concept_flags::ACTIVE == 0) {
-                continue;
+            for run in index.postings_runs(w, prefix)? {
+                self.ahead(run);
             }
-            let type_id = self.code(r.type_code, Descriptions)?;
-            if !options.include_definitions && type_id == sctid::DEFINITION {
-                continue;
-            }
-            let term =
-                self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
-            let preferred = self.is_preferred_synonym(ordinal, active, type_id)?;
-            hits.push(Ranked {
-                rank: ranker.rank(term),
-                not_preferred: !preferred,
-                concept,
-                id: r.id.get(),
-                ordinal,
-            });
         }
-        // Concept ordinals follow concept SCTIDs, so this is the documented
-        // order: match, preferred first, concept SCTID, description SCTID.
-        hits.sort_unstable_by_key(|h| (h.rank, h.not_preferred, h.concept, h.id));
+        let candidates = index.search(query, options.mode, options.max_candidates)?;
+        let mut ranker = RankQuery::new(&folded);
+        let mut hits = Vec::with_capacity(candidates.len());
+        if self.present(DescriptionSearch) && self.present(WordFirstWords) {
+            let entries: &[U16] = self.recs(DescriptionSearch)?;
+            let mut query_words = words(&folded);
+            let codes = match (query_words.next(), query_words.next()) {
+                (Some(word), None) => index.first_word_codes(word, &candidates)?,
+                _ => None,
+            };
+            let concepts = self.concepts_of_descriptions(&candidates)?;
+            for (i, (&ordinal, &concept)) in candidates.iter().zip(&concepts).enumerate() {
+                let Some(bits) = entries.get(ordinal as usize).map(|e| e.get()) else {
+                    return Err(StoreError::corrupt(
+                        DescriptionSearch,
+                        format!("description ordinal {ordinal} out of range"),
+                    ));
+                };
+                let active = bits & search_bits::ACTIVE != 0;
+                if !options.include_inactive && (!active || bits & search_bits::CONCEPT_ACTIVE == 0)
+                {
+                    continue;
+                }
+                if !options.include_definitions && bits & search_bits::DEFINITION != 0 {
+                    continue;
+                }
+                let chars = bits & search_bits::CHARS;
+                let rank = match codes.as_ref().and_then(|c| c.get(i)) {
+                    Some(&code) if chars != search_bits::CHARS => {
+                        let tier = match code {
+                            2 if bits & search_bits::ONE_WORD != 0 => MatchTier::Exact,
+                            1 | 2 => MatchTier::StartsWith,
+                            _ => MatchTier::AllWordPrefixes,
+                        };
+                        RankKey::new(tier, u32::from(chars))
+                    }
+                    _ => ranker.rank(self.term_of(ordinal)?),
+                };
+                hits.push(Ranked {
+                    rank,
+                    not_preferred: bits & search_bits::PREFERRED == 0,
+                    concept,
+                    ordinal,
+                });
+            }
+        } else {
+            let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
+            let concepts: &[ConceptRecord] = self.recs(Concepts)?;
+            for &ordinal in &candidates {
+                let r = description_record(descriptions, ordinal)?;
+                let concept = r.concept.get();
+                let Some(c) = concepts.get(concept as usize) else {
+                    return Err(StoreError::corrupt(
+                        Descriptions,
+                        format!("description {ordinal}: concept ordinal {concept} out of range"),
+                    ));
+                };
+                let active = r.flags & description_flags::ACTIVE != 0;
+                if !options.include_inactive && (!active || c.flags & concept_flags::ACTIVE == 0) {
+                    continue;
+                }
+                let type_id = self.code(r.type_code, Descriptions)?;
+                if !options.include_definitions && type_id == sctid::DEFINITION {
+                    continue;
+                }
+                let term =
+                    self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
+                let preferred = self.is_preferred_synonym(ordinal, active, type_id)?;
+                hits.push(Ranked {
+                    rank: ranker.rank(term),
+                    not_preferred: !preferred,
+                    concept,
+                    ordinal,
+                });
+            }
+        }
+        // Concept ordinals follow concept SCTIDs, and a concept's
+        // descriptions are in SCTID order, so this is the documented order:
+        // match, preferred first, concept SCTID, description SCTID.
+        hits.sort_unstable_by_key(|h| (h.rank, h.not_preferred, h.concept, h.ordinal));
         if options.best_per_concept {
-            let mut seen = vec![0u64; concepts.len().div_ceil(64)];
+            let mut seen = vec![0u64; self.concept_count().div_ceil(64) as usize];
             hits.retain(|h| {
                 let (word, bit) = ((h.concept / 64) as usize, 1u64 << (h.concept % 64));
                 seen.get_mut(word).is_some_and(|w| {
@@ -190,10 +270,38 @@ struct Ranked {
     not_preferred: bool,
     /// Concept ordinal.
     concept: u32,
-    /// Description SCTID.
-    id: u64,
     /// Description ordinal.
     ordinal: u32,
+}
+
+impl<B: AsRef<[u8]>> Edition<B> {
+    /// The concept of each of `descriptions` (ascending ordinals), by one
+    /// walk of `ConceptDescriptionsIndex` (a concept's descriptions are
+    /// `index[c]..index[c + 1]`), galloping: no description record is read.
+    fn concepts_of_descriptions(&self, descriptions: &[u32]) -> Result<Vec<u32>, StoreError> {
+        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let mut out = Vec::with_capacity(descriptions.len());
+        let mut c = 0usize;
+        for &d in descriptions {
+            // The first concept whose descriptions end after `d`.
+            let rest = index.get(c + 1..).unwrap_or(&[]);
+            c += rest.partition_point(|end| end.get() <= d);
+            if c + 1 >= index.len() {
+                return Err(StoreError::corrupt(
+                    ConceptDescriptionsIndex,
+                    format!("description ordinal {d} beyond the last concept's"),
+                ));
+            }
+            out.push(c as u32);
+        }
+        Ok(out)
+    }
+
+    /// A description's term, from its record.
+    fn term_of(&self, ordinal: u32) -> Result<&str, StoreError> {
+        let r = description_record(self.recs(Descriptions)?, ordinal)?;
+        self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))
+    }
 }
 
 fn description_record(

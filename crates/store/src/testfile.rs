@@ -104,6 +104,9 @@ pub struct TestEdition {
     pub with_association_targets: bool,
     /// Write the type indexes (files before format 1.2 lack them).
     pub with_type_indexes: bool,
+    /// Write `WordFirstWords` and `DescriptionSearch` (files before format
+    /// 1.5 lack them).
+    pub search_sections: bool,
 }
 
 fn concept(id: u64, parents: &[u64]) -> TestConcept {
@@ -115,7 +118,7 @@ fn concept(id: u64, parents: &[u64]) -> TestConcept {
     }
 }
 
-fn desc(
+pub(crate) fn desc(
     id: u64,
     concept: u64,
     type_id: u64,
@@ -386,6 +389,7 @@ impl TestEdition {
             with_concrete: true,
             with_association_targets: true,
             with_type_indexes: true,
+            search_sections: true,
         }
     }
 
@@ -491,6 +495,7 @@ impl TestEdition {
         let mut per_concept: Vec<Vec<DescriptionRecord>> = vec![Vec::new(); n];
         let mut accept: Vec<Vec<AcceptabilityRecord>> = Vec::new();
         let mut words = TermIndexBuilder::new();
+        let mut search: Vec<U16> = Vec::new();
         let mut pt: Vec<&str> = vec![""; n];
         for (i, d) in descs.iter().enumerate() {
             let language = match languages.iter().position(|&l| l == d.language) {
@@ -536,6 +541,8 @@ impl TestEdition {
                 .get("default_language_refset")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(US);
+            let concept_active = self.concepts.iter().any(|c| c.id == d.concept && c.active);
+            search.push(U16::new(search_entry(d, concept_active, default_lang)));
             if d.active
                 && d.type_id == SYNONYM
                 && d.acceptability.contains(&(default_lang, PREFERRED))
@@ -558,6 +565,9 @@ impl TestEdition {
         let term_heap: Vec<u8> = pt_heap.iter().chain(&term_heap).copied().collect();
         let d = desc_recs.len();
         add(Descriptions, desc_recs.as_bytes().to_vec(), d);
+        if self.search_sections {
+            add(DescriptionSearch, search.as_bytes().to_vec(), d);
+        }
         let (idx, _) = csr(per_concept.into_iter());
         add(ConceptDescriptionsIndex, idx.as_bytes().to_vec(), n + 1);
         let mut desc_ids: Vec<DescriptionIdEntry> = descs
@@ -818,8 +828,40 @@ impl TestEdition {
             index.postings.clone(),
             index.postings.len() / 4,
         );
+        if self.search_sections {
+            add(
+                WordFirstWords,
+                index.first_words.clone(),
+                index.first_words.len(),
+            );
+        }
         out
     }
+}
+
+/// A description's `DescriptionSearch` entry, from its parts (the test
+/// writer's own reading of the format, not the importer's code).
+fn search_entry(d: &TestDescription, concept_active: bool, default_language: u64) -> u16 {
+    use txmap_format::schema::description_search as bit;
+    let folded = txmap_text::fold(d.term);
+    let mut words = txmap_text::words(&folded);
+    let one_word = words.next().is_some() && words.next().is_none();
+    let preferred = d.active
+        && d.type_id == SYNONYM
+        && d.acceptability.contains(&(default_language, PREFERRED));
+    let mut bits = (d.term.chars().count().min(usize::from(bit::CHARS))) as u16;
+    for (set, b) in [
+        (d.active, bit::ACTIVE),
+        (concept_active, bit::CONCEPT_ACTIVE),
+        (d.type_id == DEFINITION, bit::DEFINITION),
+        (one_word, bit::ONE_WORD),
+        (preferred, bit::PREFERRED),
+    ] {
+        if set {
+            bits |= b;
+        }
+    }
+    bits
 }
 
 /// CSR layout of lists: `n + 1` offsets and the concatenated items.

@@ -1339,3 +1339,95 @@ fn member_fields_split_on_tabs() {
     assert_eq!(empty.field(0), None);
     assert_eq!(empty.field_values().count(), 0);
 }
+
+/// A one-word query ranks from the first-words bitmap and the records'
+/// lengths without reading terms; the key must be exactly the one ranking
+/// the terms gives, which is what a file without the bitmap (format 1.4)
+/// does. Every word and word prefix of every term, in every mode.
+#[test]
+fn one_word_searches_rank_as_the_terms_do() {
+    let mut t = TestEdition::tiny();
+    let terms = [
+        "Fever",
+        "Fever.",
+        "FEVER fever",
+        "Fevers of unknown origin",
+        "Feverish",
+        "Low fever",
+        "Fièvre",
+        "fièvre légère",
+        "Fever (finding)",
+    ];
+    for (i, term) in terms.into_iter().enumerate() {
+        let concept = if i % 2 == 0 { FINDING } else { MI };
+        let mut d = desc(
+            4_000_000_011 + 100 * i as u64,
+            concept,
+            SYNONYM,
+            term,
+            &[(US, ACCEPTABLE)],
+        );
+        d.active = i != 3;
+        t.descriptions.push(d);
+    }
+    let with = t.write();
+    t.search_sections = false;
+    let without = t.write();
+    let (a, b) = (
+        Edition::open(&with[..]).unwrap(),
+        Edition::open(&without[..]).unwrap(),
+    );
+    assert!(a.present(SectionKind::WordFirstWords) && !b.present(SectionKind::WordFirstWords));
+
+    let mut queries: Vec<String> = Vec::new();
+    for d in &t.descriptions {
+        for w in txmap_text::words(&txmap_text::fold(d.term)) {
+            for end in w.char_indices().map(|(i, _)| i).skip(1).chain([w.len()]) {
+                queries.push(w[..end].to_owned());
+            }
+        }
+    }
+    queries.sort();
+    queries.dedup();
+    let mut tiers = std::collections::BTreeSet::new();
+    for q in &queries {
+        for mode in [MatchMode::Prefix, MatchMode::Words, MatchMode::LastPrefix] {
+            for (inactive, definitions) in [(false, false), (true, true)] {
+                let options = SearchOptions {
+                    mode,
+                    include_inactive: inactive,
+                    include_definitions: definitions,
+                    ..SearchOptions::default()
+                };
+                let key = |h: &SearchHit<'_>| (h.description.id, h.rank, h.preferred);
+                let x: Vec<_> = a
+                    .search_with(q, 1000, &options)
+                    .unwrap()
+                    .iter()
+                    .map(key)
+                    .collect();
+                let y: Vec<_> = b
+                    .search_with(q, 1000, &options)
+                    .unwrap()
+                    .iter()
+                    .map(key)
+                    .collect();
+                assert_eq!(x, y, "{q:?} {mode:?} inactive {inactive}");
+                tiers.extend(x.iter().map(|(_, r, _)| r.tier()));
+                assert_eq!(
+                    a.search_concepts(q, &options).unwrap(),
+                    b.search_concepts(q, &options).unwrap(),
+                    "{q:?} {mode:?}"
+                );
+            }
+        }
+    }
+    // The cases the bitmap must tell apart all occurred.
+    for tier in [
+        MatchTier::Exact,
+        MatchTier::StartsWith,
+        MatchTier::AllWordPrefixes,
+    ] {
+        assert!(tiers.contains(&tier), "{tier:?} never ranked");
+    }
+}

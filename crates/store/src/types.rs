@@ -382,6 +382,11 @@ impl<'a> Ordinals<'a> {
         Ordinals { items }
     }
 
+    /// The ordinals' bytes in the file.
+    pub(crate) fn as_bytes(&self) -> &'a [u8] {
+        zerocopy::IntoBytes::as_bytes(self.items)
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }

@@ -19,12 +19,15 @@ pub enum Section {
     Offsets,
     /// The little-endian `u32` description ordinals.
     Postings,
+    /// One bit a posting: the word is the first of the term.
+    FirstWords,
 }
 
 impl fmt::Display for Section {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Section::Fst => "fst",
+            Section::FirstWords => "first words",
             Section::Offsets => "offsets",
             Section::Postings => "postings",
         })

@@ -217,12 +217,61 @@ pub struct IndexBytes {
     pub offsets: Vec<u8>,
     /// The postings section.
     pub postings: Vec<u8>,
+    /// The first-words bitmap, one bit a posting.
+    pub first_words: Vec<u8>,
 }
 
 impl IndexBytes {
-    /// Opens a reader over these bytes.
+    /// Opens a reader over these bytes (the first-words bitmap attached
+    /// when there is one).
     pub fn open(&self) -> Result<TextIndex<'_>, TextError> {
-        TextIndex::open(&self.fst, &self.offsets, &self.postings)
+        let index = TextIndex::open(&self.fst, &self.offsets, &self.postings)?;
+        if self.first_words.is_empty() {
+            return Ok(index);
+        }
+        index.with_first_words(&self.first_words)
+    }
+}
+
+/// Writes the first-words bitmap: one bit a posting, in postings order,
+/// least significant bit first; set when the posting's word is the first
+/// word of its description's folded term ([`words`](crate::words()) of
+/// [`fold`](crate::fold())).
+#[derive(Debug)]
+pub struct FirstWordsWriter<W: Write> {
+    out: W,
+    byte: u8,
+    bits: u64,
+}
+
+impl<W: Write> FirstWordsWriter<W> {
+    pub fn new(out: W) -> Self {
+        FirstWordsWriter {
+            out,
+            byte: 0,
+            bits: 0,
+        }
+    }
+
+    /// The next posting's bit.
+    pub fn push(&mut self, first: bool) -> io::Result<()> {
+        self.byte |= u8::from(first) << (self.bits % 8);
+        self.bits += 1;
+        if self.bits.is_multiple_of(8) {
+            self.out.write_all(&[self.byte])?;
+            self.byte = 0;
+        }
+        Ok(())
+    }
+
+    /// Writes the last partial byte; returns the writer and the bits
+    /// written.
+    pub fn finish(mut self) -> io::Result<(W, u64)> {
+        if !self.bits.is_multiple_of(8) {
+            self.out.write_all(&[self.byte])?;
+        }
+        self.out.flush()?;
+        Ok((self.out, self.bits))
     }
 }
 
@@ -234,7 +283,9 @@ impl IndexBytes {
 /// increasing ordinal order is cheapest, but any order works.
 #[derive(Debug, Default)]
 pub struct TermIndexBuilder {
-    map: HashMap<String, Vec<u32>>,
+    /// Each word's postings as `ordinal << 1 | first`, `first` when the
+    /// word is the term's first.
+    map: HashMap<String, Vec<u64>>,
     folded: String,
     unsorted: bool,
 }
@@ -249,18 +300,19 @@ impl TermIndexBuilder {
     pub fn add(&mut self, ordinal: u32, term: &str) {
         self.folded.clear();
         fold_into(term, &mut self.folded);
-        for word in words(&self.folded) {
+        for (i, word) in words(&self.folded).enumerate() {
             let list = match self.map.get_mut(word) {
                 Some(list) => list,
                 None => self.map.entry(word.to_owned()).or_default(),
             };
-            match list.last() {
-                Some(&last) if last == ordinal => {}
-                Some(&last) => {
-                    self.unsorted |= last > ordinal;
-                    list.push(ordinal);
+            let entry = u64::from(ordinal) << 1 | u64::from(i == 0);
+            match list.last_mut() {
+                Some(last) if *last >> 1 == u64::from(ordinal) => *last |= entry,
+                Some(last) => {
+                    self.unsorted |= *last > entry;
+                    list.push(entry);
                 }
-                None => list.push(ordinal),
+                None => list.push(entry),
             }
         }
     }
@@ -270,30 +322,52 @@ impl TermIndexBuilder {
         self.map.len()
     }
 
-    /// Writes the index to three writers.
-    pub fn write<W1: Write, W2: Write, W3: Write>(
+    /// Writes the index to three writers and its first-words bitmap to a
+    /// fourth.
+    pub fn write<W1: Write, W2: Write, W3: Write, W4: Write>(
         self,
         fst: W1,
         offsets: W2,
         postings: W3,
+        first_words: W4,
     ) -> Result<IndexStats, TextError> {
-        let mut entries: Vec<(String, Vec<u32>)> = self.map.into_iter().collect();
+        let mut entries: Vec<(String, Vec<u64>)> = self.map.into_iter().collect();
         entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let mut writer = IndexWriter::new(fst, offsets, postings)?;
-        for (word, mut list) in entries {
+        let mut first = FirstWordsWriter::new(first_words);
+        let mut list = Vec::new();
+        for (word, mut entries) in entries {
             if self.unsorted {
-                list.sort_unstable();
-                list.dedup();
+                entries.sort_unstable();
+                // The same ordinal twice: keep one, first if either is.
+                entries.dedup_by(|b, a| {
+                    let same = *a >> 1 == *b >> 1;
+                    if same {
+                        *a |= *b;
+                    }
+                    same
+                });
             }
+            list.clear();
+            list.extend(entries.iter().map(|&e| (e >> 1) as u32));
             writer.push(word.as_bytes(), &list)?;
+            for e in &entries {
+                first.push(e & 1 == 1)?;
+            }
         }
+        first.finish()?;
         writer.finish()
     }
 
     /// Writes the index into memory.
     pub fn build(self) -> Result<IndexBytes, TextError> {
         let mut bytes = IndexBytes::default();
-        self.write(&mut bytes.fst, &mut bytes.offsets, &mut bytes.postings)?;
+        self.write(
+            &mut bytes.fst,
+            &mut bytes.offsets,
+            &mut bytes.postings,
+            &mut bytes.first_words,
+        )?;
         Ok(bytes)
     }
 }
@@ -307,11 +381,17 @@ impl TermIndexBuilder {
 #[derive(Clone, Copy, Default)]
 pub struct Postings<'a> {
     items: &'a [U32],
+    /// Where `items` starts in the postings section: the index of its
+    /// first bit in the first-words bitmap.
+    start: usize,
 }
 
 impl<'a> Postings<'a> {
     /// No postings.
-    pub const EMPTY: Postings<'static> = Postings { items: &[] };
+    pub const EMPTY: Postings<'static> = Postings {
+        items: &[],
+        start: 0,
+    };
 
     /// Number of ordinals.
     pub fn len(&self) -> usize {
@@ -326,6 +406,13 @@ impl<'a> Postings<'a> {
     /// The `i`-th ordinal.
     pub fn get(&self, i: usize) -> Option<u32> {
         self.items.get(i).map(|v| v.get())
+    }
+
+    /// Whether the `i`-th posting's word is the first word of its term,
+    /// by the index's first-words bitmap (`None` without one).
+    fn is_first(&self, first: Option<&[u8]>, i: usize) -> Option<bool> {
+        let bit = self.start.checked_add(i)?;
+        Some(first?.get(bit / 8)? >> (bit % 8) & 1 == 1)
     }
 
     /// Iterates the ordinals in stored (ascending) order.
@@ -437,6 +524,10 @@ pub struct TextIndex<'a> {
     map: Map<&'a [u8]>,
     offsets: &'a [U32],
     postings: &'a [U32],
+    /// One bit a posting, least significant first: the posting's word is
+    /// the first word of its description's (folded) term. Absent in files
+    /// written before it existed; ranking then reads the terms.
+    first: Option<&'a [u8]>,
 }
 
 impl fmt::Debug for TextIndex<'_> {
@@ -543,6 +634,7 @@ impl<'a> TextIndex<'a> {
             map,
             offsets,
             postings,
+            first: None,
         })
     }
 
@@ -554,6 +646,88 @@ impl<'a> TextIndex<'a> {
     /// Total number of postings over all words.
     pub fn postings_count(&self) -> usize {
         self.postings.len()
+    }
+
+    /// Attaches the first-words bitmap (one bit a posting, see
+    /// [`FirstWordsWriter`]), which lets [`first_word_codes`](Self::first_word_codes)
+    /// answer. Its length must be the postings' count in bits, rounded up
+    /// to bytes.
+    pub fn with_first_words(mut self, bits: &'a [u8]) -> Result<Self, TextError> {
+        if bits.len() != self.postings.len().div_ceil(8) {
+            return Err(TextError::BadSectionLength {
+                section: Section::FirstWords,
+                len: bits.len(),
+            });
+        }
+        self.first = Some(bits);
+        Ok(self)
+    }
+
+    /// The bytes a search for `word` (folded) reads: its postings, or with
+    /// `prefix` the postings of every word starting with it — one run,
+    /// since words and their postings are in byte order — and their
+    /// first-words bits. For a caller that asks for them ahead of the
+    /// search (a mapped file's readahead); empty when nothing matches.
+    pub fn postings_runs(&self, word: &str, prefix: bool) -> Result<[&'a [u8]; 2], TextError> {
+        let (mut start, mut end) = (usize::MAX, 0usize);
+        let mut note = |p: Postings<'a>| {
+            start = start.min(p.start);
+            end = end.max(p.start + p.len());
+        };
+        if prefix {
+            self.for_each_with_prefix(word, |_, p| {
+                note(p);
+                ControlFlow::Continue(())
+            })?;
+        } else if let Some((_, p)) = self.lookup(word)? {
+            note(p);
+        }
+        if start >= end {
+            return Ok([&[], &[]]);
+        }
+        let postings = self.postings.get(start..end).unwrap_or(&[]).as_bytes();
+        let bits = self
+            .first
+            .and_then(|f| f.get(start / 8..end.div_ceil(8)))
+            .unwrap_or(&[]);
+        Ok([postings, bits])
+    }
+
+    /// For each of `candidates` (ascending description ordinals), how the
+    /// first word of its term meets `word` (folded, one word): `2` when it
+    /// is `word`, `1` when it starts with `word` and is longer, `0` when
+    /// it does not start with `word`. What a one-word query's ranking
+    /// needs (exact term, term starting with the query, other), without
+    /// reading a term. `None` when the index has no first-words bitmap.
+    /// The work is the postings of the words starting with `word`, as for
+    /// the search that found the candidates.
+    pub fn first_word_codes(
+        &self,
+        word: &str,
+        candidates: &[u32],
+    ) -> Result<Option<Vec<u8>>, TextError> {
+        let Some(first) = self.first else {
+            return Ok(None);
+        };
+        let mut codes = vec![0u8; candidates.len()];
+        self.for_each_with_prefix(word, |w, p| {
+            let code = if w == word { 2 } else { 1 };
+            let list = p.raw();
+            let mut i = 0;
+            for (j, v) in list.iter().enumerate() {
+                if p.is_first(Some(first), j) != Some(true) {
+                    continue;
+                }
+                i = crate::search::gallop(candidates, i, v.get(), |&c| c);
+                match candidates.get(i) {
+                    None => break,
+                    Some(&c) if c == v.get() => codes[i] = codes[i].max(code),
+                    Some(_) => {}
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok(Some(codes))
     }
 
     /// The postings of word number `index` (the fst value), bounds-checked.
@@ -584,7 +758,10 @@ impl<'a> TextIndex<'a> {
             .postings
             .get(start as usize..end as usize)
             .ok_or_else(corrupt)?;
-        Ok(Postings { items })
+        Ok(Postings {
+            items,
+            start: start as usize,
+        })
     }
 
     /// The postings of `word`, which must already be folded (see
@@ -758,14 +935,56 @@ mod tests {
     }
 
     #[test]
+    fn first_word_codes_say_how_the_first_word_meets_the_query() {
+        let mut b = TermIndexBuilder::new();
+        for (i, term) in ["Fever", "fever fever", "Feverish cold", "Low fever", "Fe"]
+            .into_iter()
+            .enumerate()
+        {
+            b.add(i as u32, term);
+        }
+        // Out of order, and a word twice: still one posting, first if
+        // either is.
+        b.add(9, "cold fever");
+        b.add(7, "fever cold fever");
+        let bytes = b.build().unwrap();
+        let index = bytes.open().unwrap();
+        let all: Vec<u32> = vec![0, 1, 2, 3, 4, 7, 9];
+        assert_eq!(
+            index.first_word_codes("fever", &all).unwrap(),
+            Some(vec![2, 2, 1, 0, 0, 2, 0])
+        );
+        assert_eq!(
+            index.first_word_codes("fe", &all).unwrap(),
+            Some(vec![1, 1, 1, 0, 2, 1, 0])
+        );
+        assert_eq!(
+            index.first_word_codes("cold", &[2, 9]).unwrap(),
+            Some(vec![0, 2])
+        );
+        // Without the bitmap there is no answer.
+        let plain = TextIndex::open(&bytes.fst, &bytes.offsets, &bytes.postings).unwrap();
+        assert_eq!(plain.first_word_codes("fever", &all).unwrap(), None);
+        // A bitmap of the wrong length is refused.
+        assert!(plain.with_first_words(&bytes.first_words[1..]).is_err());
+    }
+
+    #[test]
     fn stats() {
         let mut b = TermIndexBuilder::new();
         b.add(0, "a b");
         b.add(1, "b c");
         let mut bytes = IndexBytes::default();
         let stats = b
-            .write(&mut bytes.fst, &mut bytes.offsets, &mut bytes.postings)
+            .write(
+                &mut bytes.fst,
+                &mut bytes.offsets,
+                &mut bytes.postings,
+                &mut bytes.first_words,
+            )
             .unwrap();
+        // Postings a: [0], b: [0, 1], c: [1]; first words: a of 0, b of 1.
+        assert_eq!(bytes.first_words, vec![0b0101]);
         assert_eq!(stats.words, 3);
         assert_eq!(stats.postings, 4);
         assert_eq!(stats.fst_bytes, bytes.fst.len() as u64);

@@ -89,8 +89,8 @@ mod search;
 pub use error::{Section, TextError};
 pub use fold::{Words, fold, fold_into, words};
 pub use index::{
-    FinishedIndex, IndexBytes, IndexStats, IndexWriter, Postings, PostingsIter, TermIndexBuilder,
-    TextIndex,
+    FinishedIndex, FirstWordsWriter, IndexBytes, IndexStats, IndexWriter, Postings, PostingsIter,
+    TermIndexBuilder, TextIndex,
 };
 pub use rank::{MatchTier, RankKey, RankQuery, rank};
 pub use search::MatchMode;

@@ -31,6 +31,17 @@ pub struct RankKey {
 }
 
 impl RankKey {
+    /// The key of a term that matched as `tier` and is `term_len`
+    /// characters long: what [`RankQuery::rank`] computes, for a caller
+    /// that knows both without the term (a one-word query ranked from the
+    /// first-words bitmap and the stored length).
+    pub fn new(tier: MatchTier, term_len: u32) -> RankKey {
+        RankKey {
+            tier,
+            len: term_len,
+        }
+    }
+
     /// How the term matched.
     pub fn tier(&self) -> MatchTier {
         self.tier

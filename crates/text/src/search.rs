@@ -224,7 +224,7 @@ enum PrefixCost {
 
 /// First index `>= from` whose key is `>= target` (or `s.len()`), by
 /// exponential then binary search. Never moves backwards, never panics.
-fn gallop<T>(s: &[T], from: usize, target: u32, key: impl Fn(&T) -> u32) -> usize {
+pub(crate) fn gallop<T>(s: &[T], from: usize, target: u32, key: impl Fn(&T) -> u32) -> usize {
     let len = s.len();
     let mut lo = from;
     match s.get(lo) {
