@@ -7,6 +7,8 @@ bench scripts write, with one command:
 
 - docs/matrix-latency.svg   latency percentiles per configuration, cold and
                             warm, by process count (matrix.json)
+- docs/cold-pass.svg        major faults and page cache over the cold pass,
+                            per configuration, issue 16 (matrix-16.json)
 - docs/matrix-memory.svg    server memory over time per configuration:
                             private (sum of Anonymous) and whole group
                             (that plus the editions' page cache) (matrix.json)
@@ -320,9 +322,58 @@ def scan(path):
     print(f"wrote {DOCS / 'scan.svg'}")
 
 
+def cold_pass(data):
+    """Major faults and the editions' page cache over the cold pass, one
+    line per configuration (first repeat, one process): issue 16's before
+    (advice random) and after."""
+    runs = [r for r in data["runs"] if r.get("memory_series") and r.get("repeat", 1) == 1
+            and r["processes"] == 1]
+    configs = [k for k in data["configs"] if any(r["config"] == k for r in runs)]
+    colours = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(configs)}
+
+    def series(r):
+        marks = {m["label"]: m["t"] for m in r["memory_series"]["marks"]}
+        t0, t1 = marks.get("cold start"), marks.get("cold end")
+        if t0 is None or t1 is None:
+            return []
+        smp = [x for x in r["memory_series"]["samples"] if t0 - 1 <= x["t"] <= t1 + 1]
+        if not smp or any("majflt" not in p for x in smp for p in x["procs"]):
+            return []
+        f0 = sum(p["majflt"] for p in smp[0]["procs"])
+        return [(max(0.0, x["t"] - t0), sum(p["majflt"] for p in x["procs"]) - f0,
+                 (x.get("page_cache") or 0) / MIB) for x in smp]
+
+    lines = {r["config"]: series(r) for r in runs}
+    lines = {k: v for k, v in lines.items() if v}
+    if not lines:
+        print("matrix-16.json has no fault samples: cold-pass.svg skipped")
+        return
+    xmax = max(t for v in lines.values() for t, _, _ in v) or 1
+    fmax = max(f for v in lines.values() for _, f, _ in v) or 1
+    cmax = max(c for v in lines.values() for _, _, c in v) or 1
+    xt = nice_ticks(0, xmax)
+    pw, ph, ml, mt, gap = 420, 260, 80, 60, 90
+    width, height = ml + 2 * (pw + gap), mt + ph + 100
+    svg = svg_doc(width, height, "The cold pass after a restart, one server, three editions mapped "
+                  "(first repeat): major faults and the editions' page cache")
+    for i, (title, idx, ymax, ylabel) in enumerate([
+            ("major faults since the pass began", 1, fmax, "faults"),
+            ("editions' page cache", 2, cmax, "MiB")]):
+        yt = nice_ticks(0, ymax)
+        p = Panel(svg, ml + i * (pw + gap), mt, pw, ph, (0, xt[-1]), (0, yt[-1]), title=title,
+                  xlabel="seconds since the cold pass began", ylabel=ylabel)
+        p.xticks(xt)
+        p.yticks(yt)
+        for k, pts in lines.items():
+            p.line([(t, v[idx - 1]) for t, *v in pts], colours[k])
+    legend(svg, ml, height - 12, [(data["configs"][k], colours[k], "") for k in lines])
+    write(svg, "cold-pass.svg")
+
+
 def main():
     jobs = [
         ("matrix.json", [matrix_latency, matrix_memory]),
+        ("matrix-16.json", [cold_pass]),
         ("import-memory.json", [import_memory]),
         ("txbench.json", [txbench]),
         ("issue14-soak.json", [soak]),

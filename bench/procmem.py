@@ -136,6 +136,11 @@ class Sampler(threading.Thread):
         for pid in list(self.pids):
             m = rollup(pid)
             if m is not None:
+                try:
+                    f = faults(pid)
+                    m["majflt"], m["minflt"] = f["majflt"], f["minflt"]
+                except (FileNotFoundError, ProcessLookupError, PermissionError):
+                    pass
                 procs.append({"pid": pid, **m})
         entry = {"t": t, "procs": procs}
         if self.files:
@@ -159,11 +164,15 @@ class Sampler(threading.Thread):
         return {"interval_s": self.interval, "samples": self.samples, "marks": self.marks}
 
 
-def write_config(path, port, files, load="read", prewarm=(), read=()):
+def write_config(path, port, files, load="read", prewarm=(), read=(), prewarm_hot=(), advice=None):
     lines = [f'listen = "127.0.0.1:{port}"', "editions = [" + ", ".join(f'"{f}"' for f in files) + "]",
              "[snomed]", f'load = "{load}"']
+    if advice:
+        lines.append(f'advice = "{advice}"')
     if prewarm:
         lines.append("prewarm = [" + ", ".join(f'"{p}"' for p in prewarm) + "]")
+    if prewarm_hot:
+        lines.append("prewarm_hot = [" + ", ".join(f'"{p}"' for p in prewarm_hot) + "]")
     if read:
         lines.append("read = [" + ", ".join(f'"{p}"' for p in read) + "]")
     Path(path).write_text("\n".join(lines) + "\n")
@@ -237,6 +246,19 @@ class ServerGroup:
                 return max(max(d) for d in done)
             time.sleep(0.05)
         raise RuntimeError("prewarm did not finish in time")
+
+    def wait_verified(self, timeout=300):
+        """Waits until no edition of any process is still being verified
+        (its checksums read through; it answers 503 until then); seconds
+        since spawn."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = [e.get("verification", {}).get("state")
+                      for _ in self.procs for e in get_json(self.url + "/status")["editions"]]
+            if "verifying" not in states:
+                return time.monotonic() - self.t0
+            time.sleep(0.02)
+        raise RuntimeError("verification did not finish in time")
 
     def alive(self):
         return all(p.poll() is None for p in self.procs)
