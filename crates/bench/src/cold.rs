@@ -36,10 +36,8 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use tower::ServiceExt;
-use txmap_load::{Advice, Loader};
+use txmap_load::Advice;
 use txmap_server::app::{AppState, router};
-use txmap_server::{ServeOptions, prepare};
 
 use crate::BenchError;
 use crate::corpus::{Request, from_jsonl};
@@ -239,30 +237,11 @@ pub fn child_main(args: &str) -> Result<String, BenchError> {
 }
 
 fn state(edition: &Path, arm: Arm) -> Result<Arc<AppState>, BenchError> {
-    let edition = std::path::absolute(edition)
-        .map_err(|e| BenchError::new(format!("{}: {e}", edition.display())))?;
-    let name = edition
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| BenchError::new(format!("{}: no file name", edition.display())))?;
-    let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
-    let config = format!(
-        "editions = [{}]\n[snomed]\n{}",
-        quote(&edition.to_string_lossy()),
-        arm.snomed(&quote(name))
-    );
-    let file = std::env::temp_dir().join(format!("txmap-cold-{}.toml", std::process::id()));
-    std::fs::write(&file, config)
-        .map_err(|e| BenchError::new(format!("{}: {e}", file.display())))?;
-    let options = ServeOptions {
-        config: Some(file.clone()),
-        data_dir: std::env::temp_dir(),
-        ..Default::default()
-    };
-    let loader = Loader::new();
-    let prepared = prepare(&options, &loader);
-    let _ = std::fs::remove_file(&file);
-    Ok(prepared.map_err(|e| BenchError::new(e.to_string()))?.state)
+    let (path, name) = crate::handlers::edition_toml(edition)?;
+    crate::handlers::state_from_config(&format!(
+        "editions = [{path}]\n[snomed]\n{}",
+        arm.snomed(&name)
+    ))
 }
 
 async fn replay(app: &axum::Router, requests: &[Request]) -> Pass {
@@ -301,16 +280,7 @@ async fn call(app: &axum::Router, r: &Request) -> StatusCode {
     let Ok(request) = builder.body(Body::from(r.body.clone().unwrap_or_default())) else {
         return StatusCode::BAD_REQUEST;
     };
-    match app.clone().oneshot(request).await {
-        Ok(response) => {
-            let status = response.status();
-            match axum::body::to_bytes(response.into_body(), usize::MAX).await {
-                Ok(_) => status,
-                Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            }
-        }
-        Err(never) => match never {},
-    }
+    crate::handlers::status_of(app, request).await
 }
 
 /// What to run.

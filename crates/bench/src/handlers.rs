@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -52,18 +53,40 @@ impl Default for HandlerOptions {
 /// `txmap serve` prepares it from a config with `load = "mmap"` and the
 /// edition in `prewarm`.
 pub fn serve_state(edition: &Path) -> Result<Arc<AppState>, BenchError> {
+    let (path_toml, name_toml) = edition_toml(edition)?;
+    let state = state_from_config(&format!(
+        "editions = [{path_toml}]\n[snomed]\nload = \"mmap\"\nprewarm = [{name_toml}]\n"
+    ))?;
+    for e in &state.editions.list {
+        if let Some(p) = &e.prewarm {
+            p.wait();
+        }
+    }
+    Ok(state)
+}
+
+/// An edition file's absolute path and its file name, each as a TOML
+/// string, for a config's `editions` and `[snomed]` entries.
+pub(crate) fn edition_toml(edition: &Path) -> Result<(String, String), BenchError> {
     let edition = std::path::absolute(edition)
         .map_err(|e| BenchError::new(format!("{}: {e}", edition.display())))?;
     let name = edition
         .file_name()
         .and_then(|n| n.to_str())
         .ok_or_else(|| BenchError::new(format!("{}: no file name", edition.display())))?;
-    let path_toml = serde_json::to_string(&edition.to_string_lossy()).unwrap_or_default();
-    let name_toml = serde_json::to_string(name).unwrap_or_default();
-    let config =
-        format!("editions = [{path_toml}]\n[snomed]\nload = \"mmap\"\nprewarm = [{name_toml}]\n");
-    // The config must be a file; it is only read by `prepare`.
-    let file = std::env::temp_dir().join(format!("txmap-bench-{}.toml", std::process::id()));
+    let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    Ok((quote(&edition.to_string_lossy()), quote(name)))
+}
+
+/// The server state `txmap serve` prepares from a config of this text
+/// (written to a temporary file: `prepare` reads a file).
+pub(crate) fn state_from_config(config: &str) -> Result<Arc<AppState>, BenchError> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let file = std::env::temp_dir().join(format!(
+        "txmap-bench-{}-{}.toml",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::write(&file, config)
         .map_err(|e| BenchError::new(format!("{}: {e}", file.display())))?;
     let options = ServeOptions {
@@ -73,13 +96,22 @@ pub fn serve_state(edition: &Path) -> Result<Arc<AppState>, BenchError> {
     };
     let prepared = prepare(&options, &Loader::new());
     let _ = std::fs::remove_file(&file);
-    let state = prepared.map_err(|e| BenchError::new(e.to_string()))?.state;
-    for e in &state.editions.list {
-        if let Some(p) = &e.prewarm {
-            p.wait();
+    Ok(prepared.map_err(|e| BenchError::new(e.to_string()))?.state)
+}
+
+/// Sends `request` through the router and reads the whole body: the
+/// status, or 500 when the body could not be read.
+pub(crate) async fn status_of(app: &axum::Router, request: Request<Body>) -> StatusCode {
+    match app.clone().oneshot(request).await {
+        Ok(response) => {
+            let status = response.status();
+            match axum::body::to_bytes(response.into_body(), usize::MAX).await {
+                Ok(_) => status,
+                Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            }
         }
+        Err(never) => match never {},
     }
-    Ok(state)
 }
 
 /// The pools, sampled from the state's default edition.
@@ -151,15 +183,6 @@ pub(crate) async fn call(app: &axum::Router, uri: &Uri) -> (StatusCode, u64) {
         .body(Body::empty())
         .expect("a GET with a parsed URI is a valid request");
     let t = Instant::now();
-    let status = match app.clone().oneshot(request).await {
-        Ok(response) => {
-            let status = response.status();
-            match axum::body::to_bytes(response.into_body(), usize::MAX).await {
-                Ok(_) => status,
-                Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            }
-        }
-        Err(never) => match never {},
-    };
+    let status = status_of(app, request).await;
     (status, t.elapsed().as_nanos() as u64)
 }

@@ -35,16 +35,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode, Uri};
 use serde_json::{Value, json};
 use tower::ServiceExt;
-use txmap_load::Loader;
 use txmap_server::app::{AppState, router};
-use txmap_server::{ServeOptions, prepare};
 
 use crate::BenchError;
 use crate::pools::{Rng, encode};
@@ -307,25 +304,9 @@ pub fn serve_state(
             toml(e)?
         );
     }
-    // The config must be a file; it is only read by `prepare`.
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let file = std::env::temp_dir().join(format!(
-        "txmap-bench-tho-{}-{}.toml",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&file, config)
-        .map_err(|e| BenchError::new(format!("{}: {e}", file.display())))?;
-    let options = ServeOptions {
-        config: Some(file.clone()),
-        data_dir: std::env::temp_dir(),
-        ..Default::default()
-    };
     let started = Instant::now();
-    let prepared = prepare(&options, &Loader::new());
+    let state = crate::handlers::state_from_config(&config)?;
     let ms = started.elapsed().as_secs_f64() * 1e3;
-    let _ = std::fs::remove_file(&file);
-    let state = prepared.map_err(|e| BenchError::new(e.to_string()))?.state;
     for e in &state.editions.list {
         if let Some(p) = &e.prewarm {
             p.wait();
