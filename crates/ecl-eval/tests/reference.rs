@@ -1098,3 +1098,44 @@ fn evaluator_agrees_with_the_reference() {
         "too few non-empty results: {nonempty} of {cases}"
     );
 }
+
+/// A refinement whose few candidates sit in a focus far larger than they
+/// are (`<< X : T = V` with V a rare value) tests each candidate against
+/// the focus rather than building it (`LAZY_FOCUS_RATIO`), a path the
+/// random expressions over small editions rarely take; every such
+/// expression over rare (type, value) pairs of a larger edition agrees
+/// with the reference.
+#[test]
+fn few_candidates_in_a_large_focus_agree_with_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let ed = synth(dir.path(), 3000, 9);
+    let reference = Reference::new(&ed);
+    let budget = Budget::default();
+    let id = |o: u32| ed.sctid(o).unwrap();
+    let root = ed.ordinal(ROOT).unwrap();
+    let mut tops: Vec<u32> = vec![root];
+    tops.extend(ed.children(root).unwrap().iter());
+    // (type, value) pairs with few sources.
+    let mut pairs: BTreeMap<(u64, u32), usize> = BTreeMap::new();
+    for rels in &reference.rels {
+        for r in rels {
+            if let Val::C(v) = r.val {
+                *pairs.entry((r.ty, v)).or_default() += 1;
+            }
+        }
+    }
+    let mut lazy = 0;
+    for (&(ty, v), &n) in pairs.iter().filter(|(_, n)| **n <= 20).take(60) {
+        for &x in &tops {
+            let size = ed.descendants(x).unwrap().len();
+            for op in ["<<", "<"] {
+                let text = format!("{op} {} : {ty} = {}", id(x), id(v));
+                let e = txmap_ecl::parse(&text).unwrap();
+                let expected: Vec<u32> = reference.expr(&e).into_iter().collect();
+                assert_eq!(evaluate(&ed, &e, &budget).unwrap(), expected, "{text}");
+                lazy += usize::from(n * 32 < size);
+            }
+        }
+    }
+    assert!(lazy > 50, "only {lazy} expressions had few candidates");
+}
