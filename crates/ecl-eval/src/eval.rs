@@ -631,6 +631,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             self.ed.ancestors(o)?
         };
         self.tick(l.len())?;
+        self.ed.read_ahead(&l);
         let (below, rest) = l.split_below(o);
         let mut out = Vec::with_capacity(l.len() + 1);
         out.extend(below);
@@ -657,6 +658,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         if let [o] = set {
             let l = get(*o)?;
             self.tick(l.len())?;
+            ed.read_ahead(&l);
             return Ok(l.to_vec());
         }
         let mut lists = Vec::with_capacity(set.len());

@@ -175,7 +175,8 @@ pub struct Edition<B: AsRef<[u8]>> {
 }
 
 /// Told of a run of the edition's bytes that a call is about to read in
-/// order — a word's postings, a concept's descendants — so that a mapping
+/// order — a word's postings, a concept's descendants as the
+/// evaluator copies them ([`Edition::read_ahead`]) — so that a mapping
 /// can ask the kernel for the run in one read (`madvise(MADV_WILLNEED)`,
 /// `txmap_load::will_need`) rather than fault it in a page at a time.
 /// Only runs longer than [`PREFETCH_MIN`] are told. A hint: answers do not
@@ -1234,9 +1235,16 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// Proper descendants.
     pub fn descendants(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
-        let d = self.ordinals(DescendantsIndex, Descendants, ordinal)?;
-        self.ahead(d.as_bytes());
-        Ok(d)
+        self.ordinals(DescendantsIndex, Descendants, ordinal)
+    }
+
+    /// Tells the prefetch hook (if any) that `list`, a closure or
+    /// adjacency list of this edition, is about to be read whole and in
+    /// order: a caller copying a concept's descendants calls it first.
+    /// Accessors do not, since most reads of a list are its length or a
+    /// search, which would make every call a system call.
+    pub fn read_ahead(&self, list: &Ordinals<'_>) {
+        self.ahead(list.as_bytes());
     }
 
     /// Whether `a` subsumes `b`: `a == b` or `a` is an ancestor of `b`.
