@@ -57,3 +57,47 @@ impl Advice {
         }
     }
 }
+
+/// What `posix_fadvise(2)` is told about a range of an open file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileHint {
+    /// No readahead on this file's reads.
+    Random,
+    /// Read the range in now, in the background.
+    WillNeed,
+    /// Drop the range's clean pages from the page cache (pages mapped by
+    /// some process stay).
+    DontNeed,
+}
+
+/// `posix_fadvise(2)` of `range` of `file` (`0..0`: the whole file). A
+/// no-op where the platform has none.
+pub(crate) fn file_hint(
+    file: &std::fs::File,
+    range: std::ops::Range<u64>,
+    hint: FileHint,
+) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let advice = match hint {
+            FileHint::Random => libc::POSIX_FADV_RANDOM,
+            FileHint::WillNeed => libc::POSIX_FADV_WILLNEED,
+            FileHint::DontNeed => libc::POSIX_FADV_DONTNEED,
+        };
+        let too_large = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+        let offset = libc::off_t::try_from(range.start).map_err(|_| too_large())?;
+        let len = libc::off_t::try_from(range.end.saturating_sub(range.start))
+            .map_err(|_| too_large())?;
+        // SAFETY: posix_fadvise only reads its integer arguments; the
+        // descriptor is `file`'s, open for the whole call.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, advice) };
+        if rc != 0 {
+            return Err(std::io::Error::from_raw_os_error(rc));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, range, hint);
+    Ok(())
+}

@@ -266,7 +266,6 @@ impl Mapping {
     /// then from the page cache.
     #[cfg(target_os = "linux")]
     fn release(&self, run: Range<usize>) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
         let len = run.end - run.start;
         // SAFETY: MADV_DONTNEED on a read-only shared mapping of a file only
         // removes this process's page-table entries for the range; the
@@ -279,22 +278,11 @@ impl Mapping {
             self.map
                 .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, run.start, len)?;
         }
-        // SAFETY: posix_fadvise only reads its integer arguments; the
-        // descriptor is `self.file`, open for as long as `self`.
-        #[allow(unsafe_code)]
-        let rc = unsafe {
-            libc::posix_fadvise(
-                self.file.as_raw_fd(),
-                run.start as libc::off_t,
-                len as libc::off_t,
-                libc::POSIX_FADV_DONTNEED,
-            )
-        };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::from_raw_os_error(rc))
-        }
+        crate::advice::file_hint(
+            &self.file,
+            run.start as u64..run.end as u64,
+            crate::advice::FileHint::DontNeed,
+        )
     }
 
     #[cfg(not(target_os = "linux"))]

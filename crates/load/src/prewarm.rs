@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::advice::{FileHint, file_hint};
 use crate::loader::{HookFn, SharedHook};
 
 /// A background read of a mapped edition file, filling the page cache so
@@ -130,9 +131,10 @@ impl Prewarm {
                 guard.started = Instant::now();
             }
             if exact {
-                hint(&file, 0..0, Hint::Random);
+                // Hints: their failure only costs speed.
+                let _ = file_hint(&file, 0..0, FileHint::Random);
                 for r in &ranges {
-                    hint(&file, r.clone(), Hint::WillNeed);
+                    let _ = file_hint(&file, r.clone(), FileHint::WillNeed);
                 }
             }
             guard.error = run(
@@ -234,40 +236,6 @@ fn run(
         hook(path, done, total);
     }
     error
-}
-
-enum Hint {
-    /// No readahead on this file's reads.
-    Random,
-    /// Read this range in now, in the background.
-    WillNeed,
-}
-
-/// `posix_fadvise(2)`, a hint: its failure only costs speed. A range of
-/// `0..0` is the whole file.
-fn hint(file: &File, range: Range<u64>, hint: Hint) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let advice = match hint {
-            Hint::Random => libc::POSIX_FADV_RANDOM,
-            Hint::WillNeed => libc::POSIX_FADV_WILLNEED,
-        };
-        let (Ok(offset), Ok(len)) = (
-            libc::off_t::try_from(range.start),
-            libc::off_t::try_from(range.end - range.start),
-        ) else {
-            return;
-        };
-        // SAFETY: posix_fadvise only reads its integer arguments; the
-        // descriptor is `file`'s, open for the whole call.
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::posix_fadvise(file.as_raw_fd(), offset, len, advice);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, range, hint);
 }
 
 /// Publishes the end of the read when dropped, so that a panic (in the
