@@ -277,15 +277,23 @@ struct Ranked {
 impl<B: AsRef<[u8]>> Edition<B> {
     /// The concept of each of `descriptions` (ascending ordinals), by one
     /// walk of `ConceptDescriptionsIndex` (a concept's descriptions are
-    /// `index[c]..index[c + 1]`), galloping: no description record is read.
+    /// `index[c]..index[c + 1]`), galloping: no description record is read,
+    /// and each step costs the log of the distance to the next candidate's
+    /// concept, not of the whole index.
     fn concepts_of_descriptions(&self, descriptions: &[u32]) -> Result<Vec<u32>, StoreError> {
         let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
         let mut out = Vec::with_capacity(descriptions.len());
         let mut c = 0usize;
         for &d in descriptions {
-            // The first concept whose descriptions end after `d`.
+            // The first concept whose descriptions end after `d`: double
+            // the window until its end passes `d`, then search in it.
             let rest = index.get(c + 1..).unwrap_or(&[]);
-            c += rest.partition_point(|end| end.get() <= d);
+            let mut window = 1usize;
+            while window < rest.len() && rest[window - 1].get() <= d {
+                window *= 2;
+            }
+            let window = &rest[..window.min(rest.len())];
+            c += window.partition_point(|end| end.get() <= d);
             if c + 1 >= index.len() {
                 return Err(StoreError::corrupt(
                     ConceptDescriptionsIndex,
