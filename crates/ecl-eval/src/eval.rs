@@ -563,10 +563,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
 
     fn in_hierarchy(&mut self, o: u32) -> R<bool> {
         self.tick(1)?;
-        match self.ed.ordinal(ROOT) {
-            Some(root) => Ok(o == root || self.ed.ancestors(o)?.contains(root)),
-            None => Ok(false),
-        }
+        Ok(self.ed.in_hierarchy(o)?)
     }
 
     fn apply(&mut self, op: Operator, set: &[u32]) -> R<Vec<u32>> {

@@ -1,6 +1,9 @@
 //! Well-known SNOMED CT concepts that the format gives meaning to: the first
 //! one-byte codes stand for them, and importer and store agree on them here.
 
+/// |SNOMED CT Concept|: the root of the hierarchy
+/// ([`concept_flags::IN_HIERARCHY`](crate::schema::concept_flags::IN_HIERARCHY)).
+pub const ROOT: u64 = 138875005;
 /// |Is a|: the relationship type of the hierarchy.
 pub const IS_A: u64 = 116680003;
 /// |Defined| definition status (sufficiently defined); else primitive.

@@ -241,6 +241,11 @@ pub mod concept_flags {
     /// Definition status is 900000000000073002 |Defined| (sufficiently
     /// defined); otherwise primitive.
     pub const DEFINED: u8 = 2;
+    /// The concept is the root, 138875005 |SNOMED CT Concept|, or one of
+    /// its descendants by the inferred is-a closure: a member of ECL's
+    /// `*` hierarchy (since 1.6; readers of older files search the
+    /// concept's ancestors instead).
+    pub const IN_HIERARCHY: u8 = 4;
 }
 
 #[derive(

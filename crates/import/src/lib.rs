@@ -108,8 +108,6 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::WordPostingsIndex,
     SectionKind::ConceptIds,
     SectionKind::Concepts,
-    SectionKind::AncestorsIndex,
-    SectionKind::Ancestors,
     SectionKind::ConceptDescriptionsIndex,
     SectionKind::DescriptionSearch,
     SectionKind::AttributesIndex,
@@ -119,6 +117,7 @@ pub const LAYOUT: &[SectionKind] = &[
     // terms are sparse.
     SectionKind::TermHeap,
     // Dense.
+    SectionKind::AncestorsIndex,
     SectionKind::ParentsIndex,
     SectionKind::Parents,
     SectionKind::ChildrenIndex,
@@ -134,6 +133,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Concrete,
     SectionKind::ConcreteHeap,
     SectionKind::DescriptionIds,
+    SectionKind::Ancestors,
     SectionKind::DescendantsIndex,
     SectionKind::Descendants,
     SectionKind::RefsetConcepts,
@@ -487,6 +487,13 @@ struct Importer<'a> {
     concept_ids: Vec<u64>,
     /// Whether each concept (by ordinal) is active, for `DescriptionSearch`.
     concept_active: Vec<bool>,
+    /// Every concept's record, staged once the hierarchy has added
+    /// [`concept_flags::IN_HIERARCHY`] (12 bytes a concept, beside the 8
+    /// of its SCTID above).
+    concept_records: Vec<ConceptRecord>,
+    /// Whether each concept is the root or below it: set by the
+    /// relationship stage, which computes the closure.
+    in_hierarchy: Vec<bool>,
     concepts_per_module: BTreeMap<u64, u64>,
     latest_time: u32,
     refset_info: BTreeMap<u64, RefsetInfo>,
@@ -554,6 +561,8 @@ impl<'a> Importer<'a> {
             sort_cap: options.sort_cap(),
             concept_ids: Vec::new(),
             concept_active: Vec::new(),
+            concept_records: Vec::new(),
+            in_hierarchy: Vec::new(),
             concepts_per_module: BTreeMap::new(),
             latest_time: 0,
             refset_info: BTreeMap::new(),
@@ -565,6 +574,7 @@ impl<'a> Importer<'a> {
     fn run(&mut self) -> Result<(), ImportError> {
         self.concepts()?;
         self.after_concepts()?;
+        self.stage_concepts()?;
         self.identifiers()?;
         self.small_sections()?;
         Ok(())
@@ -626,8 +636,10 @@ impl<'a> Importer<'a> {
             spilled_runs,
             refset_info,
             dependencies,
+            in_hierarchy,
             ..
         } = side;
+        self.in_hierarchy = in_hierarchy;
         self.stages.absorb(stages);
         self.refset_info = refset_info;
         self.dependencies = dependencies;
@@ -827,7 +839,7 @@ impl<'a> Importer<'a> {
         self.concept_ids = latest.iter().map(|c| c.id).collect();
         self.concept_active = latest.iter().map(|c| c.active != 0).collect();
         let mut ids = Vec::with_capacity(latest.len() * 8);
-        let mut records = Vec::with_capacity(latest.len() * size_of::<ConceptRecord>());
+        let mut records = Vec::with_capacity(latest.len());
         let mut active = 0;
         for c in &latest {
             ids.extend_from_slice(U64::new(c.id).as_bytes());
@@ -857,15 +869,13 @@ impl<'a> Importer<'a> {
                 flags,
                 reserved: [0; 3],
             };
-            records.extend_from_slice(r.as_bytes());
+            records.push(r);
         }
         let n = latest.len() as u64;
         self.stages
             .put(SectionKind::ConceptIds, &ids, n)
             .ctx("staging concepts")?;
-        self.stages
-            .put(SectionKind::Concepts, &records, n)
-            .ctx("staging concepts")?;
+        self.concept_records = records;
         self.count("concepts", n);
         self.count("active_concepts", active);
         self.done("concepts", t, rows);
@@ -874,6 +884,24 @@ impl<'a> Importer<'a> {
 }
 
 impl Importer<'_> {
+    /// Stages the concept records, with the flag the relationship stage
+    /// found: whether each concept is in the root's hierarchy.
+    fn stage_concepts(&mut self) -> Result<(), ImportError> {
+        let mut records = std::mem::take(&mut self.concept_records);
+        for (r, &below) in records.iter_mut().zip(&self.in_hierarchy) {
+            if below {
+                r.flags |= concept_flags::IN_HIERARCHY;
+            }
+        }
+        self.stages
+            .put(
+                SectionKind::Concepts,
+                records.as_bytes(),
+                records.len() as u64,
+            )
+            .ctx("staging concepts")
+    }
+
     fn identity(&self) -> Identity {
         let module =
             identity::edition_module(&self.dependencies, &self.concepts_per_module).unwrap_or(0);

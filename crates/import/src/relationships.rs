@@ -84,6 +84,14 @@ impl Importer<'_> {
         })?;
         self.count("closure", ancestors.items.len() as u64);
         let descendants = ancestors.transpose();
+        let mut in_hierarchy = vec![false; n];
+        if let Some(root) = self.ordinal(ids::ROOT) {
+            in_hierarchy[root as usize] = true;
+            for &d in descendants.row(root as usize) {
+                in_hierarchy[d as usize] = true;
+            }
+        }
+        self.in_hierarchy = in_hierarchy;
         for (kind_index, kind_items, csr) in [
             (SectionKind::ParentsIndex, SectionKind::Parents, &parents),
             (SectionKind::ChildrenIndex, SectionKind::Children, &children),

@@ -43,8 +43,6 @@ pub fn class(kind: SectionKind) -> Access {
         ConceptIds
         | Concepts
         | PreferredTermIndex
-        | AncestorsIndex
-        | Ancestors
         | ConceptDescriptionsIndex
         | AttributesIndex
         | InboundIndex
@@ -63,8 +61,8 @@ pub fn class(kind: SectionKind) -> Access {
         | MemberTimes
         | MemberDictionaryIndex
         | InactiveRefsets => Access::Hot,
-        ParentsIndex | Parents | ChildrenIndex | Attributes | ConcreteIndex | Inbound
-        | WordFirstWords => Access::Dense,
+        AncestorsIndex | ParentsIndex | Parents | ChildrenIndex | Attributes | ConcreteIndex
+        | Inbound | WordFirstWords => Access::Dense,
         _ => Access::Sparse,
     }
 }

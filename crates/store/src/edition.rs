@@ -11,7 +11,7 @@ use txmap_format::schema::{
     MemberRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord,
     TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
-use txmap_format::{Container, Metadata, SectionEntry, SectionKind, records};
+use txmap_format::{Container, Metadata, SectionEntry, SectionKind, ids, records};
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
@@ -172,6 +172,11 @@ pub struct Edition<B: AsRef<[u8]>> {
     default_language: Option<u64>,
     /// Asks for bytes about to be read as a run (see [`Prefetch`]).
     prefetch: Option<Prefetch>,
+    /// The root concept's ordinal, and whether concept records carry
+    /// [`concept_flags::IN_HIERARCHY`]: files since format 1.6 do, and
+    /// then the root's record has it (it is in its own hierarchy).
+    root: Option<u32>,
+    hierarchy_flags: bool,
 }
 
 /// Told of a run of the edition's bytes that a call is about to read in
@@ -255,6 +260,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
             inactive_refsets: Vec::new(),
             default_language: None,
             prefetch: None,
+            root: None,
+            hierarchy_flags: false,
         };
         edition.check_layout()?;
         edition.load_tables()?;
@@ -458,6 +465,11 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.refsets = refsets;
         self.inactive_refsets = inactive_refsets;
         self.default_language = Some(self.identity.default_language_refset).filter(|&r| r != 0);
+        self.root = self.ordinal(ids::ROOT);
+        self.hierarchy_flags = match self.root {
+            Some(root) => self.concept_record(root)?.flags & concept_flags::IN_HIERARCHY != 0,
+            None => false,
+        };
         Ok(())
     }
 
@@ -721,6 +733,23 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// reading only its record, for callers that test many concepts.
     pub fn is_active(&self, ordinal: u32) -> Result<bool, StoreError> {
         Ok(self.concept_record(ordinal)?.flags & concept_flags::ACTIVE != 0)
+    }
+
+    /// Whether the concept is the root (138875005 |SNOMED CT Concept|) or
+    /// one of its descendants: a member of ECL's `*`. A refinement of `*`
+    /// asks it of every candidate, so it reads one bit of the concept's
+    /// record (format 1.6) rather than search the concept's ancestors —
+    /// which, asked of most concepts, read the whole `Ancestors` section.
+    /// Files before 1.6 take the search.
+    pub fn in_hierarchy(&self, ordinal: u32) -> Result<bool, StoreError> {
+        let flags = self.concept_record(ordinal)?.flags;
+        if self.hierarchy_flags {
+            return Ok(flags & concept_flags::IN_HIERARCHY != 0);
+        }
+        match self.root {
+            Some(root) => Ok(ordinal == root || self.ancestors(ordinal)?.contains(root)),
+            None => Ok(false),
+        }
     }
 
     fn concept_record(&self, ordinal: u32) -> Result<&ConceptRecord, StoreError> {

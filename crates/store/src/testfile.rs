@@ -17,7 +17,7 @@ use zerocopy::little_endian::{U16, U32, U64};
 
 use crate::sctid::*;
 
-pub const ROOT: u64 = 138875005;
+pub use txmap_format::ids::ROOT;
 pub const FINDING: u64 = 404684003;
 pub const DISEASE: u64 = 64572001;
 pub const MI: u64 = 22298006;
@@ -107,6 +107,9 @@ pub struct TestEdition {
     /// Write `WordFirstWords` and `DescriptionSearch` (files before format
     /// 1.5 lack them).
     pub search_sections: bool,
+    /// Set `IN_HIERARCHY` in concept records (files before format 1.6
+    /// lack it).
+    pub hierarchy_flags: bool,
 }
 
 fn concept(id: u64, parents: &[u64]) -> TestConcept {
@@ -390,6 +393,7 @@ impl TestEdition {
             with_association_targets: true,
             with_type_indexes: true,
             search_sections: true,
+            hierarchy_flags: true,
         }
     }
 
@@ -430,18 +434,6 @@ impl TestEdition {
 
         let id_recs: Vec<U64> = ids.iter().map(|&i| U64::new(i)).collect();
         add(ConceptIds, id_recs.as_bytes().to_vec(), n);
-        let concept_recs: Vec<ConceptRecord> = self
-            .concepts
-            .iter()
-            .map(|c| ConceptRecord {
-                effective_time: U32::new(20240101),
-                module: U32::new(o(CORE)),
-                flags: (if c.active { concept_flags::ACTIVE } else { 0 })
-                    | (if c.defined { concept_flags::DEFINED } else { 0 }),
-                reserved: [0; 3],
-            })
-            .collect();
-        add(Concepts, concept_recs.as_bytes().to_vec(), n);
 
         // Hierarchy.
         let mut parents: Vec<Vec<u32>> = self
@@ -473,6 +465,30 @@ impl TestEdition {
                 descendants[a as usize].push(c as u32);
             }
         }
+        let in_hierarchy = |c: usize| {
+            self.hierarchy_flags
+                && ord
+                    .get(&ROOT)
+                    .is_some_and(|&r| c == r as usize || ancestors[c].contains(&r))
+        };
+        let concept_recs: Vec<ConceptRecord> = self
+            .concepts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ConceptRecord {
+                effective_time: U32::new(20240101),
+                module: U32::new(o(CORE)),
+                flags: (if c.active { concept_flags::ACTIVE } else { 0 })
+                    | (if c.defined { concept_flags::DEFINED } else { 0 })
+                    | (if in_hierarchy(i) {
+                        concept_flags::IN_HIERARCHY
+                    } else {
+                        0
+                    }),
+                reserved: [0; 3],
+            })
+            .collect();
+        add(Concepts, concept_recs.as_bytes().to_vec(), n);
         for (index, items, lists) in [
             (ParentsIndex, Parents, &parents),
             (ChildrenIndex, Children, &children),

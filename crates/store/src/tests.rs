@@ -1431,3 +1431,57 @@ fn one_word_searches_rank_as_the_terms_do() {
         assert!(tiers.contains(&tier), "{tier:?} never ranked");
     }
 }
+
+/// `in_hierarchy` is the root and what descends from it: an orphan and
+/// the concept below it, and an inactive concept, are not. A file with
+/// the records' flag (1.6) and one without (which searches ancestors)
+/// answer alike; the expected set is walked here from the test concepts'
+/// parents.
+#[test]
+fn in_hierarchy_is_the_root_and_its_descendants_with_or_without_the_flag() {
+    const ORPHAN: u64 = 5_000_001_000;
+    const BELOW_ORPHAN: u64 = 5_000_002_001;
+    let mut t = TestEdition::tiny();
+    t.concepts.push(TestConcept {
+        id: ORPHAN,
+        active: true,
+        defined: false,
+        parents: vec![],
+    });
+    t.concepts.push(TestConcept {
+        id: BELOW_ORPHAN,
+        active: true,
+        defined: false,
+        parents: vec![ORPHAN],
+    });
+    t.concepts.sort_by_key(|c| c.id);
+    let mut below = std::collections::BTreeSet::from([ROOT]);
+    loop {
+        let before = below.len();
+        for c in &t.concepts {
+            if c.parents.iter().any(|p| below.contains(p)) {
+                below.insert(c.id);
+            }
+        }
+        if below.len() == before {
+            break;
+        }
+    }
+    assert!(!below.contains(&ORPHAN) && !below.contains(&OLD_MI) && below.contains(&MI));
+    let with = t.write();
+    t.hierarchy_flags = false;
+    let without = t.write();
+    for bytes in [&with, &without] {
+        let ed = Edition::open(&bytes[..]).unwrap();
+        for c in &t.concepts {
+            let o = ed.ordinal(c.id).unwrap();
+            assert_eq!(
+                ed.in_hierarchy(o).unwrap(),
+                below.contains(&c.id),
+                "{}",
+                c.id
+            );
+        }
+        assert!(ed.in_hierarchy(t.concepts.len() as u32).is_err());
+    }
+}

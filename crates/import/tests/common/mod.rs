@@ -6,12 +6,16 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
+use txmap_format::schema::{ConceptRecord, concept_flags};
+use txmap_format::{Container, SectionKind};
 use txmap_rf2::Release;
 use txmap_rf2::kind::FileKind;
 use txmap_rf2::parse::{ConceptRow, ConcreteValueRow, DescriptionRow, RefsetRow, RelationshipRow};
 use txmap_store::Edition;
+use zerocopy::FromBytes;
 
 const IS_A: u64 = 116680003;
+const ROOT: u64 = 138875005;
 const INFERRED: u64 = 900000000000011006;
 const ADDITIONAL: u64 = 900000000000227009;
 
@@ -253,6 +257,10 @@ pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
 
     // Ancestors against a naive closure; descendants against its transpose.
     let mut memo: HashMap<u64, BTreeSet<u64>> = HashMap::new();
+    let container = Container::open(bytes).unwrap();
+    let concepts =
+        <[ConceptRecord]>::ref_from_bytes(container.require(SectionKind::Concepts).unwrap())
+            .unwrap();
     fn naive_ancestors(
         id: u64,
         parents: &BTreeMap<u64, BTreeSet<u64>>,
@@ -284,6 +292,17 @@ pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
         for &a in &anc {
             assert!(e.subsumes(e.ordinal(a).unwrap(), o).unwrap());
         }
+        // The records' hierarchy flag: the root and what descends from it,
+        // in the record itself (a reader without it would search the
+        // ancestors and agree anyway) and as the store answers.
+        let below = id == ROOT || anc.contains(&ROOT);
+        let record = &concepts[o as usize];
+        assert_eq!(
+            record.flags & concept_flags::IN_HIERARCHY != 0,
+            below,
+            "IN_HIERARCHY of {id}"
+        );
+        assert_eq!(e.in_hierarchy(o).unwrap(), below, "in_hierarchy of {id}");
     }
     for &id in &ids {
         let o = e.ordinal(id).unwrap();
