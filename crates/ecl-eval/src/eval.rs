@@ -25,9 +25,6 @@ use crate::{Budget, EvalError, ExpressionSubject};
 
 pub(crate) type R<T> = Result<T, EvalError>;
 
-/// |SNOMED CT Concept|, the root of the hierarchy `*` stands for.
-pub(crate) const ROOT: u64 = 138875005;
-
 /// A refinement's candidates are tested against a hierarchy focus one by
 /// one (instead of building the focus) when the focus is this many times
 /// bigger: a test is a search in the candidate's ancestors, several cache
@@ -546,7 +543,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     /// The root and its descendants: `*` (memoised with the expression
     /// around it, so built once per evaluation).
     fn hierarchy(&mut self) -> R<Vec<u32>> {
-        let Some(root) = self.ed.ordinal(ROOT) else {
+        let Some(root) = self.ed.root() else {
             return Ok(Vec::new());
         };
         let d = self.ed.descendants(root)?;
@@ -1272,7 +1269,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
         let ed = self.ed;
         Ok(match (&s.focus, s.operator) {
-            (Focus::Any(_), None) => match ed.ordinal(ROOT) {
+            (Focus::Any(_), None) => match ed.root() {
                 Some(root) => Some(ed.descendants(root)?.len() + 1),
                 None => Some(0),
             },

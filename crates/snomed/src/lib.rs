@@ -108,9 +108,6 @@ pub fn check_system(system: Option<&str>) -> Result<(), Error> {
 /// The canonical URL of SNOMED CT.
 pub const SNOMED_CT: &str = "http://snomed.info/sct";
 
-/// |SNOMED CT Concept|, the root.
-const ROOT: u64 = 138875005;
-
 /// One edition version as a code system.
 #[derive(Debug)]
 pub struct SnomedCt<B: AsRef<[u8]>> {
@@ -351,7 +348,7 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Snom
         )
     }
     fn roots(&self) -> Cow<'_, [ConceptId]> {
-        Cow::Owned(self.edition.ordinal(ROOT).into_iter().collect())
+        Cow::Owned(self.edition.root().into_iter().collect())
     }
     fn property_def(&self, code: &str) -> Option<(Option<&str>, Option<&str>)> {
         match code {

@@ -735,6 +735,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(self.concept_record(ordinal)?.flags & concept_flags::ACTIVE != 0)
     }
 
+    /// The ordinal of the root, 138875005 |SNOMED CT Concept|, if the
+    /// edition has it (found once, on open).
+    pub fn root(&self) -> Option<u32> {
+        self.root
+    }
+
     /// Whether the concept is the root (138875005 |SNOMED CT Concept|) or
     /// one of its descendants: a member of ECL's `*`. A refinement of `*`
     /// asks it of every candidate, so it reads one bit of the concept's
