@@ -224,9 +224,15 @@ fn corrupt_files_give_their_own_errors() {
     foreign[..4].copy_from_slice(b"PK\x03\x04");
     check(&foreign, "not a txmap edition file", "inspect");
     let mut future = bytes.clone();
-    // Major version 2 (the u16 after the 8-byte magic), minor 0.
-    future[8..12].copy_from_slice(&[2, 0, 0, 0]);
-    check(&future, "format 2.0 is not supported", "inspect");
+    // The next major version (the u16 after the 8-byte magic), minor 0.
+    let next = txmap_format::FORMAT_MAJOR + 1;
+    future[8..10].copy_from_slice(&next.to_le_bytes());
+    future[10..12].copy_from_slice(&[0, 0]);
+    check(
+        &future,
+        &format!("format {next}.0 is not supported"),
+        "inspect",
+    );
 
     // One flipped byte in each section: `verify` names the section.
     let c = Container::open(&bytes).unwrap();

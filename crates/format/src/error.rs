@@ -58,7 +58,8 @@ impl fmt::Display for FormatError {
             BadMagic => f.write_str("not a txmap edition file (bad magic)"),
             UnsupportedVersion { major, minor } => write!(
                 f,
-                "edition file format {major}.{minor} is not supported (this txmap reads {}.x)",
+                "edition file format {major}.{minor} is not supported (this txmap reads {}.x): \
+                 import it again from its RF2 release",
                 crate::FORMAT_MAJOR
             ),
             LengthMismatch { expected, actual } => write!(

@@ -75,8 +75,6 @@ section_kinds! {
     /// `[U32; n + 1]`: a concept's descriptions are
     /// `Descriptions[index[c]..index[c + 1]]`.
     ConceptDescriptionsIndex = 31,
-    /// `[DescriptionIdEntry]` sorted by SCTID.
-    DescriptionIds = 32,
     /// UTF-8 terms, referenced by `DescriptionRecord::term_offset`: first
     /// every concept's preferred term (see `PreferredTermIndex`), then the
     /// others.
@@ -220,6 +218,13 @@ section_kinds! {
     /// from these two bytes, not from their 32-byte records and their
     /// acceptability rows. Optional (format 1.5).
     DescriptionSearch = 80,
+    /// `[U32]` description ordinals, sorted by their description's SCTID
+    /// (`DescriptionRecord::id`): finding a description by SCTID is a
+    /// binary search that reads the records it probes. It replaced
+    /// `DescriptionIds` (code 32, `(id, ordinal)` pairs) in format 2.0,
+    /// which held every SCTID a second time for a lookup that few calls
+    /// make — 13 MB of the International-scale edition.
+    DescriptionsById = 81,
 }
 
 impl SectionKind {
@@ -306,15 +311,6 @@ pub struct DescriptionRecord {
     pub language: u8,
     pub flags: u8,
     pub reserved: [u8; 2],
-}
-
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
-)]
-#[repr(C)]
-pub struct DescriptionIdEntry {
-    pub id: U64,
-    pub ordinal: U32,
 }
 
 #[derive(
@@ -572,7 +568,6 @@ mod tests {
         // Changing any of these is a major format change.
         assert_eq!(size_of::<ConceptRecord>(), 12);
         assert_eq!(size_of::<DescriptionRecord>(), 32);
-        assert_eq!(size_of::<DescriptionIdEntry>(), 12);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<RelationshipRecord>(), 12);
         assert_eq!(size_of::<ConcreteRecord>(), 16);

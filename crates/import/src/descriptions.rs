@@ -19,11 +19,13 @@ impl Importer<'_> {
     }
 
     /// Descriptions and text definitions: the `Descriptions`,
-    /// `ConceptDescriptionsIndex`, `TermHeap` and `DescriptionIds` sections,
-    /// plus what the language and word stages need.
+    /// `ConceptDescriptionsIndex`, `TermHeap` and `DescriptionsById`
+    /// sections, plus what the language and word stages need: among it the
+    /// `(SCTID, ordinal)` pairs in SCTID order, a spill that the language
+    /// refsets join with (the section holds only the ordinals).
     pub(super) fn descriptions(
         &mut self,
-    ) -> Result<(DescriptionFacts, Staged, Sorted<Pair32>), ImportError> {
+    ) -> Result<(DescriptionFacts, Staged, Staged, Sorted<Pair32>), ImportError> {
         let t = Instant::now();
         let n = self.concept_ids.len();
         let mut sorter = self.sorter::<DescriptionIn>();
@@ -200,19 +202,18 @@ impl Importer<'_> {
         self.stages
             .put_index(SectionKind::ConceptDescriptionsIndex, &csr.finish(n))
             .ctx("staging descriptions")?;
-        let ids = self.finish(id_index)?;
-        let staged = self
+        let sorted_ids = self.finish(id_index)?;
+        let mut ids = self.stages.detached().ctx("spilling description ids")?;
+        let by_id = self
             .stages
-            .get(SectionKind::DescriptionIds)
+            .get(SectionKind::DescriptionsById)
             .ctx("staging description ids")?;
-        for e in ids {
+        for e in sorted_ids {
             let e = e.ctx("reading sorted description ids")?;
-            staged
-                .record(&DescriptionIdEntry {
-                    id: U64::new(e.id),
-                    ordinal: U32::new(e.ordinal),
-                })
+            by_id
+                .record(&U32::new(e.ordinal))
                 .ctx("staging description ids")?;
+            ids.record(&e).ctx("spilling description ids")?;
         }
 
         // Word ids were given in order of first appearance; the index wants
@@ -240,7 +241,7 @@ impl Importer<'_> {
         self.count("descriptions", d_count);
         self.count("active_descriptions", active);
         self.done("descriptions", t, rows);
-        Ok((facts, heap, ranked))
+        Ok((facts, heap, ids, ranked))
     }
 
     /// Language refset rows: the `Acceptability` sections, the choice of the
@@ -249,6 +250,7 @@ impl Importer<'_> {
         &mut self,
         facts: &DescriptionFacts,
         terms: Staged,
+        ids: Staged,
     ) -> Result<(), ImportError> {
         let t = Instant::now();
         let n = self.concept_ids.len();
@@ -296,26 +298,23 @@ impl Importer<'_> {
                 })
                 .ctx("spilling language refset rows")?;
         }
-        // Joined with the description ids (the staged section is sorted by
-        // SCTID) in one pass, which gives each row its description ordinal.
+        // Joined with the description ids (sorted by SCTID) in one pass,
+        // which gives each row its description ordinal.
         let by_description = self.finish(by_description)?;
         let mut out = self.sorter::<AcceptabilityOut>();
         let mut per_refset: BTreeMap<u64, u64> = BTreeMap::new();
         {
-            let mut ids = self
-                .stages
-                .reopen(SectionKind::DescriptionIds)
-                .ctx("reading description ids")?;
+            let mut ids = ids.into_reader().ctx("reading description ids")?;
             let mut left = facts.concept.len();
             let mut current: Option<(u64, u32)> = None;
-            let mut rec = [0u8; size_of::<DescriptionIdEntry>()];
+            let mut rec = [0u8; size_of::<IdOrdinal>()];
             for r in by_description {
                 let r = r.ctx("reading sorted language rows")?;
                 while left > 0 && current.is_none_or(|(id, _)| id < r.description) {
                     ids.read_exact(&mut rec).ctx("reading description ids")?;
                     left -= 1;
-                    let entry: DescriptionIdEntry = zerocopy::transmute!(rec);
-                    current = Some((entry.id.get(), entry.ordinal.get()));
+                    let entry: IdOrdinal = zerocopy::transmute!(rec);
+                    current = Some((entry.id, entry.ordinal));
                 }
                 let refset = self.codes.ids[r.refset as usize];
                 let Some((_, ordinal)) = current.filter(|&(id, _)| id == r.description) else {

@@ -61,9 +61,9 @@ use std::time::Instant;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, IdentifierRecord, MemberColumnsEntry,
-    MemberMetaRecord, MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, RefsetKind,
-    RefsetRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberColumnsEntry, MemberMetaRecord,
+    MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord,
+    RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
     identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
@@ -132,7 +132,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Acceptability,
     SectionKind::Concrete,
     SectionKind::ConcreteHeap,
-    SectionKind::DescriptionIds,
+    SectionKind::DescriptionsById,
     SectionKind::Ancestors,
     SectionKind::DescendantsIndex,
     SectionKind::Descendants,
@@ -662,8 +662,8 @@ impl<'a> Importer<'a> {
     }
 
     fn description_stages(&mut self) -> Result<(), ImportError> {
-        let (facts, terms, word_pairs) = self.descriptions()?;
-        self.languages_and_preferred_terms(&facts, terms)?;
+        let (facts, terms, ids, word_pairs) = self.descriptions()?;
+        self.languages_and_preferred_terms(&facts, terms, ids)?;
         self.word_index(word_pairs)
     }
 

@@ -520,3 +520,32 @@ fn prewarm_hot_advice_and_a_verification_that_leaves_the_cache_cold() {
         list[0].size
     );
 }
+
+/// The demo edition is made on first run, reused after, and made again
+/// when the file there is of another format major (an older txmap's).
+#[test]
+fn the_demo_edition_is_made_once_and_again_when_its_format_is_old() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = txmap_server::demo_edition(&data).unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    txmap_store::Edition::open(&bytes[..]).unwrap();
+
+    // Reused: the same bytes, not regenerated (a marker in a padding byte
+    // of the header page survives only if nobody rewrote the file).
+    let mut marked = bytes.clone();
+    marked[100] = 0xAB;
+    std::fs::write(&file, &marked).unwrap();
+    assert_eq!(txmap_server::demo_edition(&data).unwrap(), file);
+    assert_eq!(std::fs::read(&file).unwrap()[100], 0xAB);
+
+    // An older major: made again, and it opens.
+    let mut old = bytes.clone();
+    old[8..10].copy_from_slice(&(txmap_format::FORMAT_MAJOR - 1).to_le_bytes());
+    std::fs::write(&file, &old).unwrap();
+    assert!(txmap_store::Edition::open(&old[..]).is_err());
+    txmap_server::demo_edition(&data).unwrap();
+    let again = std::fs::read(&file).unwrap();
+    txmap_store::Edition::open(&again[..]).unwrap();
+    assert_eq!(again, bytes, "the same synthetic edition, made again");
+}

@@ -7,9 +7,9 @@ use std::ops::Range;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, IdentifierRecord, MemberMetaRecord,
-    MemberRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord,
-    TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
+    ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE,
+    NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
+    description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, ids, records};
 use zerocopy::little_endian::{U32, U64};
@@ -44,7 +44,7 @@ const REQUIRED: &[SectionKind] = &[
     Descendants,
     Descriptions,
     ConceptDescriptionsIndex,
-    DescriptionIds,
+    DescriptionsById,
     TermHeap,
     AcceptabilityIndex,
     Acceptability,
@@ -303,8 +303,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .ok()
             .filter(|&d| d < u32::MAX)
             .ok_or_else(|| StoreError::corrupt(Descriptions, "more descriptions than u32"))?;
-        let ids: &[DescriptionIdEntry] = self.recs(DescriptionIds)?;
-        expect_count(DescriptionIds, ids.len(), d)?;
+        let by_id: &[U32] = self.recs(DescriptionsById)?;
+        expect_count(DescriptionsById, by_id.len(), d)?;
 
         self.check_preferred_term_index(n)?;
         for (index, items) in [
@@ -1089,19 +1089,35 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.make_description(ordinal, r)
     }
 
-    /// A description by its SCTID: binary search over the description ids.
+    /// A description by its SCTID: a binary search of `DescriptionsById`,
+    /// each probe reading the record it names.
     pub fn description(&self, desc_sctid: u64) -> Result<Option<Description<'_>>, StoreError> {
-        let ids: &[DescriptionIdEntry] = self.recs(DescriptionIds)?;
-        let Ok(i) = ids.binary_search_by(|e| e.id.get().cmp(&desc_sctid)) else {
-            return Ok(None);
+        let by_id: &[U32] = self.recs(DescriptionsById)?;
+        let records: &[DescriptionRecord] = self.recs(Descriptions)?;
+        let record = |o: &U32| {
+            records.get(o.get() as usize).ok_or_else(|| {
+                StoreError::corrupt(
+                    DescriptionsById,
+                    format!("description ordinal {} out of range", o.get()),
+                )
+            })
         };
-        let ordinal = ids.get(i).map_or(u32::MAX, |e| e.ordinal.get());
-        match self.description_at(ordinal) {
-            Err(StoreError::OutOfRange { .. }) => Err(StoreError::corrupt(
-                DescriptionIds,
-                format!("description ordinal {ordinal} out of range"),
-            )),
-            other => other.map(Some),
+        // `binary_search_by` cannot stop on an error: keep the first one
+        // and steer the search to its end.
+        let mut bad = None;
+        let found = by_id.binary_search_by(|o| match record(o) {
+            Ok(r) => r.id.get().cmp(&desc_sctid),
+            Err(e) => {
+                bad.get_or_insert(e);
+                std::cmp::Ordering::Less
+            }
+        });
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        match found {
+            Ok(i) => self.description_at(by_id[i].get()).map(Some),
+            Err(_) => Ok(None),
         }
     }
 

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionIdEntry, DescriptionRecord, MemberColumnsEntry, MemberRecord,
-    MemberValueRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord,
-    TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    ConcreteRecord, DescriptionRecord, MemberColumnsEntry, MemberRecord, MemberValueRecord,
+    NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, UNCODED,
+    concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind};
 use txmap_text::TermIndexBuilder;
@@ -586,16 +586,10 @@ impl TestEdition {
         }
         let (idx, _) = csr(per_concept.into_iter());
         add(ConceptDescriptionsIndex, idx.as_bytes().to_vec(), n + 1);
-        let mut desc_ids: Vec<DescriptionIdEntry> = descs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DescriptionIdEntry {
-                id: U64::new(d.id),
-                ordinal: U32::new(i as u32),
-            })
-            .collect();
-        desc_ids.sort_by_key(|e| e.id.get());
-        add(DescriptionIds, desc_ids.as_bytes().to_vec(), d);
+        let mut by_id: Vec<u32> = (0..d as u32).collect();
+        by_id.sort_by_key(|&o| descs[o as usize].id);
+        let by_id: Vec<U32> = by_id.into_iter().map(U32::new).collect();
+        add(DescriptionsById, by_id.as_bytes().to_vec(), d);
         add(TermHeap, term_heap.clone(), term_heap.len());
         let (idx, flat) = csr(accept.into_iter());
         add(AcceptabilityIndex, idx.as_bytes().to_vec(), d + 1);

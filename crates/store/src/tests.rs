@@ -1046,8 +1046,8 @@ fn layout_errors_are_caught_on_open() {
         (ParentsIndex, Box::new(|b| b[0] = 1), "offsets run 1.."),
         (Ancestors, Box::new(|b| b.extend([0; 4])), "over"),
         (
-            DescriptionIds,
-            Box::new(|b| b.truncate(b.len() - 12)),
+            DescriptionsById,
+            Box::new(|b| b.truncate(b.len() - 4)),
             "expected 41",
         ),
         (
@@ -1091,6 +1091,25 @@ fn corrupt_values_in_big_sections_are_errors() {
     let p = e.parents(o).unwrap().get(0).unwrap();
     assert_eq!(p, 1000);
     assert!(matches!(e.sctid(p), Err(StoreError::OutOfRange { .. })));
+    // A description ordinal out of range where a search by SCTID probes:
+    // every entry points past the records, so any lookup meets one.
+    let bytes = with_section(DescriptionsById, |b| {
+        for o in b.chunks_exact_mut(4) {
+            o.copy_from_slice(&u32::MAX.to_le_bytes());
+        }
+    });
+    let e = Edition::open(bytes).unwrap();
+    let err = e.description(MI_FSN).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Corrupt {
+                section: DescriptionsById,
+                ..
+            }
+        ),
+        "{err}"
+    );
     // A term past the heap, bad UTF-8 in the term heap.
     // (Truncated past the preferred-term region, which open checks.)
     let pt_region = {
