@@ -256,3 +256,11 @@ fn peek_reads_only_header_and_trailer() {
         Err(FormatError::LengthMismatch { .. })
     ));
 }
+
+#[test]
+fn container_struct_sizes_are_part_of_the_format() {
+    // FORMAT.md's header and section table; changing either is a major
+    // format change.
+    assert_eq!(HEADER_LEN, 64);
+    assert_eq!(size_of::<SectionEntry>(), 40);
+}
