@@ -140,8 +140,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// ranked from its two-byte `DescriptionSearch` entry, its concept found
     /// by walking `ConceptDescriptionsIndex` along the sorted candidates,
     /// and a one-word query's tiers come from the first-words bitmap: no
-    /// record, acceptability row or term is read but for a longer query's
-    /// tiers (the term) or a term of 2,047 characters or more. The keys are
+    /// record, acceptability row or term is read but for a term of 2,047
+    /// characters or more, and for a longer query the terms whose first
+    /// word is the query's first (the bitmap says which; the others can
+    /// neither equal nor start with the query). The keys are
     /// exactly those of the record path below, which older files take (the
     /// store tests compare the two).
     fn ranked(&self, query: &str, options: &SearchOptions) -> Result<Vec<Ranked>, StoreError> {
@@ -170,9 +172,15 @@ impl<B: AsRef<[u8]>> Edition<B> {
         if self.present(DescriptionSearch) && self.present(WordFirstWords) {
             let entries: &[U16] = self.recs(DescriptionSearch)?;
             let mut query_words = words(&folded);
-            let codes = match (query_words.next(), query_words.next()) {
-                (Some(word), None) => index.first_word_codes(word, &candidates)?,
-                _ => None,
+            let (first, second) = (query_words.next(), query_words.next());
+            let one_word = second.is_none();
+            // One word: how each term's first word meets it is the tier. A
+            // longer query: a term can match it exactly or start with it
+            // only if its first word is the query's first, so only those
+            // candidates' terms are read.
+            let codes = match first {
+                Some(word) => index.first_word_codes(word, one_word, &candidates)?,
+                None => None,
             };
             let concepts = self.concepts_of_descriptions(&candidates)?;
             for (i, (&ordinal, &concept)) in candidates.iter().zip(&concepts).enumerate() {
@@ -192,13 +200,19 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 }
                 let chars = bits & search_bits::CHARS;
                 let rank = match codes.as_ref().and_then(|c| c.get(i)) {
-                    Some(&code) if chars != search_bits::CHARS => {
+                    Some(&code) if one_word && chars != search_bits::CHARS => {
                         let tier = match code {
                             2 if bits & search_bits::ONE_WORD != 0 => MatchTier::Exact,
                             1 | 2 => MatchTier::StartsWith,
                             _ => MatchTier::AllWordPrefixes,
                         };
                         RankKey::new(tier, u32::from(chars))
+                    }
+                    // Every query word is a prefix of a word of the term
+                    // (that is how the index found it), and the term does
+                    // not start with the query's first word.
+                    Some(0) if chars != search_bits::CHARS => {
+                        RankKey::new(MatchTier::AllWordPrefixes, u32::from(chars))
                     }
                     _ => ranker.rank(self.term_of(ordinal)?),
                 };

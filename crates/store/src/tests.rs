@@ -1360,11 +1360,14 @@ fn member_fields_split_on_tabs() {
 }
 
 /// A one-word query ranks from the first-words bitmap and the records'
-/// lengths without reading terms; the key must be exactly the one ranking
-/// the terms gives, which is what a file without the bitmap (format 1.4)
-/// does. Every word and word prefix of every term, in every mode.
+/// lengths without reading terms, and a longer one reads only the terms
+/// whose first word is the query's first; the key must be exactly the one
+/// ranking the terms gives, which is what a file without the bitmap
+/// (format 1.4) does. Every word and word prefix of every term, and every
+/// pair of a term's words in both orders (the second also cut short), in
+/// every mode.
 #[test]
-fn one_word_searches_rank_as_the_terms_do() {
+fn searches_rank_as_the_terms_do() {
     let mut t = TestEdition::tiny();
     let terms = [
         "Fever",
@@ -1406,9 +1409,23 @@ fn one_word_searches_rank_as_the_terms_do() {
             }
         }
     }
+    for d in &t.descriptions {
+        let folded = txmap_text::fold(d.term);
+        let ws: Vec<&str> = txmap_text::words(&folded).collect();
+        for (i, a) in ws.iter().enumerate() {
+            for b in &ws[i + 1..] {
+                for (x, y) in [(a, b), (b, a)] {
+                    queries.push(format!("{x} {y}"));
+                    let cut = y.char_indices().nth(2).map_or(y.len(), |(at, _)| at);
+                    queries.push(format!("{x} {}", &y[..cut]));
+                }
+            }
+        }
+    }
     queries.sort();
     queries.dedup();
     let mut tiers = std::collections::BTreeSet::new();
+    let mut multi_word_tiers = std::collections::BTreeSet::new();
     for q in &queries {
         for mode in [MatchMode::Prefix, MatchMode::Words, MatchMode::LastPrefix] {
             for (inactive, definitions) in [(false, false), (true, true)] {
@@ -1432,7 +1449,11 @@ fn one_word_searches_rank_as_the_terms_do() {
                     .map(key)
                     .collect();
                 assert_eq!(x, y, "{q:?} {mode:?} inactive {inactive}");
-                tiers.extend(x.iter().map(|(_, r, _)| r.tier()));
+                if q.contains(' ') {
+                    multi_word_tiers.extend(x.iter().map(|(_, r, _)| r.tier()));
+                } else {
+                    tiers.extend(x.iter().map(|(_, r, _)| r.tier()));
+                }
                 assert_eq!(
                     a.search_concepts(q, &options).unwrap(),
                     b.search_concepts(q, &options).unwrap(),
@@ -1448,6 +1469,10 @@ fn one_word_searches_rank_as_the_terms_do() {
         MatchTier::AllWordPrefixes,
     ] {
         assert!(tiers.contains(&tier), "{tier:?} never ranked");
+        assert!(
+            multi_word_tiers.contains(&tier),
+            "{tier:?} never ranked for a longer query"
+        );
     }
 }
 

@@ -695,22 +695,25 @@ impl<'a> TextIndex<'a> {
 
     /// For each of `candidates` (ascending description ordinals), how the
     /// first word of its term meets `word` (folded, one word): `2` when it
-    /// is `word`, `1` when it starts with `word` and is longer, `0` when
-    /// it does not start with `word`. What a one-word query's ranking
-    /// needs (exact term, term starting with the query, other), without
-    /// reading a term. `None` when the index has no first-words bitmap.
-    /// The work is the postings of the words starting with `word`, as for
-    /// the search that found the candidates.
+    /// is `word`, `1` when it starts with `word` and is longer (only with
+    /// `prefix`; without, only `word`'s own postings are read), `0`
+    /// otherwise. What ranking needs without reading a term: for a
+    /// one-word query (with `prefix`) the tier (exact term, term starting
+    /// with the query, other); for a longer one whether the term can start
+    /// with the query at all, which needs its first word to be the query's
+    /// first. `None` when the index has no first-words bitmap. The work is
+    /// the postings read, as for the search that found the candidates.
     pub fn first_word_codes(
         &self,
         word: &str,
+        prefix: bool,
         candidates: &[u32],
     ) -> Result<Option<Vec<u8>>, TextError> {
         let Some(first) = self.first else {
             return Ok(None);
         };
         let mut codes = vec![0u8; candidates.len()];
-        self.for_each_with_prefix(word, |w, p| {
+        let mut mark = |w: &str, p: Postings<'a>| {
             let code = if w == word { 2 } else { 1 };
             let list = p.raw();
             let mut i = 0;
@@ -725,8 +728,15 @@ impl<'a> TextIndex<'a> {
                     Some(_) => {}
                 }
             }
-            ControlFlow::Continue(())
-        })?;
+        };
+        if prefix {
+            self.for_each_with_prefix(word, |w, p| {
+                mark(w, p);
+                ControlFlow::Continue(())
+            })?;
+        } else if let Some((_, p)) = self.lookup(word)? {
+            mark(word, p);
+        }
         Ok(Some(codes))
     }
 
@@ -951,20 +961,34 @@ mod tests {
         let index = bytes.open().unwrap();
         let all: Vec<u32> = vec![0, 1, 2, 3, 4, 7, 9];
         assert_eq!(
-            index.first_word_codes("fever", &all).unwrap(),
+            index.first_word_codes("fever", true, &all).unwrap(),
             Some(vec![2, 2, 1, 0, 0, 2, 0])
         );
         assert_eq!(
-            index.first_word_codes("fe", &all).unwrap(),
+            index.first_word_codes("fe", true, &all).unwrap(),
             Some(vec![1, 1, 1, 0, 2, 1, 0])
         );
         assert_eq!(
-            index.first_word_codes("cold", &[2, 9]).unwrap(),
+            index.first_word_codes("cold", true, &[2, 9]).unwrap(),
             Some(vec![0, 2])
+        );
+        // The word alone: "Feverish cold" (2) starts with "fever" but its
+        // first word is not "fever"; "fe" is nobody's first word.
+        assert_eq!(
+            index.first_word_codes("fever", false, &all).unwrap(),
+            Some(vec![2, 2, 0, 0, 0, 2, 0])
+        );
+        assert_eq!(
+            index.first_word_codes("fe", false, &all).unwrap(),
+            Some(vec![0, 0, 0, 0, 2, 0, 0])
+        );
+        assert_eq!(
+            index.first_word_codes("absent", false, &all).unwrap(),
+            Some(vec![0; 7])
         );
         // Without the bitmap there is no answer.
         let plain = TextIndex::open(&bytes.fst, &bytes.offsets, &bytes.postings).unwrap();
-        assert_eq!(plain.first_word_codes("fever", &all).unwrap(), None);
+        assert_eq!(plain.first_word_codes("fever", true, &all).unwrap(), None);
         // A bitmap of the wrong length is refused.
         assert!(plain.with_first_words(&bytes.first_words[1..]).is_err());
     }
