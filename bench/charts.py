@@ -8,7 +8,9 @@ bench scripts write, with one command:
 - docs/matrix-latency.svg   latency percentiles per configuration, cold and
                             warm, by process count (matrix.json)
 - docs/cold-pass.svg        major faults and page cache over the cold pass,
-                            per configuration, issue 16 (matrix-16.json)
+                            per configuration, issue 16 (matrix-16.json:
+                            format 1.5)
+- docs/cold-pass-2.svg      the same for format 2.0 (matrix-16-v2.json)
 - docs/matrix-memory.svg    server memory over time per configuration:
                             private (sum of Anonymous) and whole group
                             (that plus the editions' page cache) (matrix.json)
@@ -322,7 +324,7 @@ def scan(path):
     print(f"wrote {DOCS / 'scan.svg'}")
 
 
-def cold_pass(data):
+def cold_pass(data, name="cold-pass.svg", source="matrix-16.json"):
     """Major faults and the editions' page cache over the cold pass, one
     line per configuration (first repeat, one process): issue 16's before
     (advice random) and after."""
@@ -346,7 +348,7 @@ def cold_pass(data):
     lines = {r["config"]: series(r) for r in runs}
     lines = {k: v for k, v in lines.items() if v}
     if not lines:
-        print("matrix-16.json has no fault samples: cold-pass.svg skipped")
+        print(f"{source} has no fault samples: {name} skipped")
         return
     xmax = max(t for v in lines.values() for t, _, _ in v) or 1
     fmax = max(f for v in lines.values() for _, f, _ in v) or 1
@@ -367,13 +369,19 @@ def cold_pass(data):
         for k, pts in lines.items():
             p.line([(t, v[idx - 1]) for t, *v in pts], colours[k])
     legend(svg, ml, height - 12, [(data["configs"][k], colours[k], "") for k in lines])
-    write(svg, "cold-pass.svg")
+    write(svg, name)
+
+
+def cold_pass_2(data):
+    """[`cold_pass`] of the format 2.0 files."""
+    cold_pass(data, "cold-pass-2.svg", "matrix-16-v2.json")
 
 
 def main():
     jobs = [
         ("matrix.json", [matrix_latency, matrix_memory]),
         ("matrix-16.json", [cold_pass]),
+        ("matrix-16-v2.json", [cold_pass_2]),
         ("import-memory.json", [import_memory]),
         ("txbench.json", [txbench]),
         ("issue14-soak.json", [soak]),
