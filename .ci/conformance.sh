@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the HL7 terminology ecosystem suite against txmap serving the HL7
-# test edition, in R4 and R5, modes general and snomed, and checks the
+# test edition, in R4 and R5, modes general, snomed and tx.fhir.org (the
+# tests of tx.fhir.org's own code systems and operations), and checks the
 # ratchet: every test listed in conformance/passing.txt must still pass.
 # Skipped, with a notice, when ../shared/tx-ecosystem is absent.
 #
@@ -49,12 +50,12 @@ if [ -z "$URL" ]; then
 fi
 
 mkdir -p target/conformance
-ARGS=(--server "$URL" --suite-dir "$SUITE/tests" --fhir r4,r5 --modes general,snomed
+ARGS=(--server "$URL" --suite-dir "$SUITE/tests" --fhir r4,r5 --modes general,snomed,tx.fhir.org
       --report target/conformance/report.json --output target/conformance/failures
       --ratchet conformance/passing.txt)
 if [ "${UPDATE_RATCHET:-}" = 1 ]; then ARGS+=(--update-ratchet); fi
 "$TXMAP" conformance "${ARGS[@]}"
 # The same without the official runner's lenient string rule, for
 # docs/conformance.md (reported, not judged).
-"$TXMAP" conformance --server "$URL" --suite-dir "$SUITE/tests" --fhir r4,r5 --modes general,snomed \
+"$TXMAP" conformance --server "$URL" --suite-dir "$SUITE/tests" --fhir r4,r5 --modes general,snomed,tx.fhir.org \
     --strict-strings --report target/conformance/report-strict.json >/dev/null 2>&1 || true

@@ -134,7 +134,7 @@ pub fn claims(op: Operation, params: &Params) -> bool {
             !not_snomed(system)
         }
         Operation::CsValidate => !not_snomed(text("url").or_else(|| code_system(params))),
-        Operation::BatchValidate => false,
+        Operation::BatchValidate | Operation::Compare => false,
         Operation::Translate => {
             let has_map = params
                 .resources("tx-resource")
@@ -227,10 +227,8 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Editions<B> {
                 let e = self.edition(asked.version.as_deref())?;
                 Answer::Text(crate::translate::translate(e, r5, &asked)?)
             }
-            Operation::BatchValidate => {
-                return Err(Error::Internal(
-                    "$batch-validate-code is the generic engine's".into(),
-                ));
+            Operation::BatchValidate | Operation::Compare => {
+                return Err(Error::Internal(format!("{op:?} is the generic engine's")));
             }
         })
     }

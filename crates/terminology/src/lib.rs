@@ -5,7 +5,7 @@
 //! Real value sets mix systems, import each other and come from IG
 //! packages; clients also send CodeSystems and ValueSets inline, as
 //! `tx-resource` parameters. This crate answers `$validate-code`,
-//! `$expand`, `$lookup`, `$subsumes`, `$translate` and
+//! `$expand`, `$lookup`, `$subsumes`, `$translate`, `$compare` and
 //! `$batch-validate-code` over all
 //! of them in-process: no async, no HTTP, no store. A code system is
 //! anything that implements [`CodeSystemProvider`] — a CodeSystem
@@ -29,14 +29,15 @@
 //! * [`supplement`] decides which supplements a request applies
 //!   (`useSupplement`, `valueset-supplement`) and what concept extensions
 //!   show in expansions; [`language`] reads display language preferences;
-//! * [`validate`] (and [`batch`]), [`expand`], [`lookup`], [`subsumes`]
-//!   and [`translate`] are the operations, [`error`] their issues and errors,
+//! * [`validate`] (and [`batch`]), [`expand`], [`lookup`], [`subsumes`],
+//!   [`translate`] and [`compare`] are the operations, [`error`] their issues and errors,
 //!   with the tooling's messages, and [`parameters`] the writer of their
 //!   Parameters answers.
 #![forbid(unsafe_code)]
 
 pub mod batch;
 pub mod codesystem;
+pub mod compare;
 pub mod engine;
 pub mod error;
 pub mod expand;

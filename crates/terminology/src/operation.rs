@@ -35,6 +35,8 @@ pub enum Operation {
     Translate,
     /// `ValueSet/$batch-validate-code`.
     BatchValidate,
+    /// `ValueSet/$compare`: how two value sets' codes relate.
+    Compare,
 }
 
 /// How costly an operation is, which says where the transport runs it.
@@ -135,6 +137,7 @@ pub fn answer(
         }
         Operation::Translate => Answer::Parameters(crate::translate::translate(&request, r5)?),
         Operation::Subsumes => Answer::Parameters(crate::subsumes::subsumes(&request)?),
+        Operation::Compare => Answer::Parameters(crate::compare::compare(&request)?),
         Operation::Expand => {
             let mut vs = crate::expand::expand(
                 &request,

@@ -6,7 +6,8 @@
 //! `mode=terminology` a TerminologyCapabilities), `GET|POST
 //! [base]/$versions`, the operations — `CodeSystem/$lookup`,
 //! `$subsumes`, `$validate-code`, `ValueSet/$validate-code`, `$expand`,
-//! `$batch-validate-code`, `ConceptMap/$translate` — by GET and POST, and
+//! `$batch-validate-code`, `$compare`, `ConceptMap/$translate` — by GET
+//! and POST, and
 //! read and search of CodeSystem, ValueSet and ConceptMap
 //! ([`resources`]). Each operation's route (`operation`) reads its
 //! parameters ([`params`]) into one [`params::Request`] (time budget,
@@ -131,6 +132,7 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
             "/ValueSet/$validate-code",
             operation(v, Operation::VsValidate),
         )
+        .route("/ValueSet/$compare", operation(v, Operation::Compare))
         .merge(resources::routes(v))
         .route_layer(middleware::from_fn(format::negotiate))
 }
