@@ -100,8 +100,8 @@ pub struct Comparison {
 /// `otherValueSet` or `otherUrl`.
 pub fn compare(req: &Request) -> Result<Parameters<'static>, Error> {
     let (mut this_inline, mut other_inline) = (None, None);
-    let this = side(req, "this", &mut this_inline)?;
-    let other = side(req, "other", &mut other_inline)?;
+    let this = side(req, "thisValueSet", "thisUrl", &mut this_inline)?;
+    let other = side(req, "otherValueSet", "otherUrl", &mut other_inline)?;
     let engine = || {
         Engine::new(&req.resolver, req.max_expansion, true)
             .with_stop(req.stop())
@@ -111,17 +111,14 @@ pub fn compare(req: &Request) -> Result<Parameters<'static>, Error> {
     Ok(answer(this, other, &c))
 }
 
-/// The value set a side names: `{side}ValueSet` inline, else `{side}Url`
-/// (`url|version` allowed).
+/// The value set one side names: the inline `resource` parameter, else
+/// the canonical in `url` (`url|version` allowed).
 fn side<'r>(
     req: &'r Request,
-    side: &'static str,
+    resource: &str,
+    url: &str,
     inline: &'r mut Option<ValueSet>,
 ) -> Result<&'r ValueSet, Error> {
-    let (resource, url) = match side {
-        "this" => ("thisValueSet", "thisUrl"),
-        _ => ("otherValueSet", "otherUrl"),
-    };
     if let Some(r) = req.resource(resource) {
         let vs = ValueSet::from_json(r)
             .ok_or_else(|| Error::Invalid(format!("The {resource} parameter is not a ValueSet")))?;
