@@ -466,4 +466,23 @@ mod tests {
         assert!(cs.locate("A").unwrap().case_differs);
         assert_eq!(cs.all().len(), 4);
     }
+
+    #[test]
+    fn descendants_come_in_hierarchy_order() {
+        // a > (b > (b1, b2), c > c1): depth first, children in order.
+        let cs = CodeSystem::from_json(&json!({
+            "resourceType": "CodeSystem", "url": "http://x",
+            "concept": [{"code": "a", "concept": [
+                {"code": "b", "concept": [{"code": "b1"}, {"code": "b2"}]},
+                {"code": "c", "concept": [{"code": "c1"}]}
+            ]}]
+        }))
+        .unwrap();
+        let codes: Vec<String> = cs
+            .descendants(cs.locate("a").unwrap().id)
+            .into_iter()
+            .map(|i| cs.code(i).into_owned())
+            .collect();
+        assert_eq!(codes, ["b", "b1", "b2", "c", "c1"]);
+    }
 }

@@ -220,18 +220,20 @@ pub trait CodeSystemProvider: std::fmt::Debug + Send + Sync {
         false
     }
 
-    /// The descendants of `id` (not itself), each once.
+    /// The descendants of `id` (not itself), each once, in hierarchy
+    /// order: depth first, children in their order, as a flattened
+    /// expansion lists them (below `code2`: `code2a, code2aI, code2aII,
+    /// code2b`, not `code2a, code2b, code2aI, code2aII`).
     fn descendants(&self, id: ConceptId) -> Vec<ConceptId> {
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        let mut stack = vec![id];
+        let mut stack: Vec<ConceptId> = self.children(id).iter().rev().copied().collect();
         while let Some(x) = stack.pop() {
-            for &c in self.children(x).iter() {
-                if c != id && seen.insert(c) {
-                    out.push(c);
-                    stack.push(c);
-                }
+            if x == id || !seen.insert(x) {
+                continue;
             }
+            out.push(x);
+            stack.extend(self.children(x).iter().rev().copied());
         }
         out
     }
