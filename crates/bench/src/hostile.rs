@@ -154,13 +154,14 @@ fn parameters(list: Vec<Value>) -> Vec<u8> {
 }
 
 /// The operation endpoints, under `/r4` or `/r5`.
-const OPS: [&str; 7] = [
+const OPS: [&str; 8] = [
     "CodeSystem/$lookup",
     "CodeSystem/$subsumes",
     "CodeSystem/$validate-code",
     "ValueSet/$validate-code",
     "ValueSet/$expand",
     "ValueSet/$batch-validate-code",
+    "ValueSet/$compare",
     "ConceptMap/$translate",
 ];
 
