@@ -188,20 +188,20 @@ fn show(v: Option<u64>) -> String {
 }
 
 /// The demo edition in `data_dir`, generated and imported on first run —
-/// and again when the one there is of a format major this txmap does not
-/// read (left by an older txmap): it is ours to remake, where an edition
-/// the operator configured gets the error that says to re-import it.
+/// and again when the file there does not open as an edition of this
+/// txmap's format (one of another major, left by an older txmap, or a
+/// damaged one): it is ours to remake, where an edition the operator
+/// configured gets the error that says to re-import it.
 pub fn demo_edition(data_dir: &Path) -> Result<PathBuf, ServeError> {
     let file = data_dir.join("demo.txmap");
     if file.is_file() {
-        if of_this_format(&file) {
-            return Ok(file);
+        let opened = std::fs::File::open(&file)
+            .map_err(txmap_format::FormatError::from)
+            .and_then(|f| txmap_format::peek_metadata(&f));
+        match opened {
+            Ok(_) => return Ok(file),
+            Err(e) => tracing::info!("{}: {e}; making it again", file.display()),
         }
-        tracing::info!(
-            "{} is of another edition format than this txmap's {}.x: making it again",
-            file.display(),
-            txmap_format::FORMAT_MAJOR
-        );
     }
     let err = |e: &dyn fmt::Display| {
         ServeError::Demo(format!(
@@ -221,18 +221,6 @@ pub fn demo_edition(data_dir: &Path) -> Result<PathBuf, ServeError> {
     txmap_import::import(&options, &txmap_import::Quiet).map_err(|e| err(&e))?;
     let _ = std::fs::remove_dir_all(&rf2);
     Ok(file)
-}
-
-/// Whether `file` starts with an edition header of this txmap's format
-/// major (the magic, then the major version).
-fn of_this_format(file: &Path) -> bool {
-    use std::io::Read as _;
-    let mut head = [0u8; 10];
-    std::fs::File::open(file)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && head[..8] == txmap_format::MAGIC
-        && u16::from_le_bytes([head[8], head[9]]) == txmap_format::FORMAT_MAJOR
 }
 
 /// Binds the listening socket, with SO_REUSEPORT if asked.

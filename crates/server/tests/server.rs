@@ -522,7 +522,8 @@ fn prewarm_hot_advice_and_a_verification_that_leaves_the_cache_cold() {
 }
 
 /// The demo edition is made on first run, reused after, and made again
-/// when the file there is of another format major (an older txmap's).
+/// when the file there is of another format major (an older txmap's) or
+/// damaged.
 #[test]
 fn the_demo_edition_is_made_once_and_again_when_its_format_is_old() {
     let dir = tempfile::tempdir().unwrap();
@@ -548,4 +549,9 @@ fn the_demo_edition_is_made_once_and_again_when_its_format_is_old() {
     let again = std::fs::read(&file).unwrap();
     txmap_store::Edition::open(&again[..]).unwrap();
     assert_eq!(again, bytes, "the same synthetic edition, made again");
+
+    // Truncated: made again.
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    txmap_server::demo_edition(&data).unwrap();
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
 }
