@@ -133,7 +133,11 @@ pub fn claims(op: Operation, params: &Params) -> bool {
                 .or_else(|| b.and_then(|c| c.system.as_deref()));
             !not_snomed(system)
         }
-        Operation::CsValidate => !not_snomed(text("url").or_else(|| code_system(params))),
+        // A code with no system at all is the generic engine's: it says
+        // the code cannot be validated, whatever the code system.
+        Operation::CsValidate => text("url")
+            .or_else(|| code_system(params))
+            .is_some_and(|s| !not_snomed(Some(s))),
         Operation::BatchValidate | Operation::Compare => false,
         Operation::Translate => {
             let has_map = params
@@ -329,5 +333,13 @@ mod tests {
         assert!(!claims(Operation::VsValidate, &cc(2)));
         assert!(claims(Operation::CsValidate, &cc(2)));
         assert!(!claims(Operation::BatchValidate, &implicit));
+        // A coding with no system is nobody's: the engine says it cannot
+        // be validated.
+        let no_system = params(json!({"resourceType": "Parameters", "parameter": [
+            {"name": "coding", "valueCoding": {"code": "OBG"}}]}));
+        assert!(!claims(Operation::CsValidate, &no_system));
+        let snomed_coding = params(json!({"resourceType": "Parameters", "parameter": [
+            {"name": "coding", "valueCoding": {"system": SNOMED_CT, "code": "1"}}]}));
+        assert!(claims(Operation::CsValidate, &snomed_coding));
     }
 }
