@@ -217,9 +217,20 @@ async fn inactive_and_unknown_codes() {
         )
     );
 
+    // A code system the server does not have: the code cannot be
+    // validated, which is an answer (as the HL7 suite's bugs/x12-bad
+    // expects), not a missing resource.
     let (status, v) = get("/r4/CodeSystem/$validate-code?system=http://loinc.org&code=1-8").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(error_outcome(&v), "not-found");
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(!result(&v));
+    assert_eq!(
+        issues(&v),
+        [(
+            "error".to_owned(),
+            "not-found".to_owned(),
+            "A definition for CodeSystem 'http://loinc.org' could not be found, so the code cannot be validated".to_owned()
+        )]
+    );
     let (status, v) = get(&format!("/r4/CodeSystem/$validate-code?system={SCT}")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(error_outcome(&v), "required");

@@ -593,9 +593,6 @@ impl Validator<'_> {
         };
         let base = match self.engine.code_system(&system, version.as_deref()) {
             Ok(cs) => cs,
-            // Without a value set, there is nothing to say about a code of
-            // an unknown system: the request names something not found.
-            Err(e @ Error::CodeSystemNotFound { .. }) if self.vs.is_none() => return Err(e),
             Err(e) => {
                 let included = self.vs.is_some_and(|vs| vs.systems().any(|s| s == system));
                 if self.vs.is_some() && !included {
@@ -625,7 +622,9 @@ impl Validator<'_> {
                     );
                 }
                 if matches!(e, Error::CodeSystemNotFound { .. }) {
-                    if included {
+                    // Without a value set, the unknown system is why the
+                    // code cannot be validated.
+                    if included || self.vs.is_none() {
                         out.caused_by_unknown = Some(system.clone());
                     } else {
                         out.unknown_system = Some(system.clone());
