@@ -130,7 +130,8 @@ impl<'r> Engine<'r> {
         self.used_vs.borrow().clone()
     }
 
-    fn use_cs(&self, cs: &'r dyn CodeSystemProvider) {
+    /// Notes that the answer used `cs` (its status cautions are reported).
+    pub(crate) fn use_cs(&self, cs: &'r dyn CodeSystemProvider) {
         let mut u = self.used_cs.borrow_mut();
         if !u.iter().any(|c| same(*c, cs)) {
             u.push(cs);

@@ -634,6 +634,10 @@ impl Validator<'_> {
                 return Ok(out);
             }
         };
+        if self.vs.is_none() {
+            // The code system validated against is the one the answer used.
+            self.engine.use_cs(base);
+        }
         if base.content() == Content::Supplement {
             out.issues.push(issue(
                 "error",
@@ -981,6 +985,40 @@ mod tests {
             .unwrap()
             .iter()
             .find(|p| p["name"] == name)
+    }
+
+    /// `CodeSystem/$validate-code` against a draft code system says so, as
+    /// a value set validation does; a code of an unknown system is an
+    /// answer that it cannot be validated.
+    #[test]
+    fn code_system_validation_reports_a_draft_system_and_an_unknown_one() {
+        let draft = json!({"name": "tx-resource", "resource": {
+            "resourceType": "CodeSystem", "url": "http://draft", "status": "draft",
+            "concept": [{"code": "x", "display": "Ex"}]}});
+        let body = json!({"resourceType": "Parameters", "parameter": [draft,
+            {"name": "url", "valueUri": "http://draft"}, {"name": "code", "valueCode": "x"}]});
+        let out = validate_code(&Request::new(body), false)
+            .unwrap()
+            .to_value();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], true);
+        let issue = &param(&out, "issues").unwrap()["resource"]["issue"][0];
+        assert_eq!(issue["severity"], "information");
+        assert_eq!(issue["details"]["coding"][0]["code"], "status-check");
+        assert_eq!(
+            issue["details"]["text"],
+            "Reference to draft CodeSystem http://draft"
+        );
+
+        let body = json!({"resourceType": "Parameters", "parameter": [
+            {"name": "url", "valueUri": "http://nowhere"}, {"name": "code", "valueCode": "x"}]});
+        let out = validate_code(&Request::new(body), false)
+            .unwrap()
+            .to_value();
+        assert_eq!(param(&out, "result").unwrap()["valueBoolean"], false);
+        assert_eq!(
+            param(&out, "x-caused-by-unknown-system").unwrap()["valueCanonical"],
+            "http://nowhere"
+        );
     }
 
     #[test]
