@@ -1090,35 +1090,28 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     /// A description by its SCTID: a binary search of `DescriptionsById`,
-    /// each probe reading the record it names.
+    /// each probe reading the record it names (the one found is the
+    /// answer's).
     pub fn description(&self, desc_sctid: u64) -> Result<Option<Description<'_>>, StoreError> {
         let by_id: &[U32] = self.recs(DescriptionsById)?;
         let records: &[DescriptionRecord] = self.recs(Descriptions)?;
-        let record = |o: &U32| {
-            records.get(o.get() as usize).ok_or_else(|| {
+        let (mut lo, mut hi) = (0, by_id.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let ordinal = by_id[mid].get();
+            let r = records.get(ordinal as usize).ok_or_else(|| {
                 StoreError::corrupt(
                     DescriptionsById,
-                    format!("description ordinal {} out of range", o.get()),
+                    format!("description ordinal {ordinal} out of range"),
                 )
-            })
-        };
-        // `binary_search_by` cannot stop on an error: keep the first one
-        // and steer the search to its end.
-        let mut bad = None;
-        let found = by_id.binary_search_by(|o| match record(o) {
-            Ok(r) => r.id.get().cmp(&desc_sctid),
-            Err(e) => {
-                bad.get_or_insert(e);
-                std::cmp::Ordering::Less
+            })?;
+            match r.id.get().cmp(&desc_sctid) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.make_description(ordinal, r).map(Some),
             }
-        });
-        if let Some(e) = bad {
-            return Err(e);
         }
-        match found {
-            Ok(i) => self.description_at(by_id[i].get()).map(Some),
-            Err(_) => Ok(None),
-        }
+        Ok(None)
     }
 
     /// A description's active language refset rows: (refset, acceptability)
