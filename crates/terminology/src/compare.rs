@@ -86,6 +86,15 @@ pub struct Codes {
     pub extra: Vec<String>,
 }
 
+impl Codes {
+    /// Each list in code order (how enumerations report them).
+    fn sort(&mut self) {
+        for list in [&mut self.common, &mut self.missing, &mut self.extra] {
+            list.sort();
+        }
+    }
+}
+
 /// A comparison's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Comparison {
@@ -102,12 +111,10 @@ pub fn compare(req: &Request) -> Result<Parameters<'static>, Error> {
     let (mut this_inline, mut other_inline) = (None, None);
     let this = side(req, "thisValueSet", "thisUrl", &mut this_inline)?;
     let other = side(req, "otherValueSet", "otherUrl", &mut other_inline)?;
-    let engine = || {
-        Engine::new(&req.resolver, req.max_expansion, true)
-            .with_stop(req.stop())
-            .with_versions(crate::version::VersionRules::from_request(req))
-    };
-    let c = compare_sets(this, other, &req.resolver, engine)?;
+    let engine = Engine::new(&req.resolver, req.max_expansion, true)
+        .with_stop(req.stop())
+        .with_versions(crate::version::VersionRules::from_request(req));
+    let c = compare_sets(this, other, &req.resolver, &engine)?;
     Ok(answer(this, other, &c))
 }
 
@@ -135,12 +142,12 @@ fn side<'r>(
 }
 
 /// Compares two value sets: by their definitions where those decide,
-/// else by expanding both with the engine `engine` makes.
+/// else by expanding both with `engine`.
 pub fn compare_sets<'r>(
     this: &'r ValueSet,
     other: &'r ValueSet,
     resolver: &'r Resolver,
-    engine: impl Fn() -> Engine<'r>,
+    engine: &Engine<'r>,
 ) -> Result<Comparison, Error> {
     if let Some((relation, codes)) = by_definition(this, other, resolver) {
         return Ok(Comparison {
@@ -150,7 +157,7 @@ pub fn compare_sets<'r>(
         });
     }
     let expand = |vs: &'r ValueSet| -> Result<Result<Vec<(String, String)>, String>, Error> {
-        match engine().expand(vs) {
+        match engine.expand(vs) {
             Ok(entries) => {
                 let mut seen = HashSet::new();
                 Ok(Ok(entries
@@ -231,9 +238,7 @@ fn by_definition(
     }
     if a.include.iter().chain(&b.include).all(enumerates) {
         let (relation, mut codes) = relate(&enumerated(&a.include), &enumerated(&b.include));
-        for list in [&mut codes.common, &mut codes.missing, &mut codes.extra] {
-            list.sort();
-        }
+        codes.sort();
         return Some((relation, Some(codes)));
     }
     if rule_keys(&a.include) == rule_keys(&b.include) {
@@ -285,9 +290,7 @@ fn by_definition(
         shared |= !only_one_side && relation != Relation::Disjoint;
     }
     if let Some(l) = &mut listed {
-        for list in [&mut l.common, &mut l.missing, &mut l.extra] {
-            list.sort();
-        }
+        l.sort();
     }
     Some((Relation::of(this_in_other, other_in_this, shared), listed))
 }
