@@ -56,8 +56,14 @@ impl<B: AsRef<[u8]>> Editions<B> {
     }
 }
 
+/// Whether a system URL is SNOMED CT's (an edition's URI included).
+fn is_snomed(system: &str) -> bool {
+    system.starts_with(SNOMED_CT)
+}
+
+/// Whether a system is named and is not SNOMED CT.
 fn not_snomed(system: Option<&str>) -> bool {
-    system.is_some_and(|s| !s.starts_with(SNOMED_CT))
+    system.is_some_and(|s| !is_snomed(s))
 }
 
 /// Whether a ValueSet resource is SNOMED CT alone and imports nothing.
@@ -137,7 +143,7 @@ pub fn claims(op: Operation, params: &Params) -> bool {
         // the code cannot be validated, whatever the code system.
         Operation::CsValidate => text("url")
             .or_else(|| code_system(params))
-            .is_some_and(|s| !not_snomed(Some(s))),
+            .is_some_and(is_snomed),
         Operation::BatchValidate | Operation::Compare => false,
         Operation::Translate => {
             let has_map = params
