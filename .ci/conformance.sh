@@ -27,12 +27,15 @@ cleanup() {
 trap cleanup EXIT
 
 "$TXMAP" import --rf2 "$SUITE/tx-source/snomed" --out "$WORK/hl7.txmap" --quiet
+# The suite's LOINC subset: its expected answers name version 2.82
+# (tx.fhir.org's), and the subset's folder does not carry the version.
+"$TXMAP" import --loinc "$SUITE/tx-source/loinc" --loinc-version 2.82 --out "$WORK/loinc.txmap" --quiet
 # The FHIR core code systems the suite uses without sending them
 # (conformance/fhir-core-subset/README.md), as a FHIR package.
 tar czf "$WORK/fhir-core-subset.tgz" -C conformance/fhir-core-subset package
 cat >"$WORK/txmap.toml" <<TOML
 listen = "127.0.0.1:0"
-editions = ["hl7.txmap"]
+editions = ["hl7.txmap", "loinc.txmap"]
 packages = ["fhir-core-subset.tgz"]
 [snomed]
 load = "mmap"

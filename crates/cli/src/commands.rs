@@ -22,7 +22,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Compile RF2 release packages into one edition file.
+    /// Compile RF2 release packages into one edition file, or a LOINC
+    /// release (`--loinc`) into one code system file.
     Import(ImportArgs),
     /// Check every checksum of an edition file.
     Verify { file: PathBuf },
@@ -145,8 +146,16 @@ struct ServeArgs {
 struct ImportArgs {
     /// An RF2 package: a .zip as distributed or an unpacked folder. Repeat
     /// for an extension: base first, extension after.
-    #[arg(long = "rf2", required = true, value_name = "PATH")]
+    #[arg(long = "rf2", value_name = "PATH", required_unless_present = "loinc")]
     rf2: Vec<PathBuf>,
+    /// A LOINC release folder (`Loinc_2.82`, as unzipped), compiled into a
+    /// code system file instead of an edition.
+    #[arg(long, value_name = "DIR", conflicts_with = "rf2")]
+    loinc: Option<PathBuf>,
+    /// The LOINC release's version, when its folder is not named
+    /// `Loinc_<version>`.
+    #[arg(long, value_name = "VERSION", requires = "loinc")]
+    loinc_version: Option<String>,
     /// The edition file to write (replaced atomically if it exists).
     #[arg(long, short, value_name = "FILE")]
     out: PathBuf,
@@ -192,9 +201,14 @@ struct ImportArgs {
 
 #[derive(Debug, Args)]
 struct SynthArgs {
-    /// Concept rows to generate (International scale: 535000).
+    /// Concept rows to generate (International scale: 535000); with
+    /// `--loinc`, terms (LOINC scale: 105000).
     #[arg(long, default_value_t = 10_000)]
     concepts: usize,
+    /// Write a LOINC release folder (the CSV files `import --loinc`
+    /// reads) instead of RF2.
+    #[arg(long, conflicts_with_all = ["extension_of_seed", "effective_time"])]
+    loinc: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// A directory, or a path ending in .zip.
@@ -244,6 +258,9 @@ pub fn run(cli: Cli) -> Result<Found> {
 }
 
 fn import(a: ImportArgs) -> Result<()> {
+    if let Some(dir) = &a.loinc {
+        return import_loinc(dir, &a);
+    }
     let mut options = ImportOptions::new(a.rf2, a.out.clone());
     options.max_memory = a.max_memory;
     options.sort_buffer = a.sort_buffer;
@@ -329,6 +346,18 @@ pub(crate) fn open(file: &Path) -> Result<Edition<EditionBytes>> {
 }
 
 fn verify(file: PathBuf) -> Result<()> {
+    if let Some(cs) = open_code_system(&file)? {
+        cs.verify(|_| {})
+            .with_context(|| format!("{}", file.display()))?;
+        println!(
+            "{}: ok (code system {}|{}, {} concepts)",
+            file.display(),
+            cs.meta("url"),
+            cs.meta("version"),
+            cs.len()
+        );
+        return Ok(());
+    }
     let e = open(&file)?;
     e.verify(|_| {})
         .with_context(|| format!("{}", file.display()))?;
@@ -342,6 +371,9 @@ fn verify(file: PathBuf) -> Result<()> {
 }
 
 fn inspect(file: PathBuf, as_json: bool) -> Result<()> {
+    if let Some(cs) = open_code_system(&file)? {
+        return inspect_code_system(&file, &cs, as_json);
+    }
     let e = open(&file)?;
     let id = e.identity();
     let sections = e.sections();
@@ -491,6 +523,16 @@ fn lookup(file: PathBuf, sctid: u64, as_json: bool) -> Result<()> {
 }
 
 fn synth(a: SynthArgs) -> Result<()> {
+    if a.loinc {
+        let terms = u32::try_from(a.concepts).context("--concepts: too many terms")?;
+        txmap_loinc::synth::write_release(&a.out, txmap_loinc::synth::Shape { terms })
+            .with_context(|| format!("writing {}", a.out.display()))?;
+        println!(
+            "wrote a LOINC release of {terms} terms to {}",
+            a.out.display()
+        );
+        return Ok(());
+    }
     let mut config = txmap_synth::SynthConfig::new(a.concepts, a.seed);
     if let Some(t) = a.effective_time {
         config.effective_time = t;
@@ -634,6 +676,132 @@ fn conformance(a: ConformanceArgs) -> Result<()> {
     std::io::stdout().flush()?;
     if !ok {
         std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// A compiled code system file (LOINC), read into memory, or `None` when
+/// the file is something else (an edition: the caller opens it as one).
+fn open_code_system(file: &Path) -> Result<Option<txmap_loinc::CodeSystemFile<Vec<u8>>>> {
+    let f = std::fs::File::open(file).with_context(|| format!("{}", file.display()))?;
+    let Ok(meta) = txmap_format::peek_metadata(&f) else {
+        return Ok(None);
+    };
+    if meta.get("content").map(String::as_str) != Some(txmap_loinc::file::CONTENT) {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(file).with_context(|| format!("{}", file.display()))?;
+    let cs =
+        txmap_loinc::CodeSystemFile::open(bytes).with_context(|| format!("{}", file.display()))?;
+    Ok(Some(cs))
+}
+
+fn inspect_code_system(
+    file: &Path,
+    cs: &txmap_loinc::CodeSystemFile<Vec<u8>>,
+    as_json: bool,
+) -> Result<()> {
+    let container = txmap_format::Container::open(cs.bytes())?;
+    let sections: Vec<_> = container
+        .entries()
+        .iter()
+        .map(|e| {
+            (
+                txmap_format::SectionKind::describe(e.kind.get()),
+                e.offset.get(),
+                e.len.get(),
+                e.count.get(),
+            )
+        })
+        .collect();
+    if as_json {
+        let out = json!({
+            "file": file,
+            "size": cs.bytes().len(),
+            "url": cs.meta("url"),
+            "version": cs.meta("version"),
+            "concepts": cs.len(),
+            "metadata": cs.metadata(),
+            "sections": sections.iter().map(|(name, offset, len, count)| json!({"name": name, "offset": offset, "len": len, "count": count})).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!("{}", file.display());
+    println!("  code system {}|{}", cs.meta("url"), cs.meta("version"));
+    println!("  size      {}", human(cs.bytes().len() as u64));
+    println!("  concepts  {}", cs.len());
+    println!(
+        "  {:<26} {:>12} {:>12} {:>12}",
+        "section", "offset", "bytes", "count"
+    );
+    for (name, offset, len, count) in &sections {
+        println!("  {name:<26} {offset:>12} {len:>12} {count:>12}");
+    }
+    Ok(())
+}
+
+fn import_loinc(dir: &Path, a: &ImportArgs) -> Result<()> {
+    let options = txmap_loinc::ImportOptions {
+        version: a.loinc_version.clone(),
+        temp_dir: a.temp_dir.clone(),
+    };
+    let report = txmap_loinc::import(dir, &a.out, &options)
+        .with_context(|| format!("importing into {}", a.out.display()))?;
+    let peak_rss = txmap_import::memory::peak_rss();
+    let f = &report.file;
+    if a.json {
+        let out = json!({
+            "output": a.out,
+            "url": txmap_loinc::LOINC,
+            "version": report.version,
+            "file_size": f.file_bytes,
+            "wall_seconds": report.seconds,
+            "peak_rss": peak_rss,
+            "skipped_rows": report.skipped_rows,
+            "absent_files": report.absent,
+            "counts": {
+                "terms": report.terms,
+                "parts": report.parts,
+                "answer_lists": report.answer_lists,
+                "answers": report.answers,
+                "part_links": report.part_links,
+                "hierarchy_rows": report.hierarchy_rows,
+                "variant_designations": report.variant_designations,
+                "concepts": f.concepts,
+                "properties": f.properties,
+                "designations": f.designations,
+                "hierarchy_links": f.hierarchy_links,
+                "text_bytes": f.text_bytes,
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    if !a.quiet {
+        for file in &report.absent {
+            eprintln!("not in the release: {file}");
+        }
+        println!("wrote {} ({})", a.out.display(), human(f.file_bytes));
+        println!("  code system {}|{}", txmap_loinc::LOINC, report.version);
+        for (k, v) in [
+            ("terms", report.terms),
+            ("parts", report.parts),
+            ("answer lists", report.answer_lists),
+            ("answers", report.answers),
+            ("concepts", f.concepts),
+            ("properties", f.properties),
+            ("designations", f.designations),
+            ("hierarchy links", f.hierarchy_links),
+            ("rows skipped", report.skipped_rows),
+        ] {
+            println!("  {k:<24} {v}");
+        }
+        println!(
+            "  time {:.2} s, peak RSS {}",
+            report.seconds,
+            peak_rss.map_or_else(|| "unknown".to_owned(), human)
+        );
     }
     Ok(())
 }

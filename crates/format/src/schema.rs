@@ -225,9 +225,41 @@ section_kinds! {
     /// which held every SCTID a second time for a lookup that few calls
     /// make — 13 MB of the International-scale edition.
     DescriptionsById = 81,
+
+    /// A compiled code system other than SNOMED CT (format 2.1; metadata
+    /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
+    /// of their codes. A concept's ordinal is its index here.
+    CsConcepts = 100,
+    /// UTF-8 text that `CsStr` references point into: codes, displays,
+    /// property values, designations.
+    CsStrings = 101,
+    /// UTF-8, one name per line: the property codes, languages, designation
+    /// uses, statuses and concept kinds that `u16` fields of the records
+    /// index. Parsed (and checksummed) on open.
+    CsNames = 102,
+    /// CSR by concept ordinal of `[CsPropertyRecord]`: each concept's
+    /// property values, in the release's order.
+    CsPropertiesIndex = 103,
+    CsProperties = 104,
+    /// CSR by concept ordinal of `[CsDesignationRecord]`.
+    CsDesignationsIndex = 105,
+    CsDesignations = 106,
+    /// CSR by concept ordinal of `u32` ordinals: the parents in the code
+    /// system's hierarchy (LOINC's multiaxial hierarchy), ascending.
+    CsParentsIndex = 107,
+    CsParents = 108,
+    /// CSR of the children, in the release's sequence order.
+    CsChildrenIndex = 109,
+    CsChildren = 110,
 }
 
 impl SectionKind {
+    /// Whether the kind belongs to a compiled code system file (codes
+    /// 100–110) rather than to an edition.
+    pub fn is_code_system(self) -> bool {
+        (self as u32) >= 100
+    }
+
     /// A kind's name, or its code when this reader does not know it.
     pub fn describe(code: u32) -> String {
         match SectionKind::from_code(code) {
@@ -406,6 +438,88 @@ pub fn identifier_hash(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
+/// A piece of `CsStrings`: `len` bytes from `offset`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct CsStr {
+    pub offset: U32,
+    pub len: U32,
+}
+
+/// `u16` name fields that name nothing.
+pub const CS_NO_NAME: u16 = 0xFFFF;
+
+/// Flag bits of [`CsConceptRecord::flags`].
+pub mod cs_flags {
+    /// Not active (LOINC `DEPRECATED`).
+    pub const INACTIVE: u8 = 1;
+    /// Active but not to be used for new data (LOINC `DISCOURAGED`).
+    pub const DEPRECATED: u8 = 2;
+    /// Not for use in data: a grouper (LOINC answer lists and parts).
+    pub const NOT_SELECTABLE: u8 = 4;
+}
+
+/// A concept of a compiled code system.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct CsConceptRecord {
+    pub code: CsStr,
+    /// Empty when the concept has no display.
+    pub display: CsStr,
+    /// Index into `CsNames`: the concept's kind (LOINC: `term`, `part`,
+    /// `answer-list`, `answer`).
+    pub kind: U16,
+    /// Index into `CsNames` of the release's status (`ACTIVE`, ...), or
+    /// [`CS_NO_NAME`].
+    pub status: U16,
+    pub flags: u8,
+    pub reserved: [u8; 3],
+}
+
+/// What a [`CsPropertyRecord`]'s value is, as FHIR types it.
+pub mod cs_value {
+    /// `valueCode`: a code of this code system or a token.
+    pub const CODE: u8 = 0;
+    /// `valueString`.
+    pub const STRING: u8 = 1;
+    /// `valueBoolean`: the text is `true` or `false`.
+    pub const BOOLEAN: u8 = 2;
+    /// `valueInteger`: the text is a decimal integer.
+    pub const INTEGER: u8 = 3;
+}
+
+/// One property value of a concept.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct CsPropertyRecord {
+    /// Index into `CsNames` of the property's code.
+    pub property: U16,
+    /// A [`cs_value`] code.
+    pub value_type: u8,
+    pub reserved: u8,
+    pub value: CsStr,
+}
+
+/// One designation of a concept.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct CsDesignationRecord {
+    /// Index into `CsNames` of its language (BCP-47), or [`CS_NO_NAME`].
+    pub language: U16,
+    /// Index into `CsNames` of its use (a code of the code system itself,
+    /// LOINC's `LONG_COMMON_NAME`...), or [`CS_NO_NAME`].
+    pub use_: U16,
+    pub value: CsStr,
+}
+
 /// A refset member's module and effective time, as indexes into
 /// `MemberModules` and `MemberTimes`.
 #[derive(
@@ -580,6 +694,10 @@ mod tests {
         assert_eq!(size_of::<ComponentMemberEntry>(), 12);
         assert_eq!(size_of::<AssociationTargetEntry>(), 12);
         assert_eq!(size_of::<TypeSourcesEntry>(), 8);
+        assert_eq!(size_of::<CsStr>(), 8);
+        assert_eq!(size_of::<CsConceptRecord>(), 24);
+        assert_eq!(size_of::<CsPropertyRecord>(), 12);
+        assert_eq!(size_of::<CsDesignationRecord>(), 12);
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! The editions a server holds: found from the config, named from their
 //! metadata, loaded in the mode the config gives each, and opened with the
-//! same store code whatever that mode.
+//! same store code whatever that mode. The compiled code system files
+//! (LOINC, `txmap import --loinc`) listed beside them are told apart by
+//! their metadata and loaded the same way, by the same rules.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use txmap_load::{Advice, EditionBytes, LoadMode, Loaded, Loader, Prewarm};
+use txmap_loinc::CodeSystemFile;
 use txmap_snomed::serving::Serving;
 use txmap_store::Edition;
 use txmap_store::access::{self, Access};
@@ -43,16 +46,36 @@ impl ServedEdition {
     }
 }
 
-/// Every edition the server holds, and which one answers unversioned calls.
+/// One loaded compiled code system file (LOINC).
+#[derive(Debug)]
+pub struct ServedCodeSystem {
+    /// `version_uri` is `url|version`, `edition_uri` the url: what config
+    /// entries match besides the file name.
+    pub names: EditionNames,
+    pub path: PathBuf,
+    pub file: Arc<CodeSystemFile<EditionBytes>>,
+    pub asked: LoadMode,
+    pub obtained: LoadMode,
+    pub mapped: bool,
+    pub size: u64,
+    pub open_time: Duration,
+    pub fallback: Option<String>,
+    pub prewarm: Option<Prewarm>,
+    pub serving: Arc<Serving>,
+}
+
+/// Every edition the server holds, and which one answers unversioned
+/// calls; and the compiled code systems.
 #[derive(Debug)]
 pub struct Editions {
     pub list: Vec<ServedEdition>,
     pub default: Option<usize>,
+    pub code_systems: Vec<ServedCodeSystem>,
 }
 
 impl Editions {
     pub fn any_mapped(&self) -> bool {
-        self.list.iter().any(|e| e.mapped)
+        self.list.iter().any(|e| e.mapped) || self.code_systems.iter().any(|c| c.mapped)
     }
 
     pub fn default_edition(&self) -> Option<&ServedEdition> {
@@ -142,19 +165,31 @@ pub fn load_editions(
     loader: &Loader,
 ) -> Result<Editions, ServeError> {
     let mut names = Vec::with_capacity(files.len());
+    let mut is_code_system = Vec::with_capacity(files.len());
     for path in files {
         let file = std::fs::File::open(path)
             .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
         let meta = txmap_format::peek_metadata(&file)
             .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
         let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
-        names.push(EditionNames {
-            file_name: path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            version_uri: get("version_uri"),
-            edition_uri: get("edition_uri"),
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let code_system = get("content") == txmap_loinc::file::CONTENT;
+        is_code_system.push(code_system);
+        names.push(if code_system {
+            EditionNames {
+                file_name,
+                version_uri: format!("{}|{}", get("url"), get("version")),
+                edition_uri: get("url"),
+            }
+        } else {
+            EditionNames {
+                file_name,
+                version_uri: get("version_uri"),
+                edition_uri: get("edition_uri"),
+            }
         });
     }
     let (modes, warnings) = config::load_modes(config.snomed.as_ref(), &names);
@@ -174,7 +209,14 @@ pub fn load_editions(
     };
     let loader = with_hot_ranges(loader);
     let mut list = Vec::with_capacity(files.len());
-    for ((path, names), mode) in files.iter().zip(names).zip(modes) {
+    let mut code_systems = Vec::new();
+    for (((path, names), mode), code_system) in
+        files.iter().zip(names).zip(modes).zip(is_code_system)
+    {
+        if code_system {
+            code_systems.push(load_code_system(config, path, names, mode, &loader)?);
+            continue;
+        }
         let loaded: Loaded = loader
             .load(path, mode)
             .map_err(|e| ServeError::Edition(e.to_string()))?;
@@ -247,7 +289,78 @@ pub fn load_editions(
         None if list.is_empty() => None,
         None => Some(0),
     };
-    Ok(Editions { list, default })
+    Ok(Editions {
+        list,
+        default,
+        code_systems,
+    })
+}
+
+/// Loads and opens one compiled code system file. Its hot sections are
+/// not classed (they are an edition's), so `prewarm_hot` reads it whole.
+fn load_code_system(
+    config: &Config,
+    path: &Path,
+    names: EditionNames,
+    mode: LoadMode,
+    loader: &Loader,
+) -> Result<ServedCodeSystem, ServeError> {
+    let mode = if mode == LoadMode::PrewarmHot {
+        tracing::warn!(
+            "{}: a code system file has no hot sections; prewarmed whole",
+            path.display()
+        );
+        LoadMode::Prewarm
+    } else {
+        mode
+    };
+    let loaded = loader
+        .load(path, mode)
+        .map_err(|e| ServeError::Edition(e.to_string()))?;
+    if let Some(why) = &loaded.fallback {
+        tracing::warn!(
+            "{}: could not map ({why}); read into memory instead",
+            path.display()
+        );
+    }
+    let Loaded {
+        bytes,
+        asked,
+        obtained,
+        mapped,
+        size,
+        open_time,
+        fallback,
+        prewarm,
+        ..
+    } = loaded;
+    let file = CodeSystemFile::open(bytes)
+        .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
+    tracing::info!(
+        "code system {} {}: asked {asked}, loaded {obtained}{}, {} bytes, {} concepts",
+        path.display(),
+        names.version_uri,
+        if mapped { " (mapped)" } else { "" },
+        size,
+        file.len(),
+    );
+    let trusted = config
+        .snomed
+        .as_ref()
+        .is_some_and(|s| s.trust_unverified.iter().any(|t| names.matches(t)));
+    Ok(ServedCodeSystem {
+        serving: Arc::new(Serving::new(path.display().to_string(), trusted)),
+        names,
+        path: path.to_owned(),
+        file: Arc::new(file),
+        asked,
+        obtained,
+        mapped,
+        size,
+        open_time,
+        fallback,
+        prewarm,
+    })
 }
 
 /// Files up to this size are verified before the server listens (a few
@@ -260,25 +373,32 @@ pub const VERIFY_BEFORE_SERVING: u64 = 64 << 20;
 /// mapped and prewarmed one after its prewarm read (so the verification
 /// reads the page cache rather than faulting page by page).
 pub fn verify(editions: &Editions) {
+    let files = editions
+        .list
+        .iter()
+        .map(|e| Checked {
+            file: e.path.display().to_string(),
+            size: e.size,
+            target: Target::Edition(Arc::clone(&e.edition)),
+            prewarm: e.prewarm.clone(),
+            serving: Arc::clone(&e.serving),
+        })
+        .chain(editions.code_systems.iter().map(|c| Checked {
+            file: c.path.display().to_string(),
+            size: c.size,
+            target: Target::CodeSystem(Arc::clone(&c.file)),
+            prewarm: c.prewarm.clone(),
+            serving: Arc::clone(&c.serving),
+        }));
     let mut later = Vec::new();
-    for e in &editions.list {
-        if e.serving.state() != txmap_snomed::serving::State::Verifying {
+    for c in files {
+        if c.serving.state() != txmap_snomed::serving::State::Verifying {
             continue;
         }
-        if e.size <= VERIFY_BEFORE_SERVING {
-            verify_one(
-                e.path.display().to_string(),
-                &e.edition,
-                e.prewarm.as_ref(),
-                &e.serving,
-            );
+        if c.size <= VERIFY_BEFORE_SERVING {
+            verify_one(&c);
         } else {
-            later.push((
-                e.path.display().to_string(),
-                Arc::clone(&e.edition),
-                e.prewarm.clone(),
-                Arc::clone(&e.serving),
-            ));
+            later.push(c);
         }
     }
     if later.is_empty() {
@@ -287,8 +407,8 @@ pub fn verify(editions: &Editions) {
     let spawned = std::thread::Builder::new()
         .name("txmap-verify".into())
         .spawn(move || {
-            for (file, edition, prewarm, serving) in later {
-                verify_one(file, &edition, prewarm.as_ref(), &serving);
+            for c in later {
+                verify_one(&c);
             }
         });
     if let Err(e) = spawned {
@@ -296,13 +416,39 @@ pub fn verify(editions: &Editions) {
     }
 }
 
-fn verify_one(
+/// A served file to verify.
+struct Checked {
     file: String,
-    edition: &Edition<EditionBytes>,
-    prewarm: Option<&Prewarm>,
-    serving: &Serving,
-) {
-    if let Some(p) = prewarm {
+    size: u64,
+    target: Target,
+    prewarm: Option<Prewarm>,
+    serving: Arc<Serving>,
+}
+
+enum Target {
+    Edition(Arc<Edition<EditionBytes>>),
+    CodeSystem(Arc<CodeSystemFile<EditionBytes>>),
+}
+
+impl Target {
+    fn bytes(&self) -> &EditionBytes {
+        match self {
+            Target::Edition(e) => e.bytes(),
+            Target::CodeSystem(c) => c.bytes(),
+        }
+    }
+
+    fn verify(&self, progress: impl FnMut(u64)) -> Result<(), String> {
+        match self {
+            Target::Edition(e) => e.verify(progress).map_err(|e| e.to_string()),
+            Target::CodeSystem(c) => c.verify(progress).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+fn verify_one(c: &Checked) {
+    let (file, serving) = (&c.file, &c.serving);
+    if let Some(p) = &c.prewarm {
         p.wait();
     }
     let started = std::time::Instant::now();
@@ -313,14 +459,14 @@ fn verify_one(
     // disk speed rather than a fault a page. No request reads the edition
     // meanwhile (it answers 503 until this ends), so no page it wanted is
     // dropped.
-    let bytes = edition.bytes();
+    let bytes = c.target.bytes();
     let before = bytes.residency();
     let ahead = txmap_format::VERIFY_CHUNK;
     let mut done = 0usize;
     if before.is_some() {
         let _ = bytes.advise(0..ahead, Advice::WillNeed);
     }
-    let result = edition.verify(|n| {
+    let result = c.target.verify(|n| {
         serving.progress(n);
         if let Some(keep) = &before {
             let pos = n as usize;
@@ -340,5 +486,5 @@ fn verify_one(
         ),
         Err(e) => tracing::error!("edition {file} failed verification: {e}; out of service"),
     }
-    serving.finish(result.map_err(|e| e.to_string()));
+    serving.finish(result);
 }

@@ -2,17 +2,20 @@
 //! ([`Sources`]): the FHIR packages named in the config (`packages =
 //! [...]`, read at startup by `txmap-packages`) and every loaded SNOMED CT
 //! edition as a code system ([`txmap_snomed::SnomedCt`]), whose own
-//! operations ([`txmap_snomed::operations`]) the engine asks first. The
-//! request's own `tx-resource`s come first, then these.
+//! operations ([`txmap_snomed::operations`]) the engine asks first, and
+//! every compiled LOINC file ([`txmap_loinc::Loinc`]). The request's own
+//! `tx-resource`s come first, then these.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use txmap_load::EditionBytes;
+use txmap_loinc::Loinc;
 use txmap_packages::{Package, Packages};
 use txmap_snomed::SnomedCt;
 use txmap_snomed::operations::Editions as SnomedEditions;
+use txmap_snomed::serving::Serving;
 use txmap_terminology::operation::NativeOperations;
 use txmap_terminology::provider::CodeSystemProvider;
 use txmap_terminology::valueset::FilterDef;
@@ -37,6 +40,8 @@ pub struct FhirPackages {
 pub struct Sources {
     pub packages: Option<Packages>,
     pub snomed: SnomedEditions<EditionBytes>,
+    /// The compiled LOINC files, each with its verification state.
+    pub loinc: Arc<[(Loinc<EditionBytes>, Arc<Serving>)]>,
 }
 
 impl ResourceSource for Sources {
@@ -55,6 +60,14 @@ impl ResourceSource for Sources {
     }
 
     fn providers(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
+        if url == txmap_loinc::LOINC {
+            return self
+                .loinc
+                .iter()
+                .filter(|(_, s)| s.is_serving())
+                .map(|(l, _)| l as &dyn CodeSystemProvider)
+                .collect();
+        }
         if url != txmap_snomed::SNOMED_CT {
             return Vec::new();
         }
@@ -102,10 +115,16 @@ impl FhirPackages {
                 .with_serving(Arc::clone(&e.serving))
             })
             .collect();
+        let loinc: Arc<[(Loinc<EditionBytes>, Arc<Serving>)]> = editions
+            .code_systems
+            .iter()
+            .map(|c| (Loinc::new(Arc::clone(&c.file)), Arc::clone(&c.serving)))
+            .collect();
         let sources = |packages| {
             Arc::new(Sources {
                 packages,
                 snomed: SnomedEditions::new(Arc::clone(&snomed)),
+                loinc: Arc::clone(&loinc),
             })
         };
         if config.packages.is_empty() {

@@ -81,11 +81,42 @@ pub fn status_json(state: &AppState) -> Value {
             })
         })
         .collect();
+    let code_systems: Vec<Value> = state
+        .editions
+        .code_systems
+        .iter()
+        .map(|c| {
+            json!({
+                "file": c.path,
+                "url": c.names.edition_uri,
+                "versionUri": c.names.version_uri,
+                "concepts": c.file.len(),
+                "modeAsked": c.asked.to_string(),
+                "mode": c.obtained.to_string(),
+                "mapped": c.mapped,
+                "size": c.size,
+                "residentBytes": c.file.bytes().resident_bytes(),
+                "openMs": c.open_time.as_secs_f64() * 1e3,
+                "fallback": c.fallback,
+                "prewarm": c.prewarm.as_ref().map(|p| json!({
+                    "done": p.is_done(),
+                    "bytesRead": p.bytes_read(),
+                    "total": p.total(),
+                })),
+                "verification": {
+                    "state": c.serving.state().as_str(),
+                    "checkedBytes": c.serving.checked(),
+                    "failure": c.serving.failure(),
+                },
+            })
+        })
+        .collect();
     let m = &s.memory;
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "uptimeSeconds": state.started.elapsed().as_secs_f64(),
         "editions": editions,
+        "codeSystems": code_systems,
         "memory": {
             "vmRss": m.vm_rss,
             "rssAnon": m.rss_anon,

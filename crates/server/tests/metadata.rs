@@ -427,6 +427,7 @@ async fn metadata_goes_through_the_memory_guard() {
         editions: Editions {
             list: Vec::new(),
             default: None,
+            code_systems: Vec::new(),
         },
         guard,
         root: Root::system(),

@@ -1,0 +1,419 @@
+//! A compiled LOINC file as a code system of the terminology engine.
+//!
+//! Most of LOINC's value set filters are property filters, which the
+//! engine's generic filters answer from [`CodeSystemProvider::properties`]
+//! — `STATUS`, `CLASSTYPE`, `ORDER_OBS`, `copyright`, `concept is-a` over
+//! the multiaxial hierarchy. Four need LOINC's knowledge, so this provider
+//! compiles a rule's filters itself ([`CodeSystemProvider::native_filters`]):
+//!
+//! - a part property (`COMPONENT`, `SCALE_TYP`, `CLASS`...) matches its
+//!   part's code *or its part's name*, as LOINC's users write both
+//!   (`COMPONENT = LP14635-4`, `COMPONENT = Glucose`, `SCALE_TYP = Doc`,
+//!   `CLASS regex 'CHEM|HEM.*'`); names compare ignoring case for `=`;
+//! - `LIST = LL…` is the answers of an answer list (their `AnswerList`
+//!   property);
+//! - `answers-for = X` is the answers of list `X`, or of the lists of
+//!   term `X`;
+//! - `parent = X` and `child = X` are the hierarchy's links.
+//!
+//! A filter with no candidates of its own tests every concept once, under
+//! the request's deadline.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use txmap_format::schema::{CsPropertyRecord, cs_flags, cs_value};
+use txmap_terminology::Error;
+use txmap_terminology::filter::Filter;
+use txmap_terminology::provider::{
+    CodeSystemProvider, ConceptId, Content, Designation, Located, NativeFilters, PropertyValue,
+    Status,
+};
+use txmap_terminology::valueset::FilterDef;
+
+use crate::LOINC;
+use crate::file::CodeSystemFile;
+
+/// The properties whose values are parts.
+const PART_PROPERTIES: [&str; 7] = [
+    "COMPONENT",
+    "PROPERTY",
+    "TIME_ASPCT",
+    "SYSTEM",
+    "SCALE_TYP",
+    "METHOD_TYP",
+    "CLASS",
+];
+
+/// A compiled LOINC release as a [`CodeSystemProvider`].
+#[derive(Debug)]
+pub struct Loinc<B> {
+    file: Arc<CodeSystemFile<B>>,
+    version: String,
+    roots: OnceLock<Vec<ConceptId>>,
+}
+
+impl<B: AsRef<[u8]>> Loinc<B> {
+    /// The provider over an opened file; its version is the file's.
+    pub fn new(file: Arc<CodeSystemFile<B>>) -> Loinc<B> {
+        let version = file.meta("version").to_owned();
+        Loinc {
+            file,
+            version,
+            roots: OnceLock::new(),
+        }
+    }
+
+    pub fn file(&self) -> &Arc<CodeSystemFile<B>> {
+        &self.file
+    }
+
+    fn texts(&self, id: ConceptId, property: &str) -> Vec<&str> {
+        let Some(index) = self.file.name_index(property) else {
+            return Vec::new();
+        };
+        self.file
+            .properties(id)
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| p.property.get() == index)
+            .filter_map(|p| self.file.text(p.value).ok())
+            .collect()
+    }
+
+    fn value(&self, p: &CsPropertyRecord) -> Option<PropertyValue> {
+        let code = self.file.name(p.property.get())?.to_owned();
+        let text = self.file.text(p.value).ok()?;
+        let (key, value) = match p.value_type {
+            cs_value::CODE => ("valueCode", Value::String(text.to_owned())),
+            cs_value::BOOLEAN => ("valueBoolean", Value::Bool(text == "true")),
+            cs_value::INTEGER => match text.parse::<i64>() {
+                Ok(n) => ("valueInteger", json!(n)),
+                Err(_) => ("valueString", Value::String(text.to_owned())),
+            },
+            _ => ("valueString", Value::String(text.to_owned())),
+        };
+        Some(PropertyValue {
+            code,
+            key: key.to_owned(),
+            value,
+        })
+    }
+}
+
+impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loinc<B> {
+    fn url(&self) -> &str {
+        LOINC
+    }
+    fn version(&self) -> Option<&str> {
+        Some(&self.version)
+    }
+    fn name(&self) -> Option<&str> {
+        Some("LOINC")
+    }
+    fn content(&self) -> Content {
+        Content::Complete
+    }
+    fn case_sensitive(&self) -> bool {
+        false
+    }
+    fn language(&self) -> Option<&str> {
+        Some("en-US")
+    }
+    fn resource_status(&self) -> Option<&str> {
+        Some("active")
+    }
+    fn experimental(&self) -> bool {
+        false
+    }
+    fn len(&self) -> usize {
+        self.file.len() as usize
+    }
+    fn locate(&self, code: &str) -> Option<Located> {
+        if let Ok(Some(id)) = self.file.locate(code) {
+            return Some(Located {
+                id,
+                case_differs: false,
+            });
+        }
+        // LOINC codes are digits, dashes and upper-case prefixes.
+        let upper = code.to_ascii_uppercase();
+        if upper != code
+            && let Ok(Some(id)) = self.file.locate(&upper)
+        {
+            return Some(Located {
+                id,
+                case_differs: true,
+            });
+        }
+        None
+    }
+    fn code(&self, id: ConceptId) -> Cow<'_, str> {
+        Cow::Borrowed(self.file.code(id).unwrap_or_default())
+    }
+    fn display(&self, id: ConceptId) -> Option<&str> {
+        self.file.display(id).ok().flatten()
+    }
+    fn definition(&self, id: ConceptId) -> Option<&str> {
+        self.texts(id, "DefinitionDescription").into_iter().next()
+    }
+    fn designations(&self, id: ConceptId) -> Cow<'_, [Designation]> {
+        let list = self.file.designations(id).unwrap_or_default();
+        Cow::Owned(
+            list.iter()
+                .filter_map(|d| {
+                    let value = self.file.text(d.value).ok()?.to_owned();
+                    let use_ = self
+                        .file
+                        .name(d.use_.get())
+                        .map(|u| json!({"system": LOINC, "code": u, "display": u}));
+                    Some(Designation {
+                        language: self.file.name(d.language.get()).map(str::to_owned),
+                        use_,
+                        value,
+                        source: None,
+                        extensions: Vec::new(),
+                    })
+                })
+                .collect(),
+        )
+    }
+    fn properties(&self, id: ConceptId) -> Cow<'_, [PropertyValue]> {
+        let mut out: Vec<PropertyValue> = self
+            .file
+            .properties(id)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| self.value(p))
+            .collect();
+        let link = |code: &str, other: ConceptId| PropertyValue {
+            code: code.to_owned(),
+            key: "valueCode".to_owned(),
+            value: Value::String(self.file.code(other).unwrap_or_default().to_owned()),
+        };
+        out.extend(self.parents(id).iter().map(|&p| link("parent", p)));
+        out.extend(self.children(id).iter().map(|&c| link("child", c)));
+        Cow::Owned(out)
+    }
+    fn status(&self, id: ConceptId) -> Status {
+        let Ok(c) = self.file.concept(id) else {
+            return Status::default();
+        };
+        Status {
+            inactive: c.flags & cs_flags::INACTIVE != 0,
+            deprecated: c.flags & cs_flags::DEPRECATED != 0,
+            not_selectable: c.flags & cs_flags::NOT_SELECTABLE != 0,
+            status: self.file.name(c.status.get()).map(str::to_owned),
+        }
+    }
+    fn parents(&self, id: ConceptId) -> Cow<'_, [ConceptId]> {
+        Cow::Owned(self.file.parents(id).unwrap_or_default())
+    }
+    fn children(&self, id: ConceptId) -> Cow<'_, [ConceptId]> {
+        Cow::Owned(self.file.children(id).unwrap_or_default())
+    }
+    fn roots(&self) -> Cow<'_, [ConceptId]> {
+        Cow::Borrowed(self.roots.get_or_init(|| {
+            (0..self.file.len())
+                .filter(|&c| !self.file.has_parents(c).unwrap_or(false))
+                .collect()
+        }))
+    }
+    fn property_def(&self, code: &str) -> Option<(Option<&str>, Option<&str>)> {
+        let known = |c: &str| self.file.name_index(c).is_some();
+        match code {
+            "parent" | "child" => Some((None, Some("code"))),
+            "answers-for" | "LIST" => Some((None, Some("code"))),
+            c if PART_PROPERTIES.contains(&c) && known(c) => Some((None, Some("Coding"))),
+            c if known(c) => Some((None, Some("string"))),
+            _ => None,
+        }
+    }
+    fn all(&self) -> Vec<ConceptId> {
+        (0..self.file.len()).collect()
+    }
+    fn native_filters(
+        &self,
+        filters: &[FilterDef],
+        deadline: Option<Instant>,
+    ) -> Option<Result<Box<dyn NativeFilters + '_>, Error>> {
+        let compiled = filters
+            .iter()
+            .map(|f| self.compile(f))
+            .collect::<Result<Vec<_>, _>>();
+        Some(compiled.map(|filters| {
+            Box::new(LoincFilters {
+                loinc: self,
+                filters,
+                deadline,
+            }) as Box<dyn NativeFilters + '_>
+        }))
+    }
+}
+
+/// One compiled filter of a LOINC rule.
+#[derive(Debug)]
+enum LoincFilter {
+    /// A part property against part codes and names.
+    Part { property: String, test: PartTest },
+    /// A fixed set of concepts (`answers-for`, `LIST`, `parent`, `child`).
+    Set(HashSet<ConceptId>),
+    /// The engine's filter.
+    Generic(Filter),
+}
+
+#[derive(Debug)]
+enum PartTest {
+    /// Equal to one of these, a code exactly or a name ignoring case.
+    Values(Vec<String>, bool),
+    Regex(regex::Regex),
+}
+
+impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
+    /// The answers `answers-for = value` means: of the list `value`, or of
+    /// every list of the term `value`.
+    fn answers_for(&self, value: &str) -> HashSet<ConceptId> {
+        let Some(x) = self.locate(value).map(|l| l.id) else {
+            return HashSet::new();
+        };
+        let lists: Vec<ConceptId> = if self.kind(x) == Some("answer-list") {
+            vec![x]
+        } else {
+            self.texts(x, "answer-list")
+                .into_iter()
+                .filter_map(|l| self.locate(l).map(|l| l.id))
+                .collect()
+        };
+        lists
+            .into_iter()
+            .flat_map(|l| self.texts(l, "Answer"))
+            .filter_map(|a| self.locate(a).map(|l| l.id))
+            .collect()
+    }
+
+    fn kind(&self, id: ConceptId) -> Option<&str> {
+        let c = self.file.concept(id).ok()?;
+        self.file.name(c.kind.get())
+    }
+
+    fn compile(&self, f: &FilterDef) -> Result<LoincFilter, Error> {
+        let value = f.value.as_deref().unwrap_or("");
+        let set = |ids: Vec<ConceptId>| LoincFilter::Set(ids.into_iter().collect());
+        Ok(match (f.property.as_str(), f.op.as_str()) {
+            ("answers-for", "=") => LoincFilter::Set(self.answers_for(value)),
+            ("LIST", "=") => match self.locate(value) {
+                Some(l) => set(self
+                    .texts(l.id, "Answer")
+                    .into_iter()
+                    .filter_map(|a| self.locate(a).map(|x| x.id))
+                    .collect()),
+                None => set(Vec::new()),
+            },
+            ("parent", "=") => match self.locate(value) {
+                Some(l) => set(self.children(l.id).into_owned()),
+                None => set(Vec::new()),
+            },
+            ("child", "=") => match self.locate(value) {
+                Some(l) => set(self.parents(l.id).into_owned()),
+                None => set(Vec::new()),
+            },
+            (p, op @ ("=" | "in" | "not-in")) if PART_PROPERTIES.contains(&p) => {
+                let values = if op == "=" {
+                    vec![value.to_owned()]
+                } else {
+                    value.split(',').map(|s| s.trim().to_owned()).collect()
+                };
+                LoincFilter::Part {
+                    property: p.to_owned(),
+                    test: PartTest::Values(values, op == "not-in"),
+                }
+            }
+            (p, "regex") if PART_PROPERTIES.contains(&p) => {
+                let re = regex::Regex::new(&format!("^(?:{value})$")).map_err(|e| {
+                    Error::Invalid(format!("The regex '{value}' is not valid: {e}"))
+                })?;
+                LoincFilter::Part {
+                    property: p.to_owned(),
+                    test: PartTest::Regex(re),
+                }
+            }
+            _ => LoincFilter::Generic(Filter::compile(self, f)?),
+        })
+    }
+
+    fn passes(&self, filter: &LoincFilter, id: ConceptId) -> bool {
+        match filter {
+            LoincFilter::Set(s) => s.contains(&id),
+            LoincFilter::Generic(g) => g.matches(self, id),
+            LoincFilter::Part { property, test } => {
+                let values = self.texts(id, property);
+                // A part's code, and its name when the code is a concept.
+                let names: Vec<&str> = values
+                    .iter()
+                    .filter_map(|v| self.file.locate(v).ok().flatten())
+                    .filter_map(|p| self.file.display(p).ok().flatten())
+                    .collect();
+                match test {
+                    PartTest::Values(wanted, negate) => {
+                        let found = wanted.iter().any(|w| {
+                            values.iter().any(|v| v == w)
+                                || names
+                                    .iter()
+                                    .chain(&values)
+                                    .any(|n| n.eq_ignore_ascii_case(w))
+                        });
+                        found != *negate
+                    }
+                    PartTest::Regex(re) => values.iter().chain(&names).any(|v| re.is_match(v)),
+                }
+            }
+        }
+    }
+}
+
+struct LoincFilters<'a, B> {
+    loinc: &'a Loinc<B>,
+    filters: Vec<LoincFilter>,
+    deadline: Option<Instant>,
+}
+
+impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeFilters for LoincFilters<'_, B> {
+    fn matches(&self, id: ConceptId) -> Result<bool, Error> {
+        Ok(self.filters.iter().all(|f| self.loinc.passes(f, id)))
+    }
+
+    fn members(&self) -> Result<Vec<ConceptId>, Error> {
+        // The smallest candidate set any filter gives, else every concept.
+        let candidates: Option<Vec<ConceptId>> = self
+            .filters
+            .iter()
+            .filter_map(|f| match f {
+                LoincFilter::Set(s) => {
+                    let mut v: Vec<ConceptId> = s.iter().copied().collect();
+                    v.sort_unstable();
+                    Some(v)
+                }
+                LoincFilter::Generic(g) => g.candidates(self.loinc).map(|mut v| {
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                }),
+                LoincFilter::Part { .. } => None,
+            })
+            .min_by_key(Vec::len);
+        let all = || (0..self.loinc.file.len()).collect::<Vec<_>>();
+        let mut out = Vec::new();
+        for (i, id) in candidates.unwrap_or_else(all).into_iter().enumerate() {
+            if i % 4096 == 0 && self.deadline.is_some_and(|d| Instant::now() > d) {
+                return Err(Error::OutOfTime);
+            }
+            if self.matches(id)? {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,192 @@
+//! A compiled LOINC file served beside a SNOMED CT edition: found by its
+//! metadata in `editions`, loaded in the mode the config gives it, shown
+//! in `/status`, and answering `$lookup`, `$validate-code` and `$expand`
+//! as the release's CSV says — the same bytes read or mapped.
+
+#[macro_use]
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use txmap_server::app::router;
+
+const LOINC: &str = "http://loinc.org";
+
+/// A synthetic LOINC release compiled into `dir/loinc.txmap`; its
+/// `Loinc.csv` rows by code.
+fn loinc(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
+    let release = dir.join("Loinc_2.99");
+    txmap_loinc::synth::write_release(&release, txmap_loinc::synth::Shape { terms: 400 }).unwrap();
+    txmap_loinc::import(
+        &release,
+        &dir.join("loinc.txmap"),
+        &txmap_loinc::ImportOptions::default(),
+    )
+    .unwrap();
+    let mut r = csv::Reader::from_path(release.join("LoincTable/Loinc.csv")).unwrap();
+    let headers: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
+    r.records()
+        .map(|rec| {
+            let row: BTreeMap<String, String> = headers
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(str::to_owned))
+                .collect();
+            (row["LOINC_NUM"].clone(), row)
+        })
+        .collect()
+}
+
+fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    v["parameter"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name)
+}
+
+async fn raw(
+    state: std::sync::Arc<txmap_server::app::AppState>,
+    uri: &str,
+) -> (StatusCode, String) {
+    let r = router(state)
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = r.status();
+    let body = axum::body::to_bytes(r.into_body(), 1 << 24).await.unwrap();
+    (status, String::from_utf8(body.to_vec()).unwrap())
+}
+
+#[tokio::test]
+async fn loinc_answers_from_its_file_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = loinc(dir.path());
+    common::edition(dir.path(), "sct", 300, 1, 20250131);
+    let mapped = common::serve(
+        dir.path(),
+        "editions = [\"sct.txmap\", \"loinc.txmap\"]\n[snomed]\nload = \"mmap\"\n",
+    );
+    let read_dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        dir.path().join("loinc.txmap"),
+        read_dir.path().join("loinc.txmap"),
+    )
+    .unwrap();
+    let read = common::serve(read_dir.path(), "editions = [\"loinc.txmap\"]\n");
+
+    // /status lists the file as a code system, mapped or read as asked.
+    let (status, body) = raw(mapped.clone(), "/status").await;
+    assert_eq!(status, StatusCode::OK);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["editions"].as_array().unwrap().len(), 1);
+    let cs = &v["codeSystems"][0];
+    assert_eq!(cs["url"], LOINC);
+    assert_eq!(cs["versionUri"], "http://loinc.org|2.99");
+    assert_eq!(cs["mode"], "mmap");
+    assert_eq!(cs["mapped"], true);
+    assert_eq!(cs["verification"]["state"], "verified");
+    let (_, body) = raw(read.clone(), "/status").await;
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["codeSystems"][0]["mapped"], false);
+    assert_eq!(v["codeSystems"][0]["mode"], "read");
+
+    for (code, row) in rows.iter().step_by(37) {
+        let uri = format!("/r4/CodeSystem/$lookup?system={LOINC}&code={code}");
+        let (status, a) = raw(mapped.clone(), &uri).await;
+        assert_eq!(status, StatusCode::OK, "{a}");
+        let (_, b) = raw(read.clone(), &uri).await;
+        assert_eq!(a, b, "read and mapped answers differ for {code}");
+        let v: Value = serde_json::from_str(&a).unwrap();
+        assert_eq!(
+            param(&v, "display").unwrap()["valueString"],
+            row["LONG_COMMON_NAME"]
+        );
+        assert_eq!(param(&v, "version").unwrap()["valueString"], "2.99");
+        let props: Vec<&Value> = v["parameter"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["name"] == "property")
+            .collect();
+        let status_prop = props
+            .iter()
+            .find(|p| p["part"][0]["valueCode"] == "STATUS")
+            .unwrap();
+        assert_eq!(status_prop["part"][1]["valueString"], row["STATUS"]);
+
+        // $validate-code: the long common name is the display; another
+        // text is an error naming the right one.
+        let (_, v) = common::call(
+            mapped.clone(),
+            Method::POST,
+            "/r4/CodeSystem/$validate-code",
+            Some(common::parameters(json!([
+                {"name": "url", "valueUri": LOINC},
+                {"name": "code", "valueCode": code},
+                {"name": "display", "valueString": row["LONG_COMMON_NAME"]},
+            ]))),
+        )
+        .await;
+        assert_eq!(param(&v, "result").unwrap()["valueBoolean"], true, "{v}");
+        let (_, v) = common::call(
+            mapped.clone(),
+            Method::POST,
+            "/r4/CodeSystem/$validate-code",
+            Some(common::parameters(json!([
+                {"name": "url", "valueUri": LOINC},
+                {"name": "code", "valueCode": code},
+                {"name": "display", "valueString": "not the display"},
+            ]))),
+        )
+        .await;
+        assert_eq!(param(&v, "result").unwrap()["valueBoolean"], false, "{v}");
+    }
+
+    // An unknown code.
+    let (_, v) = common::call(
+        mapped.clone(),
+        Method::GET,
+        &format!("/r4/CodeSystem/$validate-code?url={LOINC}&code=99999-9"),
+        None,
+    )
+    .await;
+    assert_eq!(param(&v, "result").unwrap()["valueBoolean"], false, "{v}");
+
+    // $expand of a value set filtering on a part name, against the CSV.
+    let component = rows.values().nth(5).unwrap()["COMPONENT"].clone();
+    let mut want: Vec<&String> = rows
+        .values()
+        .filter(|r| r["COMPONENT"] == component)
+        .map(|r| &r["LOINC_NUM"])
+        .collect();
+    want.sort();
+    let vs = json!({"resourceType": "ValueSet", "status": "active", "compose": {"include": [
+        {"system": LOINC, "filter": [{"property": "COMPONENT", "op": "=", "value": component}]}
+    ]}});
+    for state in [mapped.clone(), read.clone()] {
+        let (status, v) = common::call(
+            state,
+            Method::POST,
+            "/r5/ValueSet/$expand",
+            Some(common::parameters(
+                json!([{"name": "valueSet", "resource": vs}]),
+            )),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        let mut got: Vec<String> = v["expansion"]["contains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["code"].as_str().unwrap().to_owned())
+            .collect();
+        got.sort();
+        assert_eq!(got.iter().collect::<Vec<_>>(), want);
+        assert_eq!(v["expansion"]["total"], want.len());
+    }
+}
