@@ -276,9 +276,9 @@ impl ThoReport {
     }
 }
 
-/// The server state for `packages` (and `edition`, mapped and read
-/// through once), as `txmap serve` prepares it; and how long `prepare`
-/// took, in milliseconds.
+/// The server state for `packages` (and `edition` — an edition or a
+/// compiled code system file — mapped and read through once), as `txmap
+/// serve` prepares it; and how long `prepare` took, in milliseconds.
 pub fn serve_state(
     packages: &[PathBuf],
     edition: Option<&Path>,
@@ -307,9 +307,17 @@ pub fn serve_state(
     let started = Instant::now();
     let state = crate::handlers::state_from_config(&config)?;
     let ms = started.elapsed().as_secs_f64() * 1e3;
-    for e in &state.editions.list {
-        if let Some(p) = &e.prewarm {
-            p.wait();
+    let prewarms = state.editions.list.iter().map(|e| &e.prewarm);
+    let prewarms = prewarms.chain(state.editions.code_systems.iter().map(|c| &c.prewarm));
+    for p in prewarms.flatten() {
+        p.wait();
+    }
+    // Files over 64 MiB are verified in the background and answer 503
+    // until then: time them in service.
+    let servings = state.editions.list.iter().map(|e| &e.serving);
+    for s in servings.chain(state.editions.code_systems.iter().map(|c| &c.serving)) {
+        while !s.is_serving() && s.failure().is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
     Ok((state, ms))

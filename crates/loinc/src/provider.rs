@@ -1,10 +1,12 @@
 //! A compiled LOINC file as a code system of the terminology engine.
 //!
-//! Most of LOINC's value set filters are property filters, which the
-//! engine's generic filters answer from [`CodeSystemProvider::properties`]
-//! — `STATUS`, `CLASSTYPE`, `ORDER_OBS`, `copyright`, `concept is-a` over
-//! the multiaxial hierarchy. Four need LOINC's knowledge, so this provider
-//! compiles a rule's filters itself ([`CodeSystemProvider::native_filters`]):
+//! Most of LOINC's value set filters are property filters (`STATUS`,
+//! `CLASSTYPE`, `ORDER_OBS`, `copyright`): this provider compiles a rule's
+//! filters itself ([`CodeSystemProvider::native_filters`]) and tests them
+//! on the stored values in place, without building each concept's
+//! [`CodeSystemProvider::properties`]; the hierarchy filters (`concept
+//! is-a` over the multiaxial hierarchy) and properties no concept has are
+//! the engine's generic ones. Four need LOINC's knowledge:
 //!
 //! - a part property (`COMPONENT`, `SCALE_TYP`, `CLASS`...) matches its
 //!   part's code *or its part's name*, as LOINC's users write both
@@ -25,7 +27,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use txmap_format::schema::{CsPropertyRecord, cs_flags, cs_value};
+use txmap_format::schema::{CS_NO_NAME, CsPropertyRecord, cs_flags, cs_value};
 use txmap_terminology::Error;
 use txmap_terminology::filter::Filter;
 use txmap_terminology::provider::{
@@ -72,9 +74,14 @@ impl<B: AsRef<[u8]>> Loinc<B> {
     }
 
     fn texts(&self, id: ConceptId, property: &str) -> Vec<&str> {
-        let Some(index) = self.file.name_index(property) else {
-            return Vec::new();
-        };
+        match self.file.name_index(property) {
+            Some(index) => self.texts_at(id, index),
+            None => Vec::new(),
+        }
+    }
+
+    /// The values of the property at `index` of the name table.
+    fn texts_at(&self, id: ConceptId, index: u16) -> Vec<&str> {
         self.file
             .properties(id)
             .unwrap_or_default()
@@ -257,19 +264,26 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loin
 /// One compiled filter of a LOINC rule.
 #[derive(Debug)]
 enum LoincFilter {
-    /// A part property against part codes and names.
-    Part { property: String, test: PartTest },
+    /// A stored property (its index in the name table) against a test;
+    /// for a part property, a value's part name matches too.
+    Property {
+        property: u16,
+        parts: bool,
+        test: Test,
+    },
     /// A fixed set of concepts (`answers-for`, `LIST`, `parent`, `child`).
     Set(HashSet<ConceptId>),
-    /// The engine's filter.
+    /// The engine's filter (hierarchy, and properties no concept has).
     Generic(Filter),
 }
 
 #[derive(Debug)]
-enum PartTest {
-    /// Equal to one of these, a code exactly or a name ignoring case.
+enum Test {
+    /// Equal to one of these (`=`, `in`), or to none (`not-in`).
     Values(Vec<String>, bool),
     Regex(regex::Regex),
+    /// Has a value (`exists true`) or none (`exists false`).
+    Exists(bool),
 }
 
 impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
@@ -320,24 +334,25 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
                 Some(l) => set(self.parents(l.id).into_owned()),
                 None => set(Vec::new()),
             },
-            (p, op @ ("=" | "in" | "not-in")) if PART_PROPERTIES.contains(&p) => {
-                let values = if op == "=" {
-                    vec![value.to_owned()]
-                } else {
-                    value.split(',').map(|s| s.trim().to_owned()).collect()
+            (p, op) if self.file.name_index(p).is_some() => {
+                let test = match op {
+                    "=" => Test::Values(vec![value.to_owned()], false),
+                    "in" | "not-in" => Test::Values(
+                        value.split(',').map(|s| s.trim().to_owned()).collect(),
+                        op == "not-in",
+                    ),
+                    "regex" => {
+                        Test::Regex(regex::Regex::new(&format!("^(?:{value})$")).map_err(|e| {
+                            Error::Invalid(format!("The regex '{value}' is not valid: {e}"))
+                        })?)
+                    }
+                    "exists" => Test::Exists(value == "true"),
+                    _ => return Ok(LoincFilter::Generic(Filter::compile(self, f)?)),
                 };
-                LoincFilter::Part {
-                    property: p.to_owned(),
-                    test: PartTest::Values(values, op == "not-in"),
-                }
-            }
-            (p, "regex") if PART_PROPERTIES.contains(&p) => {
-                let re = regex::Regex::new(&format!("^(?:{value})$")).map_err(|e| {
-                    Error::Invalid(format!("The regex '{value}' is not valid: {e}"))
-                })?;
-                LoincFilter::Part {
-                    property: p.to_owned(),
-                    test: PartTest::Regex(re),
+                LoincFilter::Property {
+                    property: self.file.name_index(p).unwrap_or(CS_NO_NAME),
+                    parts: PART_PROPERTIES.contains(&p),
+                    test,
                 }
             }
             _ => LoincFilter::Generic(Filter::compile(self, f)?),
@@ -348,26 +363,36 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
         match filter {
             LoincFilter::Set(s) => s.contains(&id),
             LoincFilter::Generic(g) => g.matches(self, id),
-            LoincFilter::Part { property, test } => {
-                let values = self.texts(id, property);
-                // A part's code, and its name when the code is a concept.
-                let names: Vec<&str> = values
-                    .iter()
-                    .filter_map(|v| self.file.locate(v).ok().flatten())
-                    .filter_map(|p| self.file.display(p).ok().flatten())
-                    .collect();
+            LoincFilter::Property {
+                property,
+                parts,
+                test,
+            } => {
+                let values = self.texts_at(id, *property);
+                // A part's name, when the value is a part of this system.
+                let names: Vec<&str> = if *parts {
+                    values
+                        .iter()
+                        .filter_map(|v| self.file.locate(v).ok().flatten())
+                        .filter_map(|p| self.file.display(p).ok().flatten())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 match test {
-                    PartTest::Values(wanted, negate) => {
+                    Test::Values(wanted, negate) => {
                         let found = wanted.iter().any(|w| {
                             values.iter().any(|v| v == w)
-                                || names
-                                    .iter()
-                                    .chain(&values)
-                                    .any(|n| n.eq_ignore_ascii_case(w))
+                                || (*parts
+                                    && names
+                                        .iter()
+                                        .chain(&values)
+                                        .any(|n| n.eq_ignore_ascii_case(w)))
                         });
                         found != *negate
                     }
-                    PartTest::Regex(re) => values.iter().chain(&names).any(|v| re.is_match(v)),
+                    Test::Regex(re) => values.iter().chain(&names).any(|v| re.is_match(v)),
+                    Test::Exists(exists) => values.is_empty() != *exists,
                 }
             }
         }
@@ -401,7 +426,7 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeFilters for LoincFilt
                     v.dedup();
                     v
                 }),
-                LoincFilter::Part { .. } => None,
+                LoincFilter::Property { .. } => None,
             })
             .min_by_key(Vec::len);
         let all = || (0..self.loinc.file.len()).collect::<Vec<_>>();

@@ -291,6 +291,15 @@ fn loinc_filters_match_the_release() {
         .map(|r| &r["LOINC_NUM"]));
     assert!(!deprecated.is_empty());
     assert_eq!(members(&l, "STATUS", "=", "DEPRECATED"), deprecated);
+    let retired = set(table
+        .iter()
+        .filter(|r| r["STATUS"] == "DEPRECATED" || r["STATUS"] == "DISCOURAGED")
+        .map(|r| &r["LOINC_NUM"]));
+    assert!(retired.len() > deprecated.len());
+    assert_eq!(
+        members(&l, "STATUS", "in", "DEPRECATED, DISCOURAGED"),
+        retired
+    );
     let third = set(table
         .iter()
         .filter(|r| !r["EXTERNAL_COPYRIGHT_NOTICE"].is_empty())
@@ -322,6 +331,8 @@ fn loinc_filters_match_the_release() {
         .map(|a| &a["AnswerStringId"]));
     assert!(!for_term.is_empty());
     assert_eq!(members(&l, "answers-for", "=", term), for_term);
+    let with_lists = set(link.iter().map(|k| &k["LoincNumber"]));
+    assert_eq!(members(&l, "answer-list", "exists", "true"), with_lists);
 
     // The hierarchy: parent = X is X's children; is-a reaches the terms.
     let hierarchy = rows(

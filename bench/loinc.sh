@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# LOINC compiled like an edition (issue 17): a LOINC-scale synthetic release
+# (`txmap synth --loinc`, TERMS terms, default 105000), imported RUNS times
+# (time, peak RSS, file size), then `txmap bench requests` RUNS times over
+# five $lookup and five $validate-code calls of the mapped, prewarmed file.
+# Writes bench/results/loinc.json (every run, and the medians) and prints
+# the BENCHMARKS.md table.
+#
+#   bench/loinc.sh
+#   RUNS=1 CALLS=2000 TERMS=20000 bench/loinc.sh    # a quick look
+#   TXMAP=/tmp/txmap bench/loinc.sh                 # a given build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+CALLS=${CALLS:-20000}
+TERMS=${TERMS:-105000}
+OUT=bench/out/loinc
+RELEASE=$OUT/Loinc_9.99-$TERMS
+FILE=$OUT/loinc-$TERMS.txmap
+mkdir -p "$OUT" bench/results
+
+if [ -z "${TXMAP:-}" ]; then
+    cargo build --release -q -p txmap
+    TXMAP=target/release/txmap
+fi
+
+[ -d "$RELEASE" ] || "$TXMAP" synth --loinc --concepts "$TERMS" --out "$RELEASE" >/dev/null
+
+for run in $(seq 1 "$RUNS"); do
+    "$TXMAP" import --loinc "$RELEASE" --out "$FILE" --json >"$OUT/import-$run.json"
+done
+
+# Five terms spread over the release, and their long common names.
+mapfile -t REQUESTS < <(python3 - "$RELEASE" <<'PY'
+import csv, sys, urllib.parse
+rows = list(csv.DictReader(open(sys.argv[1] + "/LoincTable/Loinc.csv", encoding="utf-8")))
+picks = [rows[int(i * (len(rows) - 1) / 4)] for i in range(5)]
+for r in picks:
+    print(f"/r4/CodeSystem/$lookup?system=http://loinc.org&code={r['LOINC_NUM']}")
+for r in picks:
+    print("/r4/CodeSystem/$validate-code?url=http://loinc.org&code=" + r["LOINC_NUM"]
+          + "&display=" + urllib.parse.quote(r["LONG_COMMON_NAME"]))
+PY
+)
+ARGS=()
+for r in "${REQUESTS[@]}"; do ARGS+=(--request "$r"); done
+for run in $(seq 1 "$RUNS"); do
+    "$TXMAP" bench requests --edition "$FILE" "${ARGS[@]}" --calls "$CALLS" \
+        --out "$OUT/requests-$run.json" >/dev/null
+done
+
+python3 - "$OUT" "$RUNS" "$TERMS" <<'PY'
+import json, statistics, sys
+out, runs, terms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+imports = [json.load(open(f"{out}/import-{r}.json")) for r in range(1, runs + 1)]
+requests = [json.load(open(f"{out}/requests-{r}.json")) for r in range(1, runs + 1)]
+med = statistics.median
+def per_op(kind, key):
+    return [med([q[key] for q in run["requests"] if kind in q["request"]]) for run in requests]
+result = {
+    "terms": terms,
+    "import": {
+        "runs": imports,
+        "wall_seconds_median": med(i["wall_seconds"] for i in imports),
+        "peak_rss_median": med(i["peak_rss"] for i in imports),
+        "file_size": imports[0]["file_size"],
+        "counts": imports[0]["counts"],
+    },
+    "requests": {"runs": requests},
+}
+for kind in ("$lookup", "$validate-code"):
+    result["requests"][kind] = {
+        "p50_us_per_run": per_op(kind, "p50_us"),
+        "p50_us_median": med(per_op(kind, "p50_us")),
+        "p99_us_median": med(per_op(kind, "p99_us")),
+    }
+json.dump(result, open("bench/results/loinc.json", "w"), indent=1)
+i = result["import"]
+print(f"| terms | concepts | import (median of {runs}) | peak RSS | file |")
+print("|---:|---:|---:|---:|---:|")
+print(f"| {terms:,} | {i['counts']['concepts']:,} | {i['wall_seconds_median']:.2f} s "
+      f"| {i['peak_rss_median'] / 2**20:.0f} MiB | {i['file_size'] / 2**20:.1f} MiB |")
+print()
+print("| operation | p50 µs (median of runs) | p50 per run | p99 µs |")
+print("|---|---:|---|---:|")
+for kind in ("$lookup", "$validate-code"):
+    r = result["requests"][kind]
+    print(f"| `{kind}` | {r['p50_us_median']:.1f} | {', '.join(f'{x:.1f}' for x in r['p50_us_per_run'])} "
+          f"| {r['p99_us_median']:.0f} |")
+PY
