@@ -3,8 +3,9 @@
 //! [...]`, read at startup by `txmap-packages`) and every loaded SNOMED CT
 //! edition as a code system ([`txmap_snomed::SnomedCt`]), whose own
 //! operations ([`txmap_snomed::operations`]) the engine asks first, and
-//! every compiled LOINC file ([`txmap_loinc::Loinc`]). The request's own
-//! `tx-resource`s come first, then these.
+//! every compiled LOINC file ([`txmap_loinc::Loinc`]), and the code
+//! systems defined by a grammar (UCUM, BCP-47: [`txmap_grammars`]). The
+//! request's own `tx-resource`s come first, then these.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use txmap_packages::{Package, Packages};
 use txmap_snomed::SnomedCt;
 use txmap_snomed::operations::Editions as SnomedEditions;
 use txmap_snomed::serving::Serving;
+use txmap_terminology::grammar::Grammar;
 use txmap_terminology::operation::NativeOperations;
 use txmap_terminology::provider::CodeSystemProvider;
 use txmap_terminology::valueset::FilterDef;
@@ -42,6 +44,8 @@ pub struct Sources {
     pub snomed: SnomedEditions<EditionBytes>,
     /// The compiled LOINC files, each with its verification state.
     pub loinc: Arc<[(Loinc<EditionBytes>, Arc<Serving>)]>,
+    /// UCUM and BCP-47 ([`txmap_grammars`]).
+    pub grammars: Vec<Arc<dyn Grammar>>,
 }
 
 impl ResourceSource for Sources {
@@ -88,6 +92,10 @@ impl ResourceSource for Sources {
     fn native(&self) -> Option<&dyn NativeOperations> {
         Some(&self.snomed)
     }
+
+    fn grammars(&self) -> Vec<Arc<dyn Grammar>> {
+        self.grammars.clone()
+    }
 }
 
 impl FhirPackages {
@@ -125,6 +133,7 @@ impl FhirPackages {
                 packages,
                 snomed: SnomedEditions::new(Arc::clone(&snomed)),
                 loinc: Arc::clone(&loinc),
+                grammars: txmap_grammars::all(),
             })
         };
         if config.packages.is_empty() {

@@ -528,11 +528,15 @@ impl NativeFilters for Generic<'_> {
     }
 
     fn members(&self) -> Result<Vec<ConceptId>, Error> {
-        let candidates = self
-            .filters
-            .iter()
-            .find_map(|f| f.candidates(self.cs))
-            .unwrap_or_else(|| self.cs.all());
+        let candidates = match self.filters.iter().find_map(|f| f.candidates(self.cs)) {
+            Some(c) => c,
+            None if !self.cs.enumerable() => {
+                return Err(Error::NotEnumerable {
+                    system: self.cs.url().to_owned(),
+                });
+            }
+            None => self.cs.all(),
+        };
         let mut out = Vec::new();
         for (i, id) in candidates.into_iter().enumerate() {
             if i % 4096 == 4095 {
@@ -565,6 +569,11 @@ impl<'r> Engine<'r> {
             _ => Ok(()),
         };
         let ids = if filters.is_empty() {
+            if !cs.enumerable() {
+                return Err(Error::NotEnumerable {
+                    system: cs.url().to_owned(),
+                });
+            }
             too_many(cs.len())?;
             cs.all()
         } else {

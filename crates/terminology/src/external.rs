@@ -6,6 +6,8 @@
 //!
 //! [`Resolver`]: crate::Resolver
 
+use std::sync::Arc;
+
 use crate::codesystem::CodeSystem;
 use crate::provider::CodeSystemProvider;
 use crate::valueset::ValueSet;
@@ -29,6 +31,12 @@ pub trait ResourceSource: Send + Sync + std::fmt::Debug {
         _url: &str,
     ) -> Option<(&dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>)> {
         None
+    }
+    /// The code systems defined by a grammar (UCUM, BCP-47) that this
+    /// source knows; each request wraps them in its own
+    /// [`crate::grammar::GrammarProvider`].
+    fn grammars(&self) -> Vec<Arc<dyn crate::grammar::Grammar>> {
+        Vec::new()
     }
     /// The operations a code system behind this source answers whole
     /// ([`crate::operation`]).

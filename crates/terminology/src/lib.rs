@@ -43,6 +43,7 @@ pub mod error;
 pub mod expand;
 pub mod external;
 pub mod filter;
+pub mod grammar;
 pub mod language;
 pub mod lookup;
 pub mod operation;

@@ -143,6 +143,13 @@ pub trait CodeSystemProvider: std::fmt::Debug + Send + Sync {
     /// The declared property whose code is `code`: its URI and type.
     fn property_def(&self, code: &str) -> Option<(Option<&str>, Option<&str>)>;
 
+    /// Whether the concepts can be listed: false for a code system defined
+    /// by a grammar ([`crate::grammar`]), whose `len` and `all` are only
+    /// the codes located so far.
+    fn enumerable(&self) -> bool {
+        true
+    }
+
     /// The FHIR CodeSystem resource behind the provider, when there is
     /// one: supplements, concept extensions and the resource's own
     /// elements apply to resources only.

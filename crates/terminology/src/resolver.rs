@@ -5,12 +5,13 @@
 //! looked up in the loaded FHIR packages ([`ResourceSource`]), if any.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use crate::codesystem::CodeSystem;
 use crate::external::ResourceSource;
+use crate::grammar::{Grammar, GrammarProvider};
 use crate::provider::{CodeSystemProvider, Content};
 use crate::valueset::ValueSet;
 
@@ -23,6 +24,9 @@ pub struct Resolver {
     cs_by_url: HashMap<String, Vec<usize>>,
     /// Resources from FHIR packages, asked after the request's own.
     external: Option<Arc<dyn ResourceSource>>,
+    /// The grammar code systems of the external source, as this
+    /// request's providers: made on first use, and a clone starts over.
+    grammars: OnceLock<Vec<GrammarProvider>>,
 }
 
 /// Why a code system could not be found.
@@ -63,13 +67,27 @@ impl Resolver {
     }
 
     /// Every version of the code system `url`: the request's, else the
-    /// packages' and the stores'.
+    /// packages' and the stores', else a grammar's.
     fn cs_candidates(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
         let mut v: Vec<&dyn CodeSystemProvider> = ResourceSource::code_systems(self, url)
             .into_iter()
             .map(|cs| cs as &dyn CodeSystemProvider)
             .collect();
         v.extend(ResourceSource::providers(self, url));
+        if v.is_empty() {
+            let grammars = self.grammars.get_or_init(|| {
+                self.external
+                    .as_deref()
+                    .map(|e| e.grammars().into_iter().map(GrammarProvider::new).collect())
+                    .unwrap_or_default()
+            });
+            v.extend(
+                grammars
+                    .iter()
+                    .filter(|g| g.url() == url)
+                    .map(|g| g as &dyn CodeSystemProvider),
+            );
+        }
         v
     }
 
@@ -223,6 +241,13 @@ impl ResourceSource for Resolver {
         url: &str,
     ) -> Option<(&dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>)> {
         self.external.as_deref()?.implicit_value_set(url)
+    }
+
+    fn grammars(&self) -> Vec<Arc<dyn Grammar>> {
+        self.external
+            .as_deref()
+            .map(|e| e.grammars())
+            .unwrap_or_default()
     }
 }
 

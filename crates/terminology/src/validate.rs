@@ -687,10 +687,10 @@ impl Validator<'_> {
                 if fragment { "warning" } else { "error" },
                 "code-invalid",
                 "invalid-code",
-                if fragment {
-                    "UNKNOWN_CODE_IN_FRAGMENT"
-                } else {
-                    "Unknown_Code_in_Version"
+                match (fragment, cs.version()) {
+                    (true, _) => "UNKNOWN_CODE_IN_FRAGMENT",
+                    (false, Some(_)) => "Unknown_Code_in_Version",
+                    (false, None) => "Unknown_Code_in",
                 },
                 text,
                 &origin.code,

@@ -1,0 +1,247 @@
+//! BCP-47 language tags (RFC 5646) against the IANA Language Subtag
+//! Registry: `language[-extlang][-script][-region][-variant...][-extension...][-x-private]`,
+//! each registered subtag found in the registry in its registered case
+//! (`en-US`, `zh-Hans-CN`, `sr-Latn`), or a whole grandfathered tag. The
+//! display names the language and, in brackets, the script, region and
+//! variants: `English (United States)`; a designation says which is
+//! which: `English (Region=United States)`.
+//!
+//! Case: RFC 5646 makes tags case-insensitive, but FHIR validators (and
+//! tx.fhir.org, whose suite txmap is judged by) accept only the
+//! registry's case, so `en-us` is not a code here. A tag in another case
+//! is reported unknown rather than silently corrected.
+
+use std::collections::HashMap;
+
+use txmap_terminology::grammar::{Grammar, GrammarConcept};
+use txmap_terminology::provider::Designation;
+
+use crate::{BCP47, MAX_CODE_LEN};
+
+/// The registry, as `type TAB subtag TAB description TAB deprecated`
+/// lines after a `#File-Date` line.
+const REGISTRY: &str = include_str!("../data/language-subtags.tsv");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    Language,
+    Extlang,
+    Script,
+    Region,
+    Variant,
+    Grandfathered,
+}
+
+#[derive(Debug)]
+struct Entry {
+    description: &'static str,
+    deprecated: bool,
+}
+
+/// The BCP-47 grammar over a subtag registry.
+#[derive(Debug)]
+pub struct Bcp47 {
+    entries: HashMap<Kind, HashMap<&'static str, Entry>>,
+    file_date: &'static str,
+}
+
+impl Bcp47 {
+    /// The registry compiled into the binary.
+    pub fn embedded() -> Bcp47 {
+        Bcp47::parse(REGISTRY)
+    }
+
+    fn parse(text: &'static str) -> Bcp47 {
+        let mut entries: HashMap<Kind, HashMap<&'static str, Entry>> = HashMap::new();
+        let mut file_date = "";
+        for line in text.lines() {
+            if let Some(date) = line.strip_prefix("#File-Date\t") {
+                file_date = date;
+                continue;
+            }
+            let mut f = line.split('\t');
+            let (Some(kind), Some(code), Some(description)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            let kind = match kind {
+                "language" => Kind::Language,
+                "extlang" => Kind::Extlang,
+                "script" => Kind::Script,
+                "region" => Kind::Region,
+                "variant" => Kind::Variant,
+                "grandfathered" => Kind::Grandfathered,
+                _ => continue,
+            };
+            let deprecated = f.next() == Some("deprecated");
+            entries.entry(kind).or_default().insert(
+                code,
+                Entry {
+                    description,
+                    deprecated,
+                },
+            );
+        }
+        Bcp47 { entries, file_date }
+    }
+
+    /// The registry's File-Date.
+    pub fn file_date(&self) -> &str {
+        self.file_date
+    }
+
+    fn get(&self, kind: Kind, subtag: &str) -> Option<&Entry> {
+        self.entries.get(&kind)?.get(subtag)
+    }
+}
+
+impl Grammar for Bcp47 {
+    fn url(&self) -> &str {
+        BCP47
+    }
+    /// BCP-47 is versioned by its RFC, not by the registry's date.
+    fn version(&self) -> Option<&str> {
+        None
+    }
+    fn name(&self) -> &str {
+        "IETF language tags (BCP 47)"
+    }
+    fn concept(&self, code: &str) -> Option<GrammarConcept> {
+        if code.is_empty() || code.len() > MAX_CODE_LEN {
+            return None;
+        }
+        // A grandfathered tag is a code as a whole (`i-klingon`); redundant
+        // ones (`zh-Hans`) are read subtag by subtag like any other.
+        if let Some(e) = self.get(Kind::Grandfathered, code) {
+            return Some(concept(code, e.description.to_owned(), None, e.deprecated));
+        }
+        let mut parts = code.split('-').peekable();
+        let language = parts.next()?;
+        let lang = self.get(Kind::Language, language)?;
+        let mut deprecated = lang.deprecated;
+        let mut labelled: Vec<(&str, &str)> = Vec::new();
+        // Up to three extended language subtags.
+        let mut extlangs = 0;
+        while let Some(&p) = parts.peek() {
+            if extlangs < 3
+                && p.len() == 3
+                && p.bytes().all(|b| b.is_ascii_alphabetic())
+                && let Some(e) = self.get(Kind::Extlang, p)
+            {
+                deprecated |= e.deprecated;
+                labelled.push(("Language", e.description));
+                extlangs += 1;
+                parts.next();
+            } else {
+                break;
+            }
+        }
+        if let Some(&p) = parts.peek()
+            && p.len() == 4
+            && p.bytes().all(|b| b.is_ascii_alphabetic())
+        {
+            let e = self.get(Kind::Script, p)?;
+            deprecated |= e.deprecated;
+            labelled.push(("Script", e.description));
+            parts.next();
+        }
+        if let Some(&p) = parts.peek()
+            && ((p.len() == 2 && p.bytes().all(|b| b.is_ascii_alphabetic()))
+                || (p.len() == 3 && p.bytes().all(|b| b.is_ascii_digit())))
+        {
+            let e = self.get(Kind::Region, p)?;
+            deprecated |= e.deprecated;
+            labelled.push(("Region", e.description));
+            parts.next();
+        }
+        let mut variants = Vec::new();
+        while let Some(&p) = parts.peek() {
+            let shaped =
+                (5..=8).contains(&p.len()) || (p.len() == 4 && p.as_bytes()[0].is_ascii_digit());
+            if !shaped || !p.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                break;
+            }
+            if variants.contains(&p) {
+                return None;
+            }
+            let e = self.get(Kind::Variant, p)?;
+            deprecated |= e.deprecated;
+            labelled.push(("Variant", e.description));
+            variants.push(p);
+            parts.next();
+        }
+        // Extensions (a singleton then subtags of 2–8) and private use
+        // (`x` then subtags of 1–8) are well-formed whatever they say.
+        let mut singletons = Vec::new();
+        while let Some(s) = parts.next() {
+            if s.len() != 1 || !s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return None;
+            }
+            let private = s.eq_ignore_ascii_case("x");
+            if !private && singletons.contains(&s) {
+                return None;
+            }
+            singletons.push(s);
+            let min = if private { 1 } else { 2 };
+            let mut n = 0;
+            while let Some(&p) = parts.peek() {
+                if p.len() == 1 && !private {
+                    break;
+                }
+                if !(min..=8).contains(&p.len()) || !p.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                    return None;
+                }
+                n += 1;
+                parts.next();
+            }
+            if n == 0 {
+                return None;
+            }
+            if private {
+                break;
+            }
+        }
+        if parts.next().is_some() {
+            return None;
+        }
+        let plain: Vec<&str> = labelled.iter().map(|(_, d)| *d).collect();
+        let display = if plain.is_empty() {
+            lang.description.to_owned()
+        } else {
+            format!("{} ({})", lang.description, plain.join(", "))
+        };
+        let labelled_display = (!labelled.is_empty()).then(|| {
+            let parts: Vec<String> = labelled.iter().map(|(k, d)| format!("{k}={d}")).collect();
+            format!("{} ({})", lang.description, parts.join(", "))
+        });
+        Some(concept(code, display, labelled_display, deprecated))
+    }
+}
+
+fn concept(
+    code: &str,
+    display: String,
+    labelled: Option<String>,
+    deprecated: bool,
+) -> GrammarConcept {
+    let mut designations = vec![Designation {
+        language: Some("en".to_owned()),
+        use_: Some(crate::preferred_use()),
+        value: display.clone(),
+        source: None,
+        extensions: Vec::new(),
+    }];
+    designations.extend(labelled.map(|value| Designation {
+        language: Some("en".to_owned()),
+        use_: None,
+        value,
+        source: None,
+        extensions: Vec::new(),
+    }));
+    GrammarConcept {
+        code: code.to_owned(),
+        display,
+        designations,
+        properties: Vec::new(),
+        deprecated,
+    }
+}

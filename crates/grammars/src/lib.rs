@@ -1,0 +1,46 @@
+//! The code systems defined by a grammar, as [`Grammar`]s of the
+//! terminology engine: [`Ucum`] (`http://unitsofmeasure.org`) and
+//! [`Bcp47`] (`urn:ietf:bcp:47`). Neither has a list of codes: a code is
+//! a concept when the grammar derives it, which is what an IG's
+//! Quantities and `language` elements need validated.
+//!
+//! UCUM is the `octofhir-ucum` crate (Apache-2.0), which compiles UCUM's
+//! own essence file (`ucum-essence.xml`, version 2.2) into tables at build
+//! time and parses with an explicit nesting limit: a well-kept parser
+//! made for the job, so we write no grammar of our own. BCP-47 tags are
+//! checked here against the IANA Language Subtag Registry, taken from the
+//! npm package `language-subtag-registry` (CC0-1.0) into
+//! `data/language-subtags.tsv` (`data/README.md` has the version and how
+//! to regenerate it) and compiled into the binary.
+
+mod bcp47;
+mod ucum;
+
+use std::sync::Arc;
+
+pub use bcp47::Bcp47;
+use txmap_terminology::grammar::Grammar;
+pub use ucum::Ucum;
+
+/// UCUM's canonical URL.
+pub const UCUM: &str = "http://unitsofmeasure.org";
+/// BCP-47's canonical URL.
+pub const BCP47: &str = "urn:ietf:bcp:47";
+
+/// Codes longer than this are not looked at: no real unit or language tag
+/// comes near, and it bounds the work one code can ask for.
+pub const MAX_CODE_LEN: usize = 512;
+
+/// Every grammar txmap serves.
+pub fn all() -> Vec<Arc<dyn Grammar>> {
+    vec![Arc::new(Ucum), Arc::new(Bcp47::embedded())]
+}
+
+/// The preferred-for-language designation `use`, as the engine writes it.
+fn preferred_use() -> serde_json::Value {
+    serde_json::json!({
+        "system": "http://terminology.hl7.org/CodeSystem/hl7TermMaintInfra",
+        "code": "preferredForLanguage",
+        "display": "Preferred For Language"
+    })
+}

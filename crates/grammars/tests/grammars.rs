@@ -1,0 +1,150 @@
+//! UCUM and BCP-47 as grammars: what they derive and what they refuse,
+//! the examples taken from UCUM's specification and RFC 5646, the names
+//! from the registry file read here on its own; and hostile codes answered
+//! at once.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use txmap_grammars::{Bcp47, Ucum};
+use txmap_terminology::grammar::Grammar;
+
+#[test]
+fn ucum_derives_units_and_refuses_the_rest() {
+    let u = Ucum;
+    assert_eq!(u.version(), Some("2.2"));
+    // UCUM §§ 2–6 and appendix examples.
+    for code in [
+        "mg/dL",
+        "kg.m/s2",
+        "mm[Hg]",
+        "10*3/uL",
+        "%",
+        "/min",
+        "{score}",
+        "mg/dL{total}",
+        "m2",
+        "[in_i]",
+        "Cel",
+        "mL/(24.h)",
+        "umol/L",
+    ] {
+        let c = u.concept(code).unwrap_or_else(|| panic!("{code} refused"));
+        assert_eq!(c.code, code);
+        assert_eq!(c.display, code);
+    }
+    for code in [
+        "kgXX", "mg/", "", " mg", "mg ", "m//s", "(m", "m)", "[in_i", "mg/dL}",
+    ] {
+        assert!(u.concept(code).is_none(), "{code:?} accepted");
+    }
+    // Case matters: `kg` is the kilogram, `KG` nothing (`MG` would be the megagauss).
+    assert!(u.concept("KG").is_none());
+}
+
+#[test]
+fn ucum_gives_the_analysis_and_the_canonical_unit() {
+    let c = Ucum.concept("mg/dL").unwrap();
+    let analysis = &c.designations[0].value;
+    assert!(
+        analysis.contains("milligram") && analysis.contains("deciliter"),
+        "{analysis}"
+    );
+    let canonical = |code: &str| {
+        Ucum.concept(code).unwrap().properties[0]
+            .value
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // UCUM: the gram is the base unit of mass, the liter is dm3.
+    assert_eq!(canonical("mg"), "g");
+    assert_eq!(canonical("kg"), "g");
+    assert_eq!(canonical("mL"), "m3");
+}
+
+#[test]
+fn hostile_units_are_refused_at_once() {
+    let started = Instant::now();
+    let deep = format!("{}m{}", "(".repeat(5000), ")".repeat(5000));
+    assert!(Ucum.concept(&deep).is_none());
+    let long = "m.".repeat(400) + "m";
+    assert!(Ucum.concept(&long).is_none(), "over the length limit");
+    let brackets = "[".repeat(400);
+    assert!(Ucum.concept(&brackets).is_none());
+    assert!(started.elapsed().as_secs_f64() < 5.0);
+}
+
+/// The registry's descriptions, read from the data file by hand.
+fn registry() -> HashMap<(String, String), String> {
+    include_str!("../data/language-subtags.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            ((f[0].to_owned(), f[1].to_owned()), f[2].to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn bcp47_derives_registered_tags() {
+    let b = Bcp47::embedded();
+    let names = registry();
+    let name = |kind: &str, code: &str| names[&(kind.to_owned(), code.to_owned())].clone();
+    assert!(b.file_date().starts_with("20"), "{}", b.file_date());
+    let en_us = b.concept("en-US").unwrap();
+    assert_eq!(
+        en_us.display,
+        format!("{} ({})", name("language", "en"), name("region", "US"))
+    );
+    assert!(
+        en_us
+            .designations
+            .iter()
+            .any(|d| d.value == format!("English (Region={})", name("region", "US")))
+    );
+    let zh = b.concept("zh-Hans-CN").unwrap();
+    assert_eq!(
+        zh.display,
+        format!(
+            "{} ({}, {})",
+            name("language", "zh"),
+            name("script", "Hans"),
+            name("region", "CN")
+        )
+    );
+    // RFC 5646 examples: language, script, region, variant, extension,
+    // private use, a UN M.49 region, extended language, grandfathered.
+    for code in [
+        "de",
+        "sr-Latn-RS",
+        "de-CH-1996",
+        "es-419",
+        "en-US-u-islamcal",
+        "en-US-x-twain",
+        "zh-yue-HK",
+        "sl-rozaj-biske",
+        "i-klingon",
+    ] {
+        assert!(b.concept(code).is_some(), "{code} refused");
+    }
+    for code in [
+        "en-us",
+        "EN",
+        "qqq-US",
+        "en-USA",
+        "en--US",
+        "en-US-",
+        "de-1996-1996",
+        "en-a-bbb-a-ccc",
+        "en-a",
+        "en-x",
+        "",
+        "en-US ",
+    ] {
+        assert!(b.concept(code).is_none(), "{code:?} accepted");
+    }
+    let long = "en-".to_owned() + &"x-aaaaaaaa-".repeat(100);
+    assert!(b.concept(&long).is_none());
+}

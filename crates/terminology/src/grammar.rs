@@ -1,0 +1,163 @@
+//! Code systems defined by a grammar rather than a list: UCUM unit
+//! expressions, BCP-47 language tags. Every well-formed code is a concept,
+//! so there is no list to hold and none to expand: a [`Grammar`] says what
+//! a code is, if anything, and a [`GrammarProvider`] makes that a
+//! [`CodeSystemProvider`] for one request, numbering the codes the request
+//! locates in the order it locates them (the ids of the trait). Each
+//! request has its own provider (the [`crate::Resolver`] makes them), so
+//! what it remembers is bounded by what the request sent, and nothing
+//! outlives it.
+//!
+//! An include of a whole grammar code system, or a filter that names no
+//! concepts of its own, cannot be expanded: the engine answers
+//! [`crate::Error::NotEnumerable`] ([`CodeSystemProvider::enumerable`]).
+//! Membership needs no enumeration, so validation works as for any code
+//! system.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::provider::{
+    CodeSystemProvider, ConceptId, Content, Designation, Located, PropertyValue, Status,
+};
+
+/// What a grammar says of one code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GrammarConcept {
+    /// The code as the grammar spells it.
+    pub code: String,
+    pub display: String,
+    pub designations: Vec<Designation>,
+    pub properties: Vec<PropertyValue>,
+    /// Well-formed, but deprecated by the grammar's registry.
+    pub deprecated: bool,
+}
+
+/// A code system whose codes are the sentences of a grammar.
+pub trait Grammar: Send + Sync + std::fmt::Debug {
+    fn url(&self) -> &str;
+    fn version(&self) -> Option<&str>;
+    fn name(&self) -> &str;
+    /// The concept `code` is, or `None` when the grammar does not derive
+    /// it. Must be bounded in time and depth for any input.
+    fn concept(&self, code: &str) -> Option<GrammarConcept>;
+}
+
+/// A grammar as a code system of one request: the codes it located, in
+/// order, are its concepts.
+#[derive(Debug)]
+pub struct GrammarProvider {
+    grammar: Arc<dyn Grammar>,
+    found: boxcar::Vec<GrammarConcept>,
+    ids: Mutex<HashMap<String, ConceptId>>,
+}
+
+impl GrammarProvider {
+    pub fn new(grammar: Arc<dyn Grammar>) -> GrammarProvider {
+        GrammarProvider {
+            grammar,
+            found: boxcar::Vec::new(),
+            ids: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn grammar(&self) -> &Arc<dyn Grammar> {
+        &self.grammar
+    }
+
+    fn get(&self, id: ConceptId) -> Option<&GrammarConcept> {
+        self.found.get(id as usize)
+    }
+}
+
+/// A copy starts with no codes: ids belong to the provider that gave them.
+impl Clone for GrammarProvider {
+    fn clone(&self) -> GrammarProvider {
+        GrammarProvider::new(Arc::clone(&self.grammar))
+    }
+}
+
+impl CodeSystemProvider for GrammarProvider {
+    fn url(&self) -> &str {
+        self.grammar.url()
+    }
+    fn version(&self) -> Option<&str> {
+        self.grammar.version()
+    }
+    fn name(&self) -> Option<&str> {
+        Some(self.grammar.name())
+    }
+    fn content(&self) -> Content {
+        Content::Complete
+    }
+    fn case_sensitive(&self) -> bool {
+        true
+    }
+    fn language(&self) -> Option<&str> {
+        Some("en")
+    }
+    fn resource_status(&self) -> Option<&str> {
+        Some("active")
+    }
+    fn experimental(&self) -> bool {
+        false
+    }
+    fn enumerable(&self) -> bool {
+        false
+    }
+    /// The codes located so far.
+    fn len(&self) -> usize {
+        self.found.count()
+    }
+    fn locate(&self, code: &str) -> Option<Located> {
+        let mut ids = self.ids.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&id) = ids.get(code) {
+            return Some(Located {
+                id,
+                case_differs: false,
+            });
+        }
+        let concept = self.grammar.concept(code)?;
+        let case_differs = concept.code != code;
+        let id = ConceptId::try_from(self.found.push(concept)).ok()?;
+        ids.insert(code.to_owned(), id);
+        Some(Located { id, case_differs })
+    }
+    fn code(&self, id: ConceptId) -> Cow<'_, str> {
+        Cow::Borrowed(self.get(id).map_or("", |c| c.code.as_str()))
+    }
+    fn display(&self, id: ConceptId) -> Option<&str> {
+        self.get(id).map(|c| c.display.as_str())
+    }
+    fn definition(&self, _id: ConceptId) -> Option<&str> {
+        None
+    }
+    fn designations(&self, id: ConceptId) -> Cow<'_, [Designation]> {
+        Cow::Borrowed(self.get(id).map_or(&[], |c| c.designations.as_slice()))
+    }
+    fn properties(&self, id: ConceptId) -> Cow<'_, [PropertyValue]> {
+        Cow::Borrowed(self.get(id).map_or(&[], |c| c.properties.as_slice()))
+    }
+    fn status(&self, id: ConceptId) -> Status {
+        Status {
+            deprecated: self.get(id).is_some_and(|c| c.deprecated),
+            ..Status::default()
+        }
+    }
+    fn parents(&self, _id: ConceptId) -> Cow<'_, [ConceptId]> {
+        Cow::Borrowed(&[])
+    }
+    fn children(&self, _id: ConceptId) -> Cow<'_, [ConceptId]> {
+        Cow::Borrowed(&[])
+    }
+    fn roots(&self) -> Cow<'_, [ConceptId]> {
+        Cow::Borrowed(&[])
+    }
+    fn property_def(&self, code: &str) -> Option<(Option<&str>, Option<&str>)> {
+        let known = (0..self.found.count() as ConceptId)
+            .filter_map(|id| self.get(id))
+            .any(|c| c.properties.iter().any(|p| p.code == code));
+        known.then_some((None, Some("string")))
+    }
+}
