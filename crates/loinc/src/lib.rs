@@ -22,7 +22,7 @@ pub mod synth;
 
 pub use error::LoincError;
 pub use file::{BuildSummary, CodeSystemFile, FileBuilder};
-pub use provider::Loinc;
+pub use provider::{Loinc, implicit_filters};
 pub use release::{ImportOptions, ImportReport, import};
 
 /// LOINC's canonical URL.

@@ -442,3 +442,25 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeFilters for LoincFilt
         Ok(out)
     }
 }
+
+/// The filters of one of LOINC's implicit value sets: `http://loinc.org/vs`
+/// (every code), `http://loinc.org/vs/LL…` (an answer list's answers, in
+/// the list's order) and `http://loinc.org/vs/LP…` (the codes below a part
+/// in the multiaxial hierarchy); `None` for any other URL.
+pub fn implicit_filters(url: &str) -> Option<Vec<FilterDef>> {
+    let rest = url.strip_prefix("http://loinc.org/vs")?;
+    if rest.is_empty() {
+        return Some(Vec::new());
+    }
+    let code = rest.strip_prefix('/')?;
+    let filter = |property: &str, op: &str| FilterDef {
+        property: property.to_owned(),
+        op: op.to_owned(),
+        value: Some(code.to_owned()),
+    };
+    match code.get(..2) {
+        Some("LL") => Some(vec![filter("LIST", "=")]),
+        Some("LP") => Some(vec![filter("concept", "descendent-of")]),
+        _ => None,
+    }
+}

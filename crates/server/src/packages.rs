@@ -86,6 +86,17 @@ impl ResourceSource for Sources {
     }
 
     fn implicit_value_set(&self, url: &str) -> Option<(&dyn CodeSystemProvider, Vec<FilterDef>)> {
+        if let Some(filters) = txmap_loinc::implicit_filters(url) {
+            let latest = self
+                .loinc
+                .iter()
+                .filter(|(_, s)| s.is_serving())
+                .map(|(l, _)| l)
+                .max_by(|a, b| {
+                    txmap_terminology::resolver::version_cmp(a.version(), b.version())
+                })?;
+            return Some((latest as &dyn CodeSystemProvider, filters));
+        }
         txmap_snomed::implicit_value_set(url, self.snomed.list())
     }
 

@@ -190,3 +190,77 @@ async fn loinc_answers_from_its_file_in_every_mode() {
         assert_eq!(v["expansion"]["total"], want.len());
     }
 }
+
+#[tokio::test]
+async fn loincs_implicit_value_sets_answer_by_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = loinc(dir.path());
+    let state = common::serve(dir.path(), "editions = [\"loinc.txmap\"]\n");
+    let release = dir.path().join("Loinc_2.99/AccessoryFiles");
+    let mut answers = csv::Reader::from_path(release.join("AnswerFile/AnswerList.csv")).unwrap();
+    let records: Vec<csv::StringRecord> = answers.records().map(Result::unwrap).collect();
+    let list = records[4][0].to_owned();
+    let mut want: Vec<(u32, String)> = records
+        .iter()
+        .filter(|r| r[0] == *list)
+        .map(|r| (r[5].parse().unwrap(), r[4].to_owned()))
+        .collect();
+    want.sort();
+    let want: Vec<String> = want.into_iter().map(|(_, a)| a).collect();
+
+    let codes = |v: &Value| -> Vec<String> {
+        v["expansion"]["contains"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|c| c["code"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (status, v) = common::call(
+        state.clone(),
+        Method::GET,
+        &format!("/r4/ValueSet/$expand?url=http://loinc.org/vs/{list}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let mut got = codes(&v);
+    got.sort();
+    let mut sorted = want.clone();
+    sorted.sort();
+    assert_eq!(got, sorted);
+
+    // Every code of the release is in http://loinc.org/vs.
+    let code = rows.keys().nth(9).unwrap();
+    let (_, v) = common::call(
+        state.clone(),
+        Method::GET,
+        &format!("/r4/ValueSet/$validate-code?url=http://loinc.org/vs&system={LOINC}&code={code}"),
+        None,
+    )
+    .await;
+    assert_eq!(param(&v, "result").unwrap()["valueBoolean"], true, "{v}");
+
+    // Below a class part in the hierarchy: its components and their terms.
+    let mut h = csv::Reader::from_path(
+        release.join("ComponentHierarchyBySystem/ComponentHierarchyBySystem.csv"),
+    )
+    .unwrap();
+    let rows: Vec<csv::StringRecord> = h.records().map(Result::unwrap).collect();
+    let class = rows[1][3].to_owned();
+    let components: Vec<&str> = rows
+        .iter()
+        .filter(|r| r[2] == *class)
+        .map(|r| &r[3])
+        .collect();
+    let terms = rows.iter().filter(|r| components.contains(&&r[2])).count();
+    let (status, v) = common::call(
+        state,
+        Method::GET,
+        &format!("/r4/ValueSet/$expand?url=http://loinc.org/vs/{class}&count=1"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["expansion"]["total"], components.len() + terms);
+}

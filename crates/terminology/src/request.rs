@@ -293,7 +293,7 @@ impl Request {
 
     /// The value set a ValueSet operation is about: the inline `valueSet`
     /// (parsed into `inline`), else the one `url` and `valueSetVersion`
-    /// name.
+    /// name, else the implicit value set `url` names (made into `inline`).
     pub fn value_set<'s>(
         &'s self,
         inline: &'s mut Option<ValueSet>,
@@ -305,14 +305,28 @@ impl Request {
         }
         let url = self.text("url").ok_or(Error::Required("url"))?;
         let version = self.text("valueSetVersion");
-        self.resolver
-            .value_set(&url, version.as_deref())
-            .ok_or_else(|| Error::ValueSetNotFound {
-                url: match &version {
-                    Some(v) => format!("{url}|{v}"),
-                    None => url.clone(),
-                },
-            })
+        if let Some(vs) = self.resolver.value_set(&url, version.as_deref()) {
+            return Ok(vs);
+        }
+        // A code system's implicit value set (`http://loinc.org/vs/LL…`):
+        // a value set that imports it, so that every operation reads it as
+        // any other import.
+        if version.is_none() && self.resolver.implicit_value_set(&url).is_some() {
+            let vs = ValueSet::from_json(&serde_json::json!({
+                "resourceType": "ValueSet",
+                "url": url,
+                "status": "active",
+                "compose": {"include": [{"valueSet": [url]}]},
+            }))
+            .ok_or_else(|| Error::Internal(format!("the implicit value set {url}")))?;
+            return Ok(inline.insert(vs));
+        }
+        Err(Error::ValueSetNotFound {
+            url: match &version {
+                Some(v) => format!("{url}|{v}"),
+                None => url.clone(),
+            },
+        })
     }
 
     /// A resource parameter.
