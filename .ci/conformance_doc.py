@@ -6,7 +6,8 @@ Pass counts per suite, mode and FHIR version come from
 target/conformance/report.json; the reasons for known failures come from
 conformance/known-failures.tsv (`suite<TAB>reason`, or
 `fhirVersion/suite/test<TAB>reason` for a single test), so they are written
-by people and kept with the code.
+by people and kept with the code; conformance/notes.md is copied in after
+them.
 """
 import json
 import sys
@@ -64,6 +65,9 @@ single = [(k, v) for k, v in reasons.items() if "/" in k]
 if single:
     out += ["", "Single tests:", ""]
     out += [f"- `{k}`: {v}" for k, v in single]
+notes = root / "conformance/notes.md"
+if notes.exists():
+    out += ["", notes.read_text().rstrip()]
 strict_file = root / "target/conformance/report-strict.json"
 lenient = [t["id"] for run in report["runs"] for t in run["tests"]
            if t["status"] == "pass" and t.get("lenientOnly")]

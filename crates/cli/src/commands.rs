@@ -23,7 +23,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Compile RF2 release packages into one edition file, or a LOINC
-    /// release (`--loinc`) into one code system file.
+    /// (`--loinc`) or RxNorm (`--rxnorm`) release into one code system
+    /// file.
     Import(ImportArgs),
     /// Check every checksum of an edition file.
     Verify { file: PathBuf },
@@ -146,16 +147,24 @@ struct ServeArgs {
 struct ImportArgs {
     /// An RF2 package: a .zip as distributed or an unpacked folder. Repeat
     /// for an extension: base first, extension after.
-    #[arg(long = "rf2", value_name = "PATH", required_unless_present = "loinc")]
+    #[arg(long = "rf2", value_name = "PATH", required_unless_present_any = ["loinc", "rxnorm"])]
     rf2: Vec<PathBuf>,
     /// A LOINC release folder (`Loinc_2.82`, as unzipped), compiled into a
     /// code system file instead of an edition.
-    #[arg(long, value_name = "DIR", conflicts_with = "rf2")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["rf2", "rxnorm"])]
     loinc: Option<PathBuf>,
     /// The LOINC release's version, when its folder is not named
     /// `Loinc_<version>`.
     #[arg(long, value_name = "VERSION", requires = "loinc")]
     loinc_version: Option<String>,
+    /// An RxNorm release folder (its `rrf` folder, or the folder holding
+    /// it), compiled into a code system file.
+    #[arg(long, value_name = "DIR", conflicts_with = "rf2")]
+    rxnorm: Option<PathBuf>,
+    /// The RxNorm release's version (`08042025`), when `RXNSAB.RRF` does
+    /// not give it.
+    #[arg(long, value_name = "VERSION", requires = "rxnorm")]
+    rxnorm_version: Option<String>,
     /// The edition file to write (replaced atomically if it exists).
     #[arg(long, short, value_name = "FILE")]
     out: PathBuf,
@@ -207,8 +216,12 @@ struct SynthArgs {
     concepts: usize,
     /// Write a LOINC release folder (the CSV files `import --loinc`
     /// reads) instead of RF2.
-    #[arg(long, conflicts_with_all = ["extension_of_seed", "effective_time"])]
+    #[arg(long, conflicts_with_all = ["extension_of_seed", "effective_time", "rxnorm"])]
     loinc: bool,
+    /// Write an RxNorm release (the RRF files `import --rxnorm` reads)
+    /// instead of RF2.
+    #[arg(long, conflicts_with_all = ["extension_of_seed", "effective_time"])]
+    rxnorm: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// A directory, or a path ending in .zip.
@@ -260,6 +273,9 @@ pub fn run(cli: Cli) -> Result<Found> {
 fn import(a: ImportArgs) -> Result<()> {
     if let Some(dir) = &a.loinc {
         return import_loinc(dir, &a);
+    }
+    if let Some(dir) = &a.rxnorm {
+        return import_rxnorm(dir, &a);
     }
     let mut options = ImportOptions::new(a.rf2, a.out.clone());
     options.max_memory = a.max_memory;
@@ -523,9 +539,20 @@ fn lookup(file: PathBuf, sctid: u64, as_json: bool) -> Result<()> {
 }
 
 fn synth(a: SynthArgs) -> Result<()> {
+    if a.rxnorm {
+        let n = u32::try_from(a.concepts / 5).context("--concepts: too many concepts")?;
+        txmap_codesystems::synth::write_rxnorm(&a.out, n)
+            .with_context(|| format!("writing {}", a.out.display()))?;
+        println!(
+            "wrote an RxNorm release of about {} concepts to {}",
+            n * 4,
+            a.out.display()
+        );
+        return Ok(());
+    }
     if a.loinc {
         let terms = u32::try_from(a.concepts).context("--concepts: too many terms")?;
-        txmap_loinc::synth::write_release(&a.out, txmap_loinc::synth::Shape { terms })
+        txmap_codesystems::synth::write_release(&a.out, txmap_codesystems::synth::Shape { terms })
             .with_context(|| format!("writing {}", a.out.display()))?;
         println!(
             "wrote a LOINC release of {terms} terms to {}",
@@ -682,23 +709,23 @@ fn conformance(a: ConformanceArgs) -> Result<()> {
 
 /// A compiled code system file (LOINC), read into memory, or `None` when
 /// the file is something else (an edition: the caller opens it as one).
-fn open_code_system(file: &Path) -> Result<Option<txmap_loinc::CodeSystemFile<Vec<u8>>>> {
+fn open_code_system(file: &Path) -> Result<Option<txmap_codesystems::CodeSystemFile<Vec<u8>>>> {
     let f = std::fs::File::open(file).with_context(|| format!("{}", file.display()))?;
     let Ok(meta) = txmap_format::peek_metadata(&f) else {
         return Ok(None);
     };
-    if meta.get("content").map(String::as_str) != Some(txmap_loinc::file::CONTENT) {
+    if meta.get("content").map(String::as_str) != Some(txmap_codesystems::file::CONTENT) {
         return Ok(None);
     }
     let bytes = std::fs::read(file).with_context(|| format!("{}", file.display()))?;
-    let cs =
-        txmap_loinc::CodeSystemFile::open(bytes).with_context(|| format!("{}", file.display()))?;
+    let cs = txmap_codesystems::CodeSystemFile::open(bytes)
+        .with_context(|| format!("{}", file.display()))?;
     Ok(Some(cs))
 }
 
 fn inspect_code_system(
     file: &Path,
-    cs: &txmap_loinc::CodeSystemFile<Vec<u8>>,
+    cs: &txmap_codesystems::CodeSystemFile<Vec<u8>>,
     as_json: bool,
 ) -> Result<()> {
     let container = txmap_format::Container::open(cs.bytes())?;
@@ -742,18 +769,18 @@ fn inspect_code_system(
 }
 
 fn import_loinc(dir: &Path, a: &ImportArgs) -> Result<()> {
-    let options = txmap_loinc::ImportOptions {
+    let options = txmap_codesystems::loinc::ImportOptions {
         version: a.loinc_version.clone(),
         temp_dir: a.temp_dir.clone(),
     };
-    let report = txmap_loinc::import(dir, &a.out, &options)
+    let report = txmap_codesystems::loinc::import(dir, &a.out, &options)
         .with_context(|| format!("importing into {}", a.out.display()))?;
     let peak_rss = txmap_import::memory::peak_rss();
     let f = &report.file;
     if a.json {
         let out = json!({
             "output": a.out,
-            "url": txmap_loinc::LOINC,
+            "url": txmap_codesystems::loinc::URL,
             "version": report.version,
             "file_size": f.file_bytes,
             "wall_seconds": report.seconds,
@@ -783,7 +810,11 @@ fn import_loinc(dir: &Path, a: &ImportArgs) -> Result<()> {
             eprintln!("not in the release: {file}");
         }
         println!("wrote {} ({})", a.out.display(), human(f.file_bytes));
-        println!("  code system {}|{}", txmap_loinc::LOINC, report.version);
+        println!(
+            "  code system {}|{}",
+            txmap_codesystems::loinc::URL,
+            report.version
+        );
         for (k, v) in [
             ("terms", report.terms),
             ("parts", report.parts),
@@ -794,6 +825,66 @@ fn import_loinc(dir: &Path, a: &ImportArgs) -> Result<()> {
             ("designations", f.designations),
             ("hierarchy links", f.hierarchy_links),
             ("rows skipped", report.skipped_rows),
+        ] {
+            println!("  {k:<24} {v}");
+        }
+        println!(
+            "  time {:.2} s, peak RSS {}",
+            report.seconds,
+            peak_rss.map_or_else(|| "unknown".to_owned(), human)
+        );
+    }
+    Ok(())
+}
+
+fn import_rxnorm(dir: &Path, a: &ImportArgs) -> Result<()> {
+    let options = txmap_codesystems::rxnorm::ImportOptions {
+        version: a.rxnorm_version.clone(),
+        temp_dir: a.temp_dir.clone(),
+    };
+    let report = txmap_codesystems::rxnorm::import(dir, &a.out, &options)
+        .with_context(|| format!("importing into {}", a.out.display()))?;
+    let peak_rss = txmap_import::memory::peak_rss();
+    let f = &report.file;
+    if a.json {
+        let out = json!({
+            "output": a.out,
+            "url": txmap_codesystems::rxnorm::URL,
+            "version": report.version,
+            "file_size": f.file_bytes,
+            "wall_seconds": report.seconds,
+            "peak_rss": peak_rss,
+            "absent_files": report.absent,
+            "counts": {
+                "concepts": report.concepts,
+                "atoms": report.atoms,
+                "relationships": report.relationships,
+                "semantic_types": report.semantic_types,
+                "inactive": report.inactive,
+                "properties": f.properties,
+                "designations": f.designations,
+                "text_bytes": f.text_bytes,
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    if !a.quiet {
+        for file in &report.absent {
+            eprintln!("not in the release: {file}");
+        }
+        println!("wrote {} ({})", a.out.display(), human(f.file_bytes));
+        println!(
+            "  code system {}|{}",
+            txmap_codesystems::rxnorm::URL,
+            report.version
+        );
+        for (k, v) in [
+            ("concepts", report.concepts),
+            ("inactive", report.inactive),
+            ("RxNorm atoms", report.atoms),
+            ("relationships", report.relationships),
+            ("semantic types", report.semantic_types),
         ] {
             println!("  {k:<24} {v}");
         }

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use txmap_codesystems::CodeSystemFile;
 use txmap_load::{Advice, EditionBytes, LoadMode, Loaded, Loader, Prewarm};
-use txmap_loinc::CodeSystemFile;
 use txmap_snomed::serving::Serving;
 use txmap_store::Edition;
 use txmap_store::access::{self, Access};
@@ -176,7 +176,7 @@ pub fn load_editions(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let code_system = get("content") == txmap_loinc::file::CONTENT;
+        let code_system = get("content") == txmap_codesystems::file::CONTENT;
         is_code_system.push(code_system);
         names.push(if code_system {
             EditionNames {

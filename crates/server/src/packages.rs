@@ -3,7 +3,8 @@
 //! [...]`, read at startup by `txmap-packages`) and every loaded SNOMED CT
 //! edition as a code system ([`txmap_snomed::SnomedCt`]), whose own
 //! operations ([`txmap_snomed::operations`]) the engine asks first, and
-//! every compiled LOINC file ([`txmap_loinc::Loinc`]), and the code
+//! every compiled code system file — LOINC, RxNorm
+//! ([`txmap_codesystems::Compiled`]) — and the code
 //! systems defined by a grammar (UCUM, BCP-47: [`txmap_grammars`]). The
 //! request's own `tx-resource`s come first, then these.
 
@@ -11,8 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use txmap_codesystems::Compiled;
 use txmap_load::EditionBytes;
-use txmap_loinc::Loinc;
 use txmap_packages::{Package, Packages};
 use txmap_snomed::SnomedCt;
 use txmap_snomed::operations::Editions as SnomedEditions;
@@ -42,8 +43,9 @@ pub struct FhirPackages {
 pub struct Sources {
     pub packages: Option<Packages>,
     pub snomed: SnomedEditions<EditionBytes>,
-    /// The compiled LOINC files, each with its verification state.
-    pub loinc: Arc<[(Loinc<EditionBytes>, Arc<Serving>)]>,
+    /// The compiled code system files (LOINC, RxNorm), each with its
+    /// verification state.
+    pub compiled: Arc<[(Compiled<EditionBytes>, Arc<Serving>)]>,
     /// UCUM and BCP-47 ([`txmap_grammars`]).
     pub grammars: Vec<Arc<dyn Grammar>>,
 }
@@ -64,16 +66,13 @@ impl ResourceSource for Sources {
     }
 
     fn providers(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
-        if url == txmap_loinc::LOINC {
-            return self
-                .loinc
-                .iter()
-                .filter(|(_, s)| s.is_serving())
-                .map(|(l, _)| l as &dyn CodeSystemProvider)
-                .collect();
-        }
         if url != txmap_snomed::SNOMED_CT {
-            return Vec::new();
+            return self
+                .compiled
+                .iter()
+                .filter(|(c, s)| c.url() == url && s.is_serving())
+                .map(|(c, _)| c as &dyn CodeSystemProvider)
+                .collect();
         }
         // Only editions in service: one being verified, or whose file
         // failed, answers nothing.
@@ -86,12 +85,12 @@ impl ResourceSource for Sources {
     }
 
     fn implicit_value_set(&self, url: &str) -> Option<(&dyn CodeSystemProvider, Vec<FilterDef>)> {
-        if let Some(filters) = txmap_loinc::implicit_filters(url) {
+        if let Some(filters) = txmap_codesystems::loinc::implicit_filters(url) {
             let latest = self
-                .loinc
+                .compiled
                 .iter()
-                .filter(|(_, s)| s.is_serving())
-                .map(|(l, _)| l)
+                .filter(|(c, s)| c.url() == txmap_codesystems::loinc::URL && s.is_serving())
+                .map(|(c, _)| c)
                 .max_by(|a, b| {
                     txmap_terminology::resolver::version_cmp(a.version(), b.version())
                 })?;
@@ -134,16 +133,16 @@ impl FhirPackages {
                 .with_serving(Arc::clone(&e.serving))
             })
             .collect();
-        let loinc: Arc<[(Loinc<EditionBytes>, Arc<Serving>)]> = editions
+        let compiled: Arc<[(Compiled<EditionBytes>, Arc<Serving>)]> = editions
             .code_systems
             .iter()
-            .map(|c| (Loinc::new(Arc::clone(&c.file)), Arc::clone(&c.serving)))
+            .map(|c| (Compiled::new(Arc::clone(&c.file)), Arc::clone(&c.serving)))
             .collect();
         let sources = |packages| {
             Arc::new(Sources {
                 packages,
                 snomed: SnomedEditions::new(Arc::clone(&snomed)),
-                loinc: Arc::clone(&loinc),
+                compiled: Arc::clone(&compiled),
                 grammars: txmap_grammars::all(),
             })
         };

@@ -407,3 +407,110 @@ impl Csv {
         self.0.flush()
     }
 }
+
+/// Writes a synthetic RxNorm release of about `ingredients` × 5 RxNorm
+/// concepts into `dir/rrf`: ingredients (`IN`), brand names (`BN`),
+/// clinical and branded drugs (`SCD`, `SBD`) with synonyms (`SY`) and
+/// prescribable names (`PSN`), atoms of another source (`MMSL`), some
+/// concepts only that source has, suppressed atoms, relationships
+/// (`has_ingredient`, `tradename_of`), semantic types and the `RXNSAB.RRF`
+/// row that dates the release (`20AA_250804F`).
+pub fn write_rxnorm(dir: &Path, ingredients: u32) -> std::io::Result<()> {
+    let rrf = dir.join("rrf");
+    fs::create_dir_all(&rrf)?;
+    let mut conso = BufWriter::new(fs::File::create(rrf.join("RXNCONSO.RRF"))?);
+    let mut rel = BufWriter::new(fs::File::create(rrf.join("RXNREL.RRF"))?);
+    let mut sty = BufWriter::new(fs::File::create(rrf.join("RXNSTY.RRF"))?);
+    let mut aui = 1_000_000u32;
+    let mut atom = |w: &mut BufWriter<fs::File>,
+                    cui: u32,
+                    sab: &str,
+                    tty: &str,
+                    text: &str,
+                    suppress: &str| {
+        aui += 1;
+        writeln!(
+            w,
+            "{cui}|ENG||||||{aui}|||{cui}|{sab}|{tty}|{cui}|{text}|0|{suppress}|4096|"
+        )
+    };
+    let mut rel_id = 0u32;
+    let mut link = |w: &mut BufWriter<fs::File>, cui1: u32, rela: &str, cui2: u32| {
+        rel_id += 1;
+        writeln!(
+            w,
+            "{cui1}||CUI|RO|{cui2}||CUI|{rela}|{rel_id}|RXNORM||||N||"
+        )
+    };
+    let n = ingredients.max(1);
+    for i in 0..n {
+        let (ing, brand, scd, sbd, other) = (
+            100_000 + i * 10,
+            100_001 + i * 10,
+            100_002 + i * 10,
+            100_003 + i * 10,
+            100_004 + i * 10,
+        );
+        let name = format!("{} {i}", STEMS[(i % 12) as usize].to_lowercase());
+        // Every 17th ingredient's only RxNorm atom is suppressed.
+        let suppress = if i % 17 == 5 { "O" } else { "N" };
+        atom(&mut conso, ing, "RXNORM", "IN", &name, suppress)?;
+        atom(&mut conso, ing, "MMSL", "IN", &name.to_uppercase(), "N")?;
+        atom(&mut conso, brand, "RXNORM", "BN", &format!("Brand{i}"), "N")?;
+        // A synonym first, so the display must not be the first atom.
+        atom(
+            &mut conso,
+            scd,
+            "RXNORM",
+            "SY",
+            &format!("{name} tablet (synonym)"),
+            "N",
+        )?;
+        atom(
+            &mut conso,
+            scd,
+            "RXNORM",
+            "SCD",
+            &format!("{name} 10 MG Oral Tablet"),
+            "N",
+        )?;
+        atom(
+            &mut conso,
+            scd,
+            "RXNORM",
+            "PSN",
+            &format!("{name} 10mg tablet"),
+            "N",
+        )?;
+        atom(
+            &mut conso,
+            sbd,
+            "RXNORM",
+            "SBD",
+            &format!("{name} 10 MG Oral Tablet [Brand{i}]"),
+            "N",
+        )?;
+        atom(
+            &mut conso,
+            other,
+            "MMSL",
+            "CD",
+            &format!("{name} other source"),
+            "N",
+        )?;
+        link(&mut rel, ing, "ingredient_of", scd)?;
+        link(&mut rel, scd, "has_ingredient", ing)?;
+        link(&mut rel, ing, "has_tradename", brand)?;
+        link(&mut rel, brand, "tradename_of", ing)?;
+        link(&mut rel, other, "has_ingredient", ing)?;
+        writeln!(sty, "{ing}|T121|A1.4.1.1.1|Pharmacologic Substance||4096|")?;
+        writeln!(sty, "{scd}|T200|A1.3.3|Clinical Drug||4096|")?;
+    }
+    conso.flush()?;
+    rel.flush()?;
+    sty.flush()?;
+    fs::write(
+        rrf.join("RXNSAB.RRF"),
+        "C1|C2|RXNORM_20AA_250804F|RXNORM|RxNorm work done by the National Library of Medicine|RXNORM|20AA_250804F|||2025AA||||0||||||ENG|UTF-8|Y|Y|RXNORM||\n",
+    )
+}

@@ -7,9 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
+use txmap_codesystems::loinc::ImportOptions;
+use txmap_codesystems::{CodeSystemError, CodeSystemFile, Compiled, synth};
 use txmap_format::schema::cs_flags;
 use txmap_load::{LoadMode, Loader};
-use txmap_loinc::{CodeSystemFile, ImportOptions, Loinc, LoincError, synth};
 use txmap_terminology::provider::CodeSystemProvider;
 use txmap_terminology::valueset::FilterDef;
 
@@ -42,7 +43,8 @@ fn fixture() -> Fixture {
     let release = dir.path().join("Loinc_2.99");
     synth::write_release(&release, synth::Shape { terms: TERMS }).unwrap();
     let file = dir.path().join("loinc.txmap");
-    let report = txmap_loinc::import(&release, &file, &ImportOptions::default()).unwrap();
+    let report =
+        txmap_codesystems::loinc::import(&release, &file, &ImportOptions::default()).unwrap();
     assert_eq!(
         report.version, "2.99",
         "the version comes from the folder name"
@@ -210,8 +212,8 @@ fn read_and_mapped_files_answer_alike() {
         "the mapping fell back: {:?}",
         mapped.fallback
     );
-    let a = Loinc::new(CodeSystemFile::open(read.bytes).unwrap().into());
-    let b = Loinc::new(CodeSystemFile::open(mapped.bytes).unwrap().into());
+    let a = Compiled::new(CodeSystemFile::open(read.bytes).unwrap().into());
+    let b = Compiled::new(CodeSystemFile::open(mapped.bytes).unwrap().into());
     assert_eq!(a.len(), b.len());
     for id in 0..a.len() as u32 {
         assert_eq!(a.code(id), b.code(id));
@@ -224,7 +226,7 @@ fn read_and_mapped_files_answer_alike() {
     }
 }
 
-fn members(l: &Loinc<Vec<u8>>, property: &str, op: &str, value: &str) -> BTreeSet<String> {
+fn members(l: &Compiled<Vec<u8>>, property: &str, op: &str, value: &str) -> BTreeSet<String> {
     let def = FilterDef {
         property: property.into(),
         op: op.into(),
@@ -245,7 +247,7 @@ fn set<'a>(codes: impl IntoIterator<Item = &'a String>) -> BTreeSet<String> {
 #[test]
 fn loinc_filters_match_the_release() {
     let f = fixture();
-    let l = Loinc::new(open(&f).into());
+    let l = Compiled::new(open(&f).into());
     let table = rows(&f.release.join("LoincTable/Loinc.csv"));
     let links = rows(
         &f.release
@@ -363,14 +365,15 @@ fn bad_releases_are_errors_that_name_the_file_and_line() {
     };
 
     // No Loinc.csv.
-    let e = txmap_loinc::import(dir.path(), &out, &opts).unwrap_err();
-    assert!(matches!(e, LoincError::MissingFile(_)), "{e}");
+    let e = txmap_codesystems::loinc::import(dir.path(), &out, &opts).unwrap_err();
+    assert!(matches!(e, CodeSystemError::MissingFile(_)), "{e}");
 
     // No version, from neither the folder nor the options.
     let release = dir.path().join("release");
     synth::write_release(&release, synth::Shape { terms: 20 }).unwrap();
-    let e = txmap_loinc::import(&release, &out, &ImportOptions::default()).unwrap_err();
-    assert!(matches!(e, LoincError::NoVersion(_)), "{e}");
+    let e =
+        txmap_codesystems::loinc::import(&release, &out, &ImportOptions::default()).unwrap_err();
+    assert!(matches!(e, CodeSystemError::NoVersion(_)), "{e}");
 
     // A row with a field too few.
     let table = release.join("LoincTable/Loinc.csv");
@@ -379,7 +382,7 @@ fn bad_releases_are_errors_that_name_the_file_and_line() {
     let cut = lines[5].rfind(',').unwrap();
     lines[5].truncate(cut);
     std::fs::write(&table, lines.join("\r\n")).unwrap();
-    let e = txmap_loinc::import(&release, &out, &opts).unwrap_err();
+    let e = txmap_codesystems::loinc::import(&release, &out, &opts).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("Loinc.csv: line 6:"), "{msg}");
     assert!(!out.exists(), "a failed import left a file");
@@ -390,7 +393,7 @@ fn bad_releases_are_errors_that_name_the_file_and_line() {
         text.replacen("\"LONG_COMMON_NAME\"", "\"LONG_NAME\"", 1),
     )
     .unwrap();
-    let e = txmap_loinc::import(&release, &out, &opts).unwrap_err();
+    let e = txmap_codesystems::loinc::import(&release, &out, &opts).unwrap_err();
     assert!(
         e.to_string().contains("no column \"LONG_COMMON_NAME\""),
         "{e}"
@@ -408,13 +411,13 @@ fn bad_releases_are_errors_that_name_the_file_and_line() {
 fn damaged_files_are_errors_not_panics() {
     let f = fixture();
     let good = std::fs::read(&f.file).unwrap();
-    let l = Loinc::new(CodeSystemFile::open(good.clone()).unwrap().into());
+    let l = Compiled::new(CodeSystemFile::open(good.clone()).unwrap().into());
     let probe = |bytes: Vec<u8>| -> bool {
         let Ok(cs) = CodeSystemFile::open(bytes) else {
             return false;
         };
         let failed = cs.verify(|_| {}).is_err();
-        let l = Loinc::new(cs.into());
+        let l = Compiled::new(cs.into());
         // Every accessor answers something, whatever the bytes.
         for id in (0..l.len() as u32).step_by(7) {
             let _ = (
@@ -456,12 +459,12 @@ fn an_edition_is_not_a_code_system_file() {
     )
     .unwrap();
     let e = CodeSystemFile::open(std::fs::read(&file).unwrap()).unwrap_err();
-    assert!(matches!(e, LoincError::NotACodeSystem { .. }), "{e}");
+    assert!(matches!(e, CodeSystemError::NotACodeSystem { .. }), "{e}");
 }
 
 #[test]
 fn the_version_comes_from_loincs_folder_name() {
-    use txmap_loinc::release::version_from_path;
+    use txmap_codesystems::loinc::version_from_path;
     assert_eq!(
         version_from_path(Path::new("/x/Loinc_2.82")),
         Some("2.82".into())
@@ -480,8 +483,8 @@ fn the_layout_holds_every_code_system_section() {
         .iter()
         .filter(|k| k.is_code_system())
         .collect();
-    assert_eq!(kinds.len(), txmap_loinc::file::LAYOUT.len());
+    assert_eq!(kinds.len(), txmap_codesystems::file::LAYOUT.len());
     for k in kinds {
-        assert!(txmap_loinc::file::LAYOUT.contains(k), "{k:?}");
+        assert!(txmap_codesystems::file::LAYOUT.contains(k), "{k:?}");
     }
 }

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use txmap_format::{FormatError, SectionKind};
 
-/// Everything that can go wrong compiling a LOINC release or reading a
+/// Everything that can go wrong compiling a release or reading a
 /// compiled code system file.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum LoincError {
+pub enum CodeSystemError {
     /// The container is unreadable: not a txmap file, truncated, a
     /// checksum mismatch, a missing section...
     Format(FormatError),
@@ -42,66 +42,66 @@ pub enum LoincError {
     TooLarge(&'static str),
 }
 
-impl LoincError {
-    pub(crate) fn corrupt(section: SectionKind, detail: impl Into<String>) -> LoincError {
-        LoincError::Corrupt {
+impl CodeSystemError {
+    pub(crate) fn corrupt(section: SectionKind, detail: impl Into<String>) -> CodeSystemError {
+        CodeSystemError::Corrupt {
             section,
             detail: detail.into(),
         }
     }
 }
 
-impl fmt::Display for LoincError {
+impl fmt::Display for CodeSystemError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LoincError::Format(e) => write!(f, "{e}"),
-            LoincError::NotACodeSystem { content } => write!(
+            CodeSystemError::Format(e) => write!(f, "{e}"),
+            CodeSystemError::NotACodeSystem { content } => write!(
                 f,
                 "not a compiled code system file (its content is {content:?})"
             ),
-            LoincError::Corrupt { section, detail } => write!(
+            CodeSystemError::Corrupt { section, detail } => write!(
                 f,
                 "corrupt section {}: {detail} (run `txmap verify`)",
                 section.name()
             ),
-            LoincError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            LoincError::MissingFile(path) => {
+            CodeSystemError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            CodeSystemError::MissingFile(path) => {
                 write!(
                     f,
-                    "{}: not found (is this a LOINC release folder?)",
+                    "{}: not found (is this the release folder?)",
                     path.display()
                 )
             }
-            LoincError::MissingColumn { path, column } => {
+            CodeSystemError::MissingColumn { path, column } => {
                 write!(f, "{}: line 1: no column {column:?}", path.display())
             }
-            LoincError::Row {
+            CodeSystemError::Row {
                 path,
                 line,
                 message,
             } => write!(f, "{}: line {line}: {message}", path.display()),
-            LoincError::NoVersion(path) => write!(
+            CodeSystemError::NoVersion(path) => write!(
                 f,
-                "{}: cannot tell the LOINC version: name the folder Loinc_<version> (as LOINC distributes it) or pass --loinc-version",
+                "{}: cannot tell the release version: name the folder as it is distributed (Loinc_<version>), or pass --loinc-version / --rxnorm-version",
                 path.display()
             ),
-            LoincError::TooLarge(what) => write!(f, "too large for the file format: {what}"),
+            CodeSystemError::TooLarge(what) => write!(f, "too large for the file format: {what}"),
         }
     }
 }
 
-impl std::error::Error for LoincError {
+impl std::error::Error for CodeSystemError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LoincError::Format(e) => Some(e),
-            LoincError::Io { source, .. } => Some(source),
+            CodeSystemError::Format(e) => Some(e),
+            CodeSystemError::Io { source, .. } => Some(source),
             _ => None,
         }
     }
 }
 
-impl From<FormatError> for LoincError {
-    fn from(e: FormatError) -> LoincError {
-        LoincError::Format(e)
+impl From<FormatError> for CodeSystemError {
+    fn from(e: FormatError) -> CodeSystemError {
+        CodeSystemError::Format(e)
     }
 }

@@ -1,4 +1,4 @@
-//! A LOINC release, as LOINC distributes it (the `Loinc_<version>` folder
+//! LOINC: a release, as LOINC distributes it (the `Loinc_<version>` folder
 //! of its zip), compiled into a code system file.
 //!
 //! What is read, all CSV with a header row, columns found by name (so a
@@ -28,8 +28,13 @@ use std::time::Instant;
 use txmap_format::Metadata;
 use txmap_format::schema::{cs_flags, cs_value};
 
+use txmap_terminology::valueset::FilterDef;
+
+use crate::CodeSystemError;
 use crate::file::{BuildSummary, FileBuilder};
-use crate::{LOINC, LoincError};
+
+/// LOINC's canonical URL.
+pub const URL: &str = "http://loinc.org";
 
 /// How to compile a release.
 #[derive(Clone, Debug, Default)]
@@ -63,11 +68,15 @@ pub struct ImportReport {
 }
 
 /// Compiles the release in `dir` into `out`.
-pub fn import(dir: &Path, out: &Path, options: &ImportOptions) -> Result<ImportReport, LoincError> {
+pub fn import(
+    dir: &Path,
+    out: &Path,
+    options: &ImportOptions,
+) -> Result<ImportReport, CodeSystemError> {
     let started = Instant::now();
     let version = match &options.version {
         Some(v) => v.clone(),
-        None => version_from_path(dir).ok_or_else(|| LoincError::NoVersion(dir.to_owned()))?,
+        None => version_from_path(dir).ok_or_else(|| CodeSystemError::NoVersion(dir.to_owned()))?,
     };
     let temp = match &options.temp_dir {
         Some(t) => t.clone(),
@@ -83,7 +92,7 @@ pub fn import(dir: &Path, out: &Path, options: &ImportOptions) -> Result<ImportR
     };
     let loinc_csv = dir.join("LoincTable").join("Loinc.csv");
     if !loinc_csv.is_file() {
-        return Err(LoincError::MissingFile(loinc_csv));
+        return Err(CodeSystemError::MissingFile(loinc_csv));
     }
     let acc = dir.join("AccessoryFiles");
     let optional = |rel: &str, report: &mut ImportReport| -> Option<PathBuf> {
@@ -370,7 +379,8 @@ pub fn import(dir: &Path, out: &Path, options: &ImportOptions) -> Result<ImportR
 
     let mut meta = Metadata::new();
     meta.insert("source".into(), "loinc".into());
-    meta.insert("url".into(), LOINC.into());
+    meta.insert("url".into(), URL.into());
+    meta.insert("case_sensitive".into(), "false".into());
     meta.insert("version".into(), version);
     meta.insert("name".into(), "LOINC".into());
     meta.insert(
@@ -385,6 +395,28 @@ pub fn import(dir: &Path, out: &Path, options: &ImportOptions) -> Result<ImportR
     report.file = b.finish(out, meta)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The filters of one of LOINC's implicit value sets: `http://loinc.org/vs`
+/// (every code), `http://loinc.org/vs/LL…` (an answer list's answers, in
+/// the list's order) and `http://loinc.org/vs/LP…` (the codes below a part
+/// in the multiaxial hierarchy); `None` for any other URL.
+pub fn implicit_filters(url: &str) -> Option<Vec<FilterDef>> {
+    let rest = url.strip_prefix("http://loinc.org/vs")?;
+    if rest.is_empty() {
+        return Some(Vec::new());
+    }
+    let code = rest.strip_prefix('/')?;
+    let filter = |property: &str, op: &str| FilterDef {
+        property: property.to_owned(),
+        op: op.to_owned(),
+        value: Some(code.to_owned()),
+    };
+    match code.get(..2) {
+        Some("LL") => Some(vec![filter("LIST", "=")]),
+        Some("LP") => Some(vec![filter("concept", "descendent-of")]),
+        _ => None,
+    }
 }
 
 /// `Loinc_2.82` (or `LOINC_2.82`, `Loinc_2.82_Text`) anywhere in the path.
@@ -435,8 +467,8 @@ struct Table {
 }
 
 impl Table {
-    fn open(path: &Path) -> Result<Table, LoincError> {
-        let file = std::fs::File::open(path).map_err(|source| LoincError::Io {
+    fn open(path: &Path) -> Result<Table, CodeSystemError> {
+        let file = std::fs::File::open(path).map_err(|source| CodeSystemError::Io {
             path: path.to_owned(),
             source,
         })?;
@@ -460,12 +492,15 @@ impl Table {
     }
 
     /// The indexes of required columns.
-    fn columns<const N: usize>(&self, names: [&'static str; N]) -> Result<[usize; N], LoincError> {
+    fn columns<const N: usize>(
+        &self,
+        names: [&'static str; N],
+    ) -> Result<[usize; N], CodeSystemError> {
         let mut out = [0; N];
         for (o, name) in out.iter_mut().zip(names) {
             *o = self
                 .optional(name)
-                .ok_or_else(|| LoincError::MissingColumn {
+                .ok_or_else(|| CodeSystemError::MissingColumn {
                     path: self.path.clone(),
                     column: name,
                 })?;
@@ -478,7 +513,7 @@ impl Table {
     }
 
     /// Reads the next row; false at the end.
-    fn next(&mut self) -> Result<bool, LoincError> {
+    fn next(&mut self) -> Result<bool, CodeSystemError> {
         // The line the row starts on (a quoted field may span lines).
         self.line = self.reader.position().line();
         self.reader
@@ -490,8 +525,8 @@ impl Table {
         self.row.get(col).unwrap_or("")
     }
 
-    fn error(&self, message: &str) -> LoincError {
-        LoincError::Row {
+    fn error(&self, message: &str) -> CodeSystemError {
+        CodeSystemError::Row {
             path: self.path.clone(),
             line: self.line,
             message: message.to_owned(),
@@ -561,7 +596,7 @@ impl<R: std::io::BufRead> std::io::Read for Lf<R> {
     }
 }
 
-fn csv_error(path: &Path, e: &csv::Error) -> LoincError {
+fn csv_error(path: &Path, e: &csv::Error) -> CodeSystemError {
     let line = e.position().map_or(0, csv::Position::line);
     let message = match e.kind() {
         csv::ErrorKind::UnequalLengths {
@@ -571,7 +606,7 @@ fn csv_error(path: &Path, e: &csv::Error) -> LoincError {
         csv::ErrorKind::Io(io) => io.to_string(),
         _ => e.to_string(),
     };
-    LoincError::Row {
+    CodeSystemError::Row {
         path: path.to_owned(),
         line,
         message,

@@ -1,4 +1,6 @@
-//! A compiled LOINC file as a code system of the terminology engine.
+//! A compiled code system file as a code system of the terminology
+//! engine: url, version, name, language and case sensitivity from its
+//! metadata, so one provider serves LOINC and RxNorm alike.
 //!
 //! Most of LOINC's value set filters are property filters (`STATUS`,
 //! `CLASSTYPE`, `ORDER_OBS`, `copyright`): this provider compiles a rule's
@@ -6,7 +8,9 @@
 //! on the stored values in place, without building each concept's
 //! [`CodeSystemProvider::properties`]; the hierarchy filters (`concept
 //! is-a` over the multiaxial hierarchy) and properties no concept has are
-//! the engine's generic ones. Four need LOINC's knowledge:
+//! the engine's generic ones. `parent = X` and `child = X` are the
+//! hierarchy's links. In a LOINC file (metadata `source = loinc`) three
+//! more need LOINC's knowledge:
 //!
 //! - a part property (`COMPONENT`, `SCALE_TYP`, `CLASS`...) matches its
 //!   part's code *or its part's name*, as LOINC's users write both
@@ -15,8 +19,7 @@
 //! - `LIST = LL…` is the answers of an answer list (their `AnswerList`
 //!   property);
 //! - `answers-for = X` is the answers of list `X`, or of the lists of
-//!   term `X`;
-//! - `parent = X` and `child = X` are the hierarchy's links.
+//!   term `X`.
 //!
 //! A filter with no candidates of its own tests every concept once, under
 //! the request's deadline.
@@ -36,7 +39,6 @@ use txmap_terminology::provider::{
 };
 use txmap_terminology::valueset::FilterDef;
 
-use crate::LOINC;
 use crate::file::CodeSystemFile;
 
 /// The properties whose values are parts.
@@ -50,22 +52,33 @@ const PART_PROPERTIES: [&str; 7] = [
     "CLASS",
 ];
 
-/// A compiled LOINC release as a [`CodeSystemProvider`].
+/// A compiled code system file as a [`CodeSystemProvider`].
 #[derive(Debug)]
-pub struct Loinc<B> {
+pub struct Compiled<B> {
     file: Arc<CodeSystemFile<B>>,
+    url: String,
     version: String,
+    name: String,
+    language: String,
+    case_sensitive: bool,
+    /// LOINC's filters (part names, `LIST`, `answers-for`) apply.
+    loinc: bool,
     roots: OnceLock<Vec<ConceptId>>,
 }
 
-impl<B: AsRef<[u8]>> Loinc<B> {
-    /// The provider over an opened file; its version is the file's.
-    pub fn new(file: Arc<CodeSystemFile<B>>) -> Loinc<B> {
-        let version = file.meta("version").to_owned();
-        Loinc {
-            file,
-            version,
+impl<B: AsRef<[u8]>> Compiled<B> {
+    /// The provider over an opened file, named by its metadata.
+    pub fn new(file: Arc<CodeSystemFile<B>>) -> Compiled<B> {
+        let meta = |k: &str| file.meta(k).to_owned();
+        Compiled {
+            url: meta("url"),
+            version: meta("version"),
+            name: meta("name"),
+            language: meta("language"),
+            case_sensitive: file.meta("case_sensitive") != "false",
+            loinc: file.meta("source") == "loinc",
             roots: OnceLock::new(),
+            file,
         }
     }
 
@@ -111,24 +124,24 @@ impl<B: AsRef<[u8]>> Loinc<B> {
     }
 }
 
-impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loinc<B> {
+impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Compiled<B> {
     fn url(&self) -> &str {
-        LOINC
+        &self.url
     }
     fn version(&self) -> Option<&str> {
         Some(&self.version)
     }
     fn name(&self) -> Option<&str> {
-        Some("LOINC")
+        Some(&self.name)
     }
     fn content(&self) -> Content {
         Content::Complete
     }
     fn case_sensitive(&self) -> bool {
-        false
+        self.case_sensitive
     }
     fn language(&self) -> Option<&str> {
-        Some("en-US")
+        (!self.language.is_empty()).then_some(self.language.as_str())
     }
     fn resource_status(&self) -> Option<&str> {
         Some("active")
@@ -146,9 +159,11 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loin
                 case_differs: false,
             });
         }
-        // LOINC codes are digits, dashes and upper-case prefixes.
+        // A case-insensitive system's codes are stored upper-case (LOINC:
+        // digits, dashes and upper-case prefixes).
         let upper = code.to_ascii_uppercase();
-        if upper != code
+        if !self.case_sensitive
+            && upper != code
             && let Ok(Some(id)) = self.file.locate(&upper)
         {
             return Some(Located {
@@ -176,7 +191,7 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loin
                     let use_ = self
                         .file
                         .name(d.use_.get())
-                        .map(|u| json!({"system": LOINC, "code": u, "display": u}));
+                        .map(|u| json!({"system": self.url, "code": u, "display": u}));
                     Some(Designation {
                         language: self.file.name(d.language.get()).map(str::to_owned),
                         use_,
@@ -234,7 +249,9 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loin
         match code {
             "parent" | "child" => Some((None, Some("code"))),
             "answers-for" | "LIST" => Some((None, Some("code"))),
-            c if PART_PROPERTIES.contains(&c) && known(c) => Some((None, Some("Coding"))),
+            c if self.loinc && PART_PROPERTIES.contains(&c) && known(c) => {
+                Some((None, Some("Coding")))
+            }
             c if known(c) => Some((None, Some("string"))),
             _ => None,
         }
@@ -252,8 +269,8 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loin
             .map(|f| self.compile(f))
             .collect::<Result<Vec<_>, _>>();
         Some(compiled.map(|filters| {
-            Box::new(LoincFilters {
-                loinc: self,
+            Box::new(CompiledFilters {
+                cs: self,
                 filters,
                 deadline,
             }) as Box<dyn NativeFilters + '_>
@@ -261,9 +278,9 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Loin
     }
 }
 
-/// One compiled filter of a LOINC rule.
+/// One compiled filter of a rule.
 #[derive(Debug)]
-enum LoincFilter {
+enum CompiledFilter {
     /// A stored property (its index in the name table) against a test;
     /// for a part property, a value's part name matches too.
     Property {
@@ -286,7 +303,7 @@ enum Test {
     Exists(bool),
 }
 
-impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
+impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Compiled<B> {
     /// The answers `answers-for = value` means: of the list `value`, or of
     /// every list of the term `value`.
     fn answers_for(&self, value: &str) -> HashSet<ConceptId> {
@@ -313,12 +330,12 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
         self.file.name(c.kind.get())
     }
 
-    fn compile(&self, f: &FilterDef) -> Result<LoincFilter, Error> {
+    fn compile(&self, f: &FilterDef) -> Result<CompiledFilter, Error> {
         let value = f.value.as_deref().unwrap_or("");
-        let set = |ids: Vec<ConceptId>| LoincFilter::Set(ids.into_iter().collect());
+        let set = |ids: Vec<ConceptId>| CompiledFilter::Set(ids.into_iter().collect());
         Ok(match (f.property.as_str(), f.op.as_str()) {
-            ("answers-for", "=") => LoincFilter::Set(self.answers_for(value)),
-            ("LIST", "=") => match self.locate(value) {
+            ("answers-for", "=") if self.loinc => CompiledFilter::Set(self.answers_for(value)),
+            ("LIST", "=") if self.loinc => match self.locate(value) {
                 Some(l) => set(self
                     .texts(l.id, "Answer")
                     .into_iter()
@@ -347,23 +364,23 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
                         })?)
                     }
                     "exists" => Test::Exists(value == "true"),
-                    _ => return Ok(LoincFilter::Generic(Filter::compile(self, f)?)),
+                    _ => return Ok(CompiledFilter::Generic(Filter::compile(self, f)?)),
                 };
-                LoincFilter::Property {
+                CompiledFilter::Property {
                     property: self.file.name_index(p).unwrap_or(CS_NO_NAME),
-                    parts: PART_PROPERTIES.contains(&p),
+                    parts: self.loinc && PART_PROPERTIES.contains(&p),
                     test,
                 }
             }
-            _ => LoincFilter::Generic(Filter::compile(self, f)?),
+            _ => CompiledFilter::Generic(Filter::compile(self, f)?),
         })
     }
 
-    fn passes(&self, filter: &LoincFilter, id: ConceptId) -> bool {
+    fn passes(&self, filter: &CompiledFilter, id: ConceptId) -> bool {
         match filter {
-            LoincFilter::Set(s) => s.contains(&id),
-            LoincFilter::Generic(g) => g.matches(self, id),
-            LoincFilter::Property {
+            CompiledFilter::Set(s) => s.contains(&id),
+            CompiledFilter::Generic(g) => g.matches(self, id),
+            CompiledFilter::Property {
                 property,
                 parts,
                 test,
@@ -399,15 +416,15 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> Loinc<B> {
     }
 }
 
-struct LoincFilters<'a, B> {
-    loinc: &'a Loinc<B>,
-    filters: Vec<LoincFilter>,
+struct CompiledFilters<'a, B> {
+    cs: &'a Compiled<B>,
+    filters: Vec<CompiledFilter>,
     deadline: Option<Instant>,
 }
 
-impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeFilters for LoincFilters<'_, B> {
+impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeFilters for CompiledFilters<'_, B> {
     fn matches(&self, id: ConceptId) -> Result<bool, Error> {
-        Ok(self.filters.iter().all(|f| self.loinc.passes(f, id)))
+        Ok(self.filters.iter().all(|f| self.cs.passes(f, id)))
     }
 
     fn members(&self) -> Result<Vec<ConceptId>, Error> {
@@ -416,20 +433,20 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeFilters for LoincFilt
             .filters
             .iter()
             .filter_map(|f| match f {
-                LoincFilter::Set(s) => {
+                CompiledFilter::Set(s) => {
                     let mut v: Vec<ConceptId> = s.iter().copied().collect();
                     v.sort_unstable();
                     Some(v)
                 }
-                LoincFilter::Generic(g) => g.candidates(self.loinc).map(|mut v| {
+                CompiledFilter::Generic(g) => g.candidates(self.cs).map(|mut v| {
                     v.sort_unstable();
                     v.dedup();
                     v
                 }),
-                LoincFilter::Property { .. } => None,
+                CompiledFilter::Property { .. } => None,
             })
             .min_by_key(Vec::len);
-        let all = || (0..self.loinc.file.len()).collect::<Vec<_>>();
+        let all = || (0..self.cs.file.len()).collect::<Vec<_>>();
         let mut out = Vec::new();
         for (i, id) in candidates.unwrap_or_else(all).into_iter().enumerate() {
             if i % 4096 == 0 && self.deadline.is_some_and(|d| Instant::now() > d) {
@@ -440,27 +457,5 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> NativeFilters for LoincFilt
             }
         }
         Ok(out)
-    }
-}
-
-/// The filters of one of LOINC's implicit value sets: `http://loinc.org/vs`
-/// (every code), `http://loinc.org/vs/LL…` (an answer list's answers, in
-/// the list's order) and `http://loinc.org/vs/LP…` (the codes below a part
-/// in the multiaxial hierarchy); `None` for any other URL.
-pub fn implicit_filters(url: &str) -> Option<Vec<FilterDef>> {
-    let rest = url.strip_prefix("http://loinc.org/vs")?;
-    if rest.is_empty() {
-        return Some(Vec::new());
-    }
-    let code = rest.strip_prefix('/')?;
-    let filter = |property: &str, op: &str| FilterDef {
-        property: property.to_owned(),
-        op: op.to_owned(),
-        value: Some(code.to_owned()),
-    };
-    match code.get(..2) {
-        Some("LL") => Some(vec![filter("LIST", "=")]),
-        Some("LP") => Some(vec![filter("concept", "descendent-of")]),
-        _ => None,
     }
 }

@@ -23,7 +23,7 @@ use txmap_format::{Container, FileWriter, Metadata, SectionKind, records};
 use zerocopy::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::LoincError;
+use crate::CodeSystemError;
 use SectionKind::*;
 
 /// The metadata `content` value of a compiled code system file (editions
@@ -79,14 +79,14 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
     /// Checks the container, that the file is a compiled code system, the
     /// record sizes and the index lengths, and parses (after checking its
     /// checksum) the name table. Nothing else is read.
-    pub fn open(bytes: B) -> Result<Self, LoincError> {
+    pub fn open(bytes: B) -> Result<Self, CodeSystemError> {
         let container = Container::open(bytes.as_ref())?;
         let metadata = container.metadata().clone();
         let content = metadata.get("content").cloned().unwrap_or_default();
         if content != CONTENT {
-            return Err(LoincError::NotACodeSystem { content });
+            return Err(CodeSystemError::NotACodeSystem { content });
         }
-        let range = |kind: SectionKind| -> Result<Range<usize>, LoincError> {
+        let range = |kind: SectionKind| -> Result<Range<usize>, CodeSystemError> {
             let e = container
                 .entry(kind)
                 .ok_or(txmap_format::FormatError::MissingSection(kind))?;
@@ -108,7 +108,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
         container.verify_section(CsNames)?;
         let names_bytes = container.require(CsNames)?;
         let names = std::str::from_utf8(names_bytes)
-            .map_err(|_| LoincError::corrupt(CsNames, "not UTF-8"))?;
+            .map_err(|_| CodeSystemError::corrupt(CsNames, "not UTF-8"))?;
         let names: Vec<String> = if names.is_empty() {
             Vec::new()
         } else {
@@ -117,7 +117,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
         let all = bytes.as_ref();
         let concepts: &[CsConceptRecord] = records(CsConcepts, &all[sections.concepts.clone()])?;
         let count = u32::try_from(concepts.len())
-            .map_err(|_| LoincError::corrupt(CsConcepts, "more than 2^32 concepts"))?;
+            .map_err(|_| CodeSystemError::corrupt(CsConcepts, "more than 2^32 concepts"))?;
         let file = CodeSystemFile {
             bytes,
             sections,
@@ -137,7 +137,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
         ] {
             let index: &[U32] = file.recs(kind, index)?;
             if index.len() != count as usize + 1 {
-                return Err(LoincError::corrupt(
+                return Err(CodeSystemError::corrupt(
                     kind,
                     format!("{} entries for {count} concepts", index.len()),
                 ));
@@ -163,7 +163,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
 
     /// Reads every section against its checksum (see
     /// [`Container::verify`]).
-    pub fn verify(&self, progress: impl FnMut(u64)) -> Result<(), LoincError> {
+    pub fn verify(&self, progress: impl FnMut(u64)) -> Result<(), CodeSystemError> {
         Container::open(self.bytes.as_ref())?.verify(progress)?;
         Ok(())
     }
@@ -193,30 +193,30 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
     }
 
     /// The concept record of `ord`.
-    pub fn concept(&self, ord: Ordinal) -> Result<&CsConceptRecord, LoincError> {
+    pub fn concept(&self, ord: Ordinal) -> Result<&CsConceptRecord, CodeSystemError> {
         let all: &[CsConceptRecord] = self.recs(CsConcepts, &self.sections.concepts)?;
         all.get(ord as usize)
-            .ok_or_else(|| LoincError::corrupt(CsConcepts, format!("no concept {ord}")))
+            .ok_or_else(|| CodeSystemError::corrupt(CsConcepts, format!("no concept {ord}")))
     }
 
     /// A string of the heap.
-    pub fn text(&self, s: CsStr) -> Result<&str, LoincError> {
+    pub fn text(&self, s: CsStr) -> Result<&str, CodeSystemError> {
         let heap = &self.bytes.as_ref()[self.sections.strings.clone()];
         let start = s.offset.get() as usize;
         let bytes = start
             .checked_add(s.len.get() as usize)
             .and_then(|end| heap.get(start..end))
-            .ok_or_else(|| LoincError::corrupt(CsStrings, "a string past the end"))?;
-        std::str::from_utf8(bytes).map_err(|_| LoincError::corrupt(CsStrings, "not UTF-8"))
+            .ok_or_else(|| CodeSystemError::corrupt(CsStrings, "a string past the end"))?;
+        std::str::from_utf8(bytes).map_err(|_| CodeSystemError::corrupt(CsStrings, "not UTF-8"))
     }
 
     /// The code of `ord`.
-    pub fn code(&self, ord: Ordinal) -> Result<&str, LoincError> {
+    pub fn code(&self, ord: Ordinal) -> Result<&str, CodeSystemError> {
         self.text(self.concept(ord)?.code)
     }
 
     /// The display of `ord`, if it has one.
-    pub fn display(&self, ord: Ordinal) -> Result<Option<&str>, LoincError> {
+    pub fn display(&self, ord: Ordinal) -> Result<Option<&str>, CodeSystemError> {
         let s = self.concept(ord)?.display;
         if s.len.get() == 0 {
             return Ok(None);
@@ -226,7 +226,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
 
     /// Finds a code exactly: a binary search over the code-sorted table
     /// that reads the codes it probes.
-    pub fn locate(&self, code: &str) -> Result<Option<Ordinal>, LoincError> {
+    pub fn locate(&self, code: &str) -> Result<Option<Ordinal>, CodeSystemError> {
         let (mut lo, mut hi) = (0u32, self.count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -240,7 +240,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
     }
 
     /// The property values of `ord`, in the release's order.
-    pub fn properties(&self, ord: Ordinal) -> Result<&[CsPropertyRecord], LoincError> {
+    pub fn properties(&self, ord: Ordinal) -> Result<&[CsPropertyRecord], CodeSystemError> {
         self.csr(
             (CsPropertiesIndex, &self.sections.properties_index),
             (CsProperties, &self.sections.properties),
@@ -249,7 +249,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
     }
 
     /// The designations of `ord`.
-    pub fn designations(&self, ord: Ordinal) -> Result<&[CsDesignationRecord], LoincError> {
+    pub fn designations(&self, ord: Ordinal) -> Result<&[CsDesignationRecord], CodeSystemError> {
         self.csr(
             (CsDesignationsIndex, &self.sections.designations_index),
             (CsDesignations, &self.sections.designations),
@@ -258,7 +258,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
     }
 
     /// The parents of `ord`, ascending.
-    pub fn parents(&self, ord: Ordinal) -> Result<Vec<Ordinal>, LoincError> {
+    pub fn parents(&self, ord: Ordinal) -> Result<Vec<Ordinal>, CodeSystemError> {
         let items: &[U32] = self.csr(
             (CsParentsIndex, &self.sections.parents_index),
             (CsParents, &self.sections.parents),
@@ -268,7 +268,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
     }
 
     /// The children of `ord`, in the release's sequence.
-    pub fn children(&self, ord: Ordinal) -> Result<Vec<Ordinal>, LoincError> {
+    pub fn children(&self, ord: Ordinal) -> Result<Vec<Ordinal>, CodeSystemError> {
         let items: &[U32] = self.csr(
             (CsChildrenIndex, &self.sections.children_index),
             (CsChildren, &self.sections.children),
@@ -278,13 +278,13 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
     }
 
     /// Whether `ord` has any parent (reads two index entries).
-    pub fn has_parents(&self, ord: Ordinal) -> Result<bool, LoincError> {
+    pub fn has_parents(&self, ord: Ordinal) -> Result<bool, CodeSystemError> {
         Ok(!self
             .csr_range((CsParentsIndex, &self.sections.parents_index), ord)?
             .is_empty())
     }
 
-    fn ordinals(&self, kind: SectionKind, items: &[U32]) -> Result<Vec<Ordinal>, LoincError> {
+    fn ordinals(&self, kind: SectionKind, items: &[U32]) -> Result<Vec<Ordinal>, CodeSystemError> {
         items
             .iter()
             .map(|o| {
@@ -292,7 +292,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
                 if o < self.count {
                     Ok(o)
                 } else {
-                    Err(LoincError::corrupt(
+                    Err(CodeSystemError::corrupt(
                         kind,
                         format!("ordinal {o} out of range"),
                     ))
@@ -301,7 +301,7 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
             .collect()
     }
 
-    fn recs<T>(&self, kind: SectionKind, range: &Range<usize>) -> Result<&[T], LoincError>
+    fn recs<T>(&self, kind: SectionKind, range: &Range<usize>) -> Result<&[T], CodeSystemError>
     where
         T: FromBytes + KnownLayout + Immutable + Unaligned,
     {
@@ -312,13 +312,13 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
         &self,
         (kind, index): (SectionKind, &Range<usize>),
         ord: Ordinal,
-    ) -> Result<Range<usize>, LoincError> {
+    ) -> Result<Range<usize>, CodeSystemError> {
         let index: &[U32] = self.recs(kind, index)?;
         let i = ord as usize;
         match (index.get(i), index.get(i + 1)) {
             (Some(a), Some(b)) if a.get() <= b.get() => Ok(a.get() as usize..b.get() as usize),
-            (Some(_), Some(_)) => Err(LoincError::corrupt(kind, "offsets out of order")),
-            _ => Err(LoincError::corrupt(kind, format!("no entry {ord}"))),
+            (Some(_), Some(_)) => Err(CodeSystemError::corrupt(kind, "offsets out of order")),
+            _ => Err(CodeSystemError::corrupt(kind, format!("no entry {ord}"))),
         }
     }
 
@@ -327,15 +327,15 @@ impl<B: AsRef<[u8]>> CodeSystemFile<B> {
         index: (SectionKind, &Range<usize>),
         (kind, items): (SectionKind, &Range<usize>),
         ord: Ordinal,
-    ) -> Result<&[T], LoincError>
+    ) -> Result<&[T], CodeSystemError>
     where
         T: FromBytes + KnownLayout + Immutable + Unaligned,
     {
         let range = self.csr_range(index, ord)?;
         let items: &[T] = self.recs(kind, items)?;
-        items
-            .get(range)
-            .ok_or_else(|| LoincError::corrupt(kind, format!("the list of {ord} past the end")))
+        items.get(range).ok_or_else(|| {
+            CodeSystemError::corrupt(kind, format!("the list of {ord} past the end"))
+        })
     }
 }
 
@@ -376,8 +376,8 @@ pub struct BuildSummary {
 
 impl FileBuilder {
     /// Starts a builder whose text heap is a temporary file in `temp_dir`.
-    pub fn new(temp_dir: &Path) -> Result<FileBuilder, LoincError> {
-        let io = |source| LoincError::Io {
+    pub fn new(temp_dir: &Path) -> Result<FileBuilder, CodeSystemError> {
+        let io = |source| CodeSystemError::Io {
             path: temp_dir.to_owned(),
             source,
         };
@@ -404,12 +404,12 @@ impl FileBuilder {
 
     /// The builder's handle of the concept `code`, made (with no display,
     /// kind or status) on first mention.
-    pub fn concept(&mut self, code: &str) -> Result<u32, LoincError> {
+    pub fn concept(&mut self, code: &str) -> Result<u32, CodeSystemError> {
         if let Some(&id) = self.by_code.get(code) {
             return Ok(id);
         }
         let id = u32::try_from(self.codes.len())
-            .map_err(|_| LoincError::TooLarge("more than 2^32 concepts"))?;
+            .map_err(|_| CodeSystemError::TooLarge("more than 2^32 concepts"))?;
         let code_ref = self.string(code)?;
         self.codes.push(code.into());
         self.by_code.insert(code.into(), id);
@@ -438,7 +438,7 @@ impl FileBuilder {
         kind: &str,
         status: Option<&str>,
         flags: u8,
-    ) -> Result<(), LoincError> {
+    ) -> Result<(), CodeSystemError> {
         let display = if display.is_empty() {
             empty()
         } else {
@@ -457,8 +457,25 @@ impl FileBuilder {
         Ok(())
     }
 
+    /// Sets a concept's kind, status and flags, leaving its display.
+    pub fn set_status(
+        &mut self,
+        id: u32,
+        kind: &str,
+        status: &str,
+        flags: u8,
+    ) -> Result<(), CodeSystemError> {
+        let kind = self.name(kind)?;
+        let status = self.name(status)?;
+        let c = &mut self.concepts[id as usize];
+        c.kind = U16::new(kind);
+        c.status = U16::new(status);
+        c.flags = flags;
+        Ok(())
+    }
+
     /// Sets a concept's display alone.
-    pub fn set_display(&mut self, id: u32, display: &str) -> Result<(), LoincError> {
+    pub fn set_display(&mut self, id: u32, display: &str) -> Result<(), CodeSystemError> {
         let display = self.string(display)?;
         self.concepts[id as usize].display = display;
         Ok(())
@@ -478,7 +495,7 @@ impl FileBuilder {
         property: &str,
         value_type: u8,
         value: &str,
-    ) -> Result<(), LoincError> {
+    ) -> Result<(), CodeSystemError> {
         if value.is_empty() {
             return Ok(());
         }
@@ -499,7 +516,7 @@ impl FileBuilder {
         language: Option<&str>,
         use_: Option<&str>,
         value: &str,
-    ) -> Result<(), LoincError> {
+    ) -> Result<(), CodeSystemError> {
         if value.is_empty() {
             return Ok(());
         }
@@ -526,34 +543,35 @@ impl FileBuilder {
         self.edges.push((child, parent));
     }
 
-    fn name(&mut self, name: &str) -> Result<u16, LoincError> {
+    fn name(&mut self, name: &str) -> Result<u16, CodeSystemError> {
         if let Some(&i) = self.name_ids.get(name) {
             return Ok(i);
         }
         if name.contains('\n') {
-            return Err(LoincError::TooLarge("a name with a line break"));
+            return Err(CodeSystemError::TooLarge("a name with a line break"));
         }
         let i = u16::try_from(self.names.len())
             .ok()
             .filter(|&i| i != CS_NO_NAME)
-            .ok_or(LoincError::TooLarge("more than 65,534 names"))?;
+            .ok_or(CodeSystemError::TooLarge("more than 65,534 names"))?;
         self.names.push(name.to_owned());
         self.name_ids.insert(name.to_owned(), i);
         Ok(i)
     }
 
-    fn string(&mut self, s: &str) -> Result<CsStr, LoincError> {
+    fn string(&mut self, s: &str) -> Result<CsStr, CodeSystemError> {
         if s.len() <= INTERN_MAX
             && let Some(&r) = self.interned.get(s)
         {
             return Ok(r);
         }
         let offset = u32::try_from(self.heap_len)
-            .map_err(|_| LoincError::TooLarge("more than 4 GiB of text"))?;
-        let len = u32::try_from(s.len()).map_err(|_| LoincError::TooLarge("a 4 GiB string"))?;
+            .map_err(|_| CodeSystemError::TooLarge("more than 4 GiB of text"))?;
+        let len =
+            u32::try_from(s.len()).map_err(|_| CodeSystemError::TooLarge("a 4 GiB string"))?;
         self.heap
             .write_all(s.as_bytes())
-            .map_err(|source| LoincError::Io {
+            .map_err(|source| CodeSystemError::Io {
                 path: self.heap_file.path().to_owned(),
                 source,
             })?;
@@ -575,7 +593,7 @@ impl FileBuilder {
         mut self,
         path: &Path,
         mut metadata: Metadata,
-    ) -> Result<BuildSummary, LoincError> {
+    ) -> Result<BuildSummary, CodeSystemError> {
         let n = self.codes.len();
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_unstable_by(|&a, &b| self.codes[a as usize].cmp(&self.codes[b as usize]));
@@ -612,7 +630,7 @@ impl FileBuilder {
         let (parents_index, parents) = pairs_csr(n, &up)?;
         let (children_index, children) = pairs_csr(n, &down)?;
 
-        self.heap.flush().map_err(|source| LoincError::Io {
+        self.heap.flush().map_err(|source| CodeSystemError::Io {
             path: self.heap_file.path().to_owned(),
             source,
         })?;
@@ -640,7 +658,7 @@ impl FileBuilder {
                     w.add_section(kind, designations.as_bytes(), designations.len() as u64)?
                 }
                 CsStrings => {
-                    let io = |source| LoincError::Io {
+                    let io = |source| CodeSystemError::Io {
                         path: self.heap_file.path().to_owned(),
                         source,
                     };
@@ -687,7 +705,7 @@ fn grouped<T: Copy>(
     n: usize,
     ord_of: &[u32],
     items: &mut Vec<(u32, T)>,
-) -> Result<(Vec<U32>, Vec<T>), LoincError> {
+) -> Result<(Vec<U32>, Vec<T>), CodeSystemError> {
     for item in items.iter_mut() {
         item.0 = ord_of[item.0 as usize];
     }
@@ -708,7 +726,7 @@ fn grouped<T: Copy>(
 }
 
 /// Sorted `(from, to)` ordinal pairs → a CSR of `to`s by `from`.
-fn pairs_csr(n: usize, pairs: &[(u32, u32)]) -> Result<(Vec<U32>, Vec<U32>), LoincError> {
+fn pairs_csr(n: usize, pairs: &[(u32, u32)]) -> Result<(Vec<U32>, Vec<U32>), CodeSystemError> {
     let mut index = Vec::with_capacity(n + 1);
     let mut at = 0usize;
     for ord in 0..n as u32 {
@@ -721,8 +739,8 @@ fn pairs_csr(n: usize, pairs: &[(u32, u32)]) -> Result<(Vec<U32>, Vec<U32>), Loi
     Ok((index, pairs.iter().map(|&(_, t)| U32::new(t)).collect()))
 }
 
-fn offset(at: usize) -> Result<U32, LoincError> {
+fn offset(at: usize) -> Result<U32, CodeSystemError> {
     u32::try_from(at)
         .map(U32::new)
-        .map_err(|_| LoincError::TooLarge("more than 2^32 records in a section"))
+        .map_err(|_| CodeSystemError::TooLarge("more than 2^32 records in a section"))
 }

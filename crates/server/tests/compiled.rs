@@ -1,7 +1,8 @@
-//! A compiled LOINC file served beside a SNOMED CT edition: found by its
-//! metadata in `editions`, loaded in the mode the config gives it, shown
-//! in `/status`, and answering `$lookup`, `$validate-code` and `$expand`
-//! as the release's CSV says — the same bytes read or mapped.
+//! Compiled code system files (LOINC, RxNorm) served beside a SNOMED CT
+//! edition: found by their metadata in `editions`, loaded in the mode the
+//! config gives them, shown in `/status`, and answering `$lookup`,
+//! `$validate-code` and `$expand` as the release's files say — the same
+//! bytes read or mapped.
 
 #[macro_use]
 mod common;
@@ -21,11 +22,15 @@ const LOINC: &str = "http://loinc.org";
 /// `Loinc.csv` rows by code.
 fn loinc(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
     let release = dir.join("Loinc_2.99");
-    txmap_loinc::synth::write_release(&release, txmap_loinc::synth::Shape { terms: 400 }).unwrap();
-    txmap_loinc::import(
+    txmap_codesystems::synth::write_release(
+        &release,
+        txmap_codesystems::synth::Shape { terms: 400 },
+    )
+    .unwrap();
+    txmap_codesystems::loinc::import(
         &release,
         &dir.join("loinc.txmap"),
-        &txmap_loinc::ImportOptions::default(),
+        &txmap_codesystems::loinc::ImportOptions::default(),
     )
     .unwrap();
     let mut r = csv::Reader::from_path(release.join("LoincTable/Loinc.csv")).unwrap();
@@ -263,4 +268,49 @@ async fn loincs_implicit_value_sets_answer_by_url() {
     .await;
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(v["expansion"]["total"], components.len() + terms);
+}
+
+#[tokio::test]
+async fn rxnorm_answers_by_its_url_beside_loinc() {
+    let dir = tempfile::tempdir().unwrap();
+    loinc(dir.path());
+    let release = dir.path().join("rxnorm");
+    txmap_codesystems::synth::write_rxnorm(&release, 30).unwrap();
+    txmap_codesystems::rxnorm::import(
+        &release,
+        &dir.path().join("rxnorm.txmap"),
+        &txmap_codesystems::rxnorm::ImportOptions::default(),
+    )
+    .unwrap();
+    let state = common::serve(
+        dir.path(),
+        "editions = [\"loinc.txmap\", \"rxnorm.txmap\"]\n[snomed]\nload = \"mmap\"\n",
+    );
+    let rx = txmap_codesystems::rxnorm::URL;
+    // The first SCD atom of the RRF, and its concept's display.
+    let conso = std::fs::read_to_string(release.join("rrf/RXNCONSO.RRF")).unwrap();
+    let scd: Vec<&str> = conso
+        .lines()
+        .map(|l| l.split('|').collect::<Vec<_>>())
+        .find(|f| f[11] == "RXNORM" && f[12] == "SCD")
+        .unwrap();
+    let (status, v) = common::call(
+        state.clone(),
+        Method::GET,
+        &format!("/r4/CodeSystem/$lookup?system={rx}&code={}", scd[0]),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(param(&v, "display").unwrap()["valueString"], scd[14]);
+    assert_eq!(param(&v, "version").unwrap()["valueString"], "08042025");
+    // A LOINC code is not an RxNorm code: each file answers for its URL.
+    let (_, v) = common::call(
+        state,
+        Method::GET,
+        &format!("/r4/CodeSystem/$validate-code?url={rx}&code=10000-8"),
+        None,
+    )
+    .await;
+    assert_eq!(param(&v, "result").unwrap()["valueBoolean"], false, "{v}");
 }
