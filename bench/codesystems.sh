@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# LOINC compiled like an edition (issue 17): a LOINC-scale synthetic release
-# (`txmap synth --loinc`, TERMS terms, default 105000), imported RUNS times
-# (time, peak RSS, file size), then `txmap bench requests` RUNS times over
-# five $lookup and five $validate-code calls of the mapped, prewarmed file.
-# Writes bench/results/loinc.json (every run, and the medians) and prints
-# the BENCHMARKS.md table.
+# The code systems of issue 17: a LOINC-scale synthetic release (`txmap
+# synth --loinc`, TERMS terms, default 105000), imported RUNS times (time,
+# peak RSS, file size), then `txmap bench requests` RUNS times over five
+# LOINC $lookup and five LOINC $validate-code calls of the mapped,
+# prewarmed file, and five UCUM and five BCP-47 CodeSystem/$validate-code
+# calls. Writes bench/results/codesystems.json (every run, and the
+# medians) and prints the BENCHMARKS.md tables.
 #
-#   bench/loinc.sh
-#   RUNS=1 CALLS=2000 TERMS=20000 bench/loinc.sh    # a quick look
-#   TXMAP=/tmp/txmap bench/loinc.sh                 # a given build
+#   bench/codesystems.sh
+#   RUNS=1 CALLS=2000 TERMS=20000 bench/codesystems.sh    # a quick look
+#   TXMAP=/tmp/txmap bench/codesystems.sh                 # a given build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +42,12 @@ for r in picks:
 for r in picks:
     print("/r4/CodeSystem/$validate-code?url=http://loinc.org&code=" + r["LOINC_NUM"]
           + "&display=" + urllib.parse.quote(r["LONG_COMMON_NAME"]))
+# Units and language tags of the kinds IGs carry.
+for unit in ["mg/dL", "mmol/L", "kg/m2", "10*3/uL", "mL/min/{1.73_m2}"]:
+    print("/r4/CodeSystem/$validate-code?url=http://unitsofmeasure.org&code="
+          + urllib.parse.quote(unit, safe=""))
+for tag in ["en", "en-US", "fr-CA", "zh-Hans-CN", "sr-Latn-RS"]:
+    print("/r4/CodeSystem/$validate-code?url=urn:ietf:bcp:47&code=" + tag)
 PY
 )
 ARGS=()
@@ -56,8 +63,6 @@ out, runs, terms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 imports = [json.load(open(f"{out}/import-{r}.json")) for r in range(1, runs + 1)]
 requests = [json.load(open(f"{out}/requests-{r}.json")) for r in range(1, runs + 1)]
 med = statistics.median
-def per_op(kind, key):
-    return [med([q[key] for q in run["requests"] if kind in q["request"]]) for run in requests]
 result = {
     "terms": terms,
     "import": {
@@ -69,13 +74,19 @@ result = {
     },
     "requests": {"runs": requests},
 }
-for kind in ("$lookup", "$validate-code"):
+kinds = {"LOINC `$lookup`": "$lookup?system=http://loinc.org",
+         "LOINC `$validate-code`": "url=http://loinc.org",
+         "UCUM `$validate-code`": "url=http://unitsofmeasure.org",
+         "BCP-47 `$validate-code`": "url=urn:ietf:bcp:47"}
+def per_op(kind, key):
+    return [med([q[key] for q in run["requests"] if kinds[kind] in q["request"]]) for run in requests]
+for kind in kinds:
     result["requests"][kind] = {
         "p50_us_per_run": per_op(kind, "p50_us"),
         "p50_us_median": med(per_op(kind, "p50_us")),
         "p99_us_median": med(per_op(kind, "p99_us")),
     }
-json.dump(result, open("bench/results/loinc.json", "w"), indent=1)
+json.dump(result, open("bench/results/codesystems.json", "w"), indent=1)
 i = result["import"]
 print(f"| terms | concepts | import (median of {runs}) | peak RSS | file |")
 print("|---:|---:|---:|---:|---:|")
@@ -84,8 +95,8 @@ print(f"| {terms:,} | {i['counts']['concepts']:,} | {i['wall_seconds_median']:.2
 print()
 print("| operation | p50 µs (median of runs) | p50 per run | p99 µs |")
 print("|---|---:|---|---:|")
-for kind in ("$lookup", "$validate-code"):
+for kind in kinds:
     r = result["requests"][kind]
-    print(f"| `{kind}` | {r['p50_us_median']:.1f} | {', '.join(f'{x:.1f}' for x in r['p50_us_per_run'])} "
+    print(f"| {kind} | {r['p50_us_median']:.1f} | {', '.join(f'{x:.1f}' for x in r['p50_us_per_run'])} "
           f"| {r['p99_us_median']:.0f} |")
 PY
