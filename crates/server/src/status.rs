@@ -286,6 +286,41 @@ pub fn metrics_text(state: &AppState) -> String {
             }
         }
     }
+    // The compiled code system files (LOINC, RxNorm), by `url|version`.
+    let families: [(&str, &str); 4] = [
+        ("txmap_codesystem_size_bytes", "Code system file size."),
+        (
+            "txmap_codesystem_resident_bytes",
+            "Bytes of the code system file in memory: page cache for a mapped file (mincore), the buffer for a read one.",
+        ),
+        (
+            "txmap_codesystem_mapped",
+            "1 if the code system file's bytes are a memory mapping.",
+        ),
+        (
+            "txmap_codesystem_serving",
+            "1 if the code system file answers (verified, or trusted unverified).",
+        ),
+    ];
+    for (name, help) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for c in &state.editions.code_systems {
+            let value = match name {
+                "txmap_codesystem_size_bytes" => Some(c.size),
+                "txmap_codesystem_resident_bytes" => c.file.bytes().resident_bytes(),
+                "txmap_codesystem_mapped" => Some(u64::from(c.mapped)),
+                _ => Some(u64::from(c.serving.is_serving())),
+            };
+            if let Some(v) = value {
+                let _ = writeln!(
+                    out,
+                    "{name}{{version=\"{}\",mode=\"{}\"}} {v}",
+                    escape(&c.names.version_uri),
+                    c.obtained
+                );
+            }
+        }
+    }
     out
 }
 

@@ -95,6 +95,18 @@ async fn loinc_answers_from_its_file_in_every_mode() {
     assert_eq!(cs["mode"], "mmap");
     assert_eq!(cs["mapped"], true);
     assert_eq!(cs["verification"]["state"], "verified");
+    let (status, metrics) = raw(mapped.clone(), "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        metrics
+            .contains("txmap_codesystem_mapped{version=\"http://loinc.org|2.99\",mode=\"mmap\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "txmap_codesystem_serving{version=\"http://loinc.org|2.99\",mode=\"mmap\"} 1"
+        )
+    );
     let (_, body) = raw(read.clone(), "/status").await;
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["codeSystems"][0]["mapped"], false);
