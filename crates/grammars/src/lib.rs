@@ -1,8 +1,9 @@
 //! The code systems defined by a grammar, as [`Grammar`]s of the
-//! terminology engine: [`Ucum`] (`http://unitsofmeasure.org`) and
-//! [`Bcp47`] (`urn:ietf:bcp:47`). Neither has a list of codes: a code is
-//! a concept when the grammar derives it, which is what an IG's
-//! Quantities and `language` elements need validated.
+//! terminology engine: [`Ucum`] (`http://unitsofmeasure.org`), [`Bcp47`]
+//! (`urn:ietf:bcp:47`) and [`MediaTypes`] (`urn:ietf:bcp:13`). None has a
+//! list of codes: a code is a concept when the grammar derives it, which
+//! is what an IG's Quantities, `language` elements and attachments'
+//! `contentType` need validated.
 //!
 //! UCUM is the `octofhir-ucum` crate (Apache-2.0), which compiles UCUM's
 //! own essence file (`ucum-essence.xml`, version 2.2) into tables at build
@@ -11,14 +12,17 @@
 //! checked here against the IANA Language Subtag Registry, taken from the
 //! npm package `language-subtag-registry` (CC0-1.0) into
 //! `data/language-subtags.tsv` (`data/README.md` has the version and how
-//! to regenerate it) and compiled into the binary.
+//! to regenerate it) and compiled into the binary. Media types are RFC
+//! 6838's grammar over its registered top-level types, without a list.
 
 mod bcp47;
+mod mime;
 mod ucum;
 
 use std::sync::Arc;
 
 pub use bcp47::Bcp47;
+pub use mime::MediaTypes;
 use txmap_terminology::grammar::Grammar;
 pub use ucum::Ucum;
 
@@ -26,6 +30,8 @@ pub use ucum::Ucum;
 pub const UCUM: &str = "http://unitsofmeasure.org";
 /// BCP-47's canonical URL.
 pub const BCP47: &str = "urn:ietf:bcp:47";
+/// Media types' (BCP 13) canonical URL.
+pub const MIME: &str = "urn:ietf:bcp:13";
 
 /// Codes longer than this are not looked at: no real unit or language tag
 /// comes near, and it bounds the work one code can ask for.
@@ -33,7 +39,11 @@ pub const MAX_CODE_LEN: usize = 512;
 
 /// Every grammar txmap serves.
 pub fn all() -> Vec<Arc<dyn Grammar>> {
-    vec![Arc::new(Ucum), Arc::new(Bcp47::embedded())]
+    vec![
+        Arc::new(Ucum),
+        Arc::new(Bcp47::embedded()),
+        Arc::new(MediaTypes),
+    ]
 }
 
 /// The preferred-for-language designation `use`, as the engine writes it.

@@ -148,3 +148,40 @@ fn bcp47_derives_registered_tags() {
     let long = "en-".to_owned() + &"x-aaaaaaaa-".repeat(100);
     assert!(b.concept(&long).is_none());
 }
+
+#[test]
+fn media_types_follow_rfc_6838() {
+    let m = txmap_grammars::MediaTypes;
+    assert!(!m.case_sensitive());
+    // RFC 6838 and RFC 2045 examples, and what FHIR attachments carry.
+    for (code, canonical) in [
+        ("text/plain", "text/plain"),
+        ("application/fhir+json", "application/fhir+json"),
+        ("image/svg+xml", "image/svg+xml"),
+        ("application/vnd.ms-excel", "application/vnd.ms-excel"),
+        ("text/plain; charset=UTF-8", "text/plain; charset=UTF-8"),
+        ("Text/HTML;charset=\"utf-8\"", "text/html;charset=\"utf-8\""),
+        (
+            "multipart/form-data; boundary=abc123",
+            "multipart/form-data; boundary=abc123",
+        ),
+    ] {
+        let c = m.concept(code).unwrap_or_else(|| panic!("{code} refused"));
+        assert_eq!(c.code, canonical);
+    }
+    for code in [
+        "text",
+        "text/",
+        "/plain",
+        "texts/plain",
+        "text/pla in",
+        "text/plain;",
+        "text/plain; charset",
+        "text/plain; charset=\"a\"b\"",
+        "x-foo/bar",
+        " text/plain",
+        "text/-plain",
+    ] {
+        assert!(m.concept(code).is_none(), "{code:?} accepted");
+    }
+}

@@ -123,3 +123,19 @@ async fn value_sets_of_a_grammar_test_membership_without_a_list() {
         assert!(v.to_string().contains("cannot be expanded"), "{v}");
     }
 }
+
+#[tokio::test]
+async fn media_types_validate_by_rfc_6838() {
+    const MIME: &str = "urn:ietf:bcp:13";
+    let v = cs_validate(MIME, "application/fhir+json", None).await;
+    assert!(result(&v), "{v}");
+    assert_eq!(
+        param(&v, "display").unwrap()["valueString"],
+        "application/fhir+json"
+    );
+    // Names compare ignoring case: valid, said in the canonical case.
+    let v = cs_validate(MIME, "Text/Plain", None).await;
+    assert!(result(&v), "{v}");
+    assert!(!result(&cs_validate(MIME, "text", None).await));
+    assert!(!result(&cs_validate(MIME, "texts/plain", None).await));
+}

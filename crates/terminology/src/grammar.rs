@@ -39,6 +39,11 @@ pub trait Grammar: Send + Sync + std::fmt::Debug {
     fn url(&self) -> &str;
     fn version(&self) -> Option<&str>;
     fn name(&self) -> &str;
+    /// Whether codes differing only by case are different codes; when
+    /// not, [`Grammar::concept`] spells a code in its canonical case.
+    fn case_sensitive(&self) -> bool {
+        true
+    }
     /// The concept `code` is, or `None` when the grammar does not derive
     /// it. Must be bounded in time and depth for any input.
     fn concept(&self, code: &str) -> Option<GrammarConcept>;
@@ -92,7 +97,7 @@ impl CodeSystemProvider for GrammarProvider {
         Content::Complete
     }
     fn case_sensitive(&self) -> bool {
-        true
+        self.grammar.case_sensitive()
     }
     fn language(&self) -> Option<&str> {
         Some("en")
