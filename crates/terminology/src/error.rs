@@ -239,11 +239,9 @@ impl Error {
             Error::Unavailable(_) => ("transient", "", None),
             Error::NotFound(_) => ("not-found", "not-found", None),
             Error::UnsupportedMediaType(_) => ("not-supported", "", None),
-            Error::NotEnumerable { .. } => (
-                "too-costly",
-                "too-costly",
-                Some("CODESYSTEM_NOT_ENUMERABLE"),
-            ),
+            // The suite (hgvs-expand-all) and FHIR: not a cost, a thing
+            // the code system cannot do.
+            Error::NotEnumerable { .. } => ("not-supported", "", Some("CODESYSTEM_NOT_ENUMERABLE")),
             Error::VersionCheck { .. } => {
                 ("exception", "version-error", Some("VALUESET_VERSION_CHECK"))
             }
