@@ -5,7 +5,8 @@
 //! operations ([`txmap_snomed::operations`]) the engine asks first, and
 //! every compiled code system file — LOINC, RxNorm
 //! ([`txmap_codesystems::Compiled`]) — and the code
-//! systems defined by a grammar (UCUM, BCP-47: [`txmap_grammars`]). The
+//! systems txmap carries itself (UCUM, BCP-47, media types, ISO 3166:
+//! [`txmap_builtin`]). The
 //! request's own `tx-resource`s come first, then these.
 
 use std::path::Path;
@@ -46,16 +47,24 @@ pub struct Sources {
     /// The compiled code system files (LOINC, RxNorm), each with its
     /// verification state.
     pub compiled: Arc<[(Compiled<EditionBytes>, Arc<Serving>)]>,
-    /// UCUM and BCP-47 ([`txmap_grammars`]).
+    /// UCUM, BCP-47 and media types ([`txmap_builtin`]).
     pub grammars: Vec<Arc<dyn Grammar>>,
+    /// The code systems txmap carries as resources (ISO 3166).
+    pub builtin: Arc<[CodeSystem]>,
 }
 
 impl ResourceSource for Sources {
     fn code_systems(&self, url: &str) -> Vec<&CodeSystem> {
-        self.packages
+        let from_packages = self
+            .packages
             .as_ref()
             .map(|p| p.code_systems(url))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if !from_packages.is_empty() {
+            return from_packages;
+        }
+        // What txmap carries itself (ISO 3166), unless a package has it.
+        self.builtin.iter().filter(|cs| cs.url == url).collect()
     }
 
     fn value_sets(&self, url: &str) -> Vec<&ValueSet> {
@@ -138,12 +147,14 @@ impl FhirPackages {
             .iter()
             .map(|c| (Compiled::new(Arc::clone(&c.file)), Arc::clone(&c.serving)))
             .collect();
+        let builtin: Arc<[CodeSystem]> = txmap_builtin::code_systems().into();
         let sources = |packages| {
             Arc::new(Sources {
                 packages,
                 snomed: SnomedEditions::new(Arc::clone(&snomed)),
                 compiled: Arc::clone(&compiled),
-                grammars: txmap_grammars::all(),
+                grammars: txmap_builtin::all(),
+                builtin: Arc::clone(&builtin),
             })
         };
         if config.packages.is_empty() {

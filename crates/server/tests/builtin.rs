@@ -1,5 +1,6 @@
-//! UCUM and BCP-47 through the engine, as an IG's Quantities and
-//! `language` elements reach them: `CodeSystem/$validate-code` and
+//! The code systems txmap carries itself, through the engine: ISO 3166
+//! as a resource; UCUM, BCP-47 and media types as an IG's Quantities,
+//! `language` elements and attachments reach them: `CodeSystem/$validate-code` and
 //! `$lookup`, `ValueSet/$validate-code` against value sets that include
 //! the whole system or filter UCUM by canonical unit, and `$expand` of a
 //! whole grammar refused as not enumerable.
@@ -138,4 +139,40 @@ async fn media_types_validate_by_rfc_6838() {
     assert!(result(&v), "{v}");
     assert!(!result(&cs_validate(MIME, "text", None).await));
     assert!(!result(&cs_validate(MIME, "texts/plain", None).await));
+}
+
+#[tokio::test]
+async fn country_codes_validate_and_expand() {
+    const ISO: &str = "urn:iso:std:iso:3166";
+    let rows: Vec<Vec<String>> = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../builtin/data/iso3166.tsv"
+    ))
+    .unwrap()
+    .lines()
+    .map(|l| l.split('\t').map(str::to_owned).collect())
+    .collect();
+    for r in rows.iter().step_by(40) {
+        for code in &r[..3] {
+            let v = cs_validate(ISO, code, None).await;
+            assert!(result(&v), "{v}");
+            assert_eq!(param(&v, "display").unwrap()["valueString"], r[3]);
+        }
+    }
+    let v = cs_validate(ISO, "XY", None).await;
+    assert!(result(&v), "{v}");
+    assert_eq!(
+        param(&v, "display").unwrap()["valueString"],
+        "User-assigned"
+    );
+    assert!(!result(&cs_validate(ISO, "QA1", None).await));
+    let (status, v) = post(
+        "/r4/ValueSet/$expand",
+        json!([{"name": "valueSet", "resource": value_set(json!({"system": ISO}))},
+               {"name": "count", "valueInteger": 1}]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    // Every country thrice, and ISO 3166-1's user-assigned ranges.
+    assert_eq!(v["expansion"]["total"], rows.len() * 3 + 42 + 42 * 26 + 100);
 }

@@ -1,5 +1,6 @@
-//! The code systems defined by a grammar, as [`Grammar`]s of the
-//! terminology engine: [`Ucum`] (`http://unitsofmeasure.org`), [`Bcp47`]
+//! The code systems txmap carries itself. ISO 3166-1 country codes
+//! ([`iso3166`]) are a list, served as a CodeSystem resource. The others
+//! are defined by a grammar, as [`Grammar`]s of the terminology engine: [`Ucum`] (`http://unitsofmeasure.org`), [`Bcp47`]
 //! (`urn:ietf:bcp:47`) and [`MediaTypes`] (`urn:ietf:bcp:13`). None has a
 //! list of codes: a code is a concept when the grammar derives it, which
 //! is what an IG's Quantities, `language` elements and attachments'
@@ -16,6 +17,7 @@
 //! 6838's grammar over its registered top-level types, without a list.
 
 mod bcp47;
+pub mod iso3166;
 mod mime;
 mod ucum;
 
@@ -32,6 +34,8 @@ pub const UCUM: &str = "http://unitsofmeasure.org";
 pub const BCP47: &str = "urn:ietf:bcp:47";
 /// Media types' (BCP 13) canonical URL.
 pub const MIME: &str = "urn:ietf:bcp:13";
+/// ISO 3166-1's canonical URL.
+pub const ISO3166: &str = "urn:iso:std:iso:3166";
 
 /// Codes longer than this are not looked at: no real unit or language tag
 /// comes near, and it bounds the work one code can ask for.
@@ -44,6 +48,11 @@ pub fn all() -> Vec<Arc<dyn Grammar>> {
         Arc::new(Bcp47::embedded()),
         Arc::new(MediaTypes),
     ]
+}
+
+/// Every code system txmap serves as a resource of its own.
+pub fn code_systems() -> Vec<txmap_terminology::CodeSystem> {
+    iso3166::code_system().into_iter().collect()
 }
 
 /// The preferred-for-language designation `use`, as the engine writes it.

@@ -1,4 +1,5 @@
-//! UCUM and BCP-47 as grammars: what they derive and what they refuse,
+//! ISO 3166 against its data file; UCUM, BCP-47 and media types as
+//! grammars: what they derive and what they refuse,
 //! the examples taken from UCUM's specification and RFC 5646, the names
 //! from the registry file read here on its own; and hostile codes answered
 //! at once.
@@ -6,7 +7,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use txmap_grammars::{Bcp47, Ucum};
+use txmap_builtin::{Bcp47, Ucum};
 use txmap_terminology::grammar::Grammar;
 
 #[test]
@@ -151,7 +152,7 @@ fn bcp47_derives_registered_tags() {
 
 #[test]
 fn media_types_follow_rfc_6838() {
-    let m = txmap_grammars::MediaTypes;
+    let m = txmap_builtin::MediaTypes;
     assert!(!m.case_sensitive());
     // RFC 6838 and RFC 2045 examples, and what FHIR attachments carry.
     for (code, canonical) in [
@@ -184,4 +185,37 @@ fn media_types_follow_rfc_6838() {
     ] {
         assert!(m.concept(code).is_none(), "{code:?} accepted");
     }
+}
+
+#[test]
+fn iso3166_lists_every_country_and_the_user_assigned_ranges() {
+    use txmap_terminology::provider::CodeSystemProvider;
+    let cs = txmap_builtin::iso3166::code_system().unwrap();
+    let rows: Vec<Vec<&str>> = include_str!("../data/iso3166.tsv")
+        .lines()
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(rows.len(), 249, "the 249 countries of ISO 3166-1");
+    for r in &rows {
+        for code in &r[..3] {
+            let id = cs.locate(code).unwrap_or_else(|| panic!("{code}")).id;
+            assert_eq!(cs.display(id), Some(r[3]));
+        }
+    }
+    // ISO 3166-1 § 8.1.3: AA, QM–QZ, XA–XZ, ZZ; the same followed by any
+    // letter; 900–999.
+    let mut alpha2 = vec!["AA".to_owned(), "ZZ".to_owned()];
+    alpha2.extend(('M'..='Z').map(|c| format!("Q{c}")));
+    alpha2.extend(('A'..='Z').map(|c| format!("X{c}")));
+    assert_eq!(alpha2.len(), 42);
+    for two in &alpha2 {
+        let id = cs.locate(two).unwrap().id;
+        assert_eq!(cs.display(id), Some("User-assigned"));
+        assert!(cs.locate(&format!("{two}Q")).is_some());
+    }
+    assert!(cs.locate("950").is_some());
+    for code in ["QL", "XK1", "1000", "de", "ZZZZ"] {
+        assert!(cs.locate(code).is_none(), "{code}");
+    }
+    assert_eq!(cs.len(), 249 * 3 + 42 + 42 * 26 + 100);
 }
