@@ -769,130 +769,110 @@ fn inspect_code_system(
 }
 
 fn import_loinc(dir: &Path, a: &ImportArgs) -> Result<()> {
-    let options = txmap_codesystems::loinc::ImportOptions {
+    let options = txmap_codesystems::ImportOptions {
         version: a.loinc_version.clone(),
         temp_dir: a.temp_dir.clone(),
     };
-    let report = txmap_codesystems::loinc::import(dir, &a.out, &options)
+    let r = txmap_codesystems::loinc::import(dir, &a.out, &options)
         .with_context(|| format!("importing into {}", a.out.display()))?;
-    let peak_rss = txmap_import::memory::peak_rss();
-    let f = &report.file;
-    if a.json {
-        let out = json!({
-            "output": a.out,
-            "url": txmap_codesystems::loinc::URL,
-            "version": report.version,
-            "file_size": f.file_bytes,
-            "wall_seconds": report.seconds,
-            "peak_rss": peak_rss,
-            "skipped_rows": report.skipped_rows,
-            "absent_files": report.absent,
-            "counts": {
-                "terms": report.terms,
-                "parts": report.parts,
-                "answer_lists": report.answer_lists,
-                "answers": report.answers,
-                "part_links": report.part_links,
-                "hierarchy_rows": report.hierarchy_rows,
-                "variant_designations": report.variant_designations,
-                "concepts": f.concepts,
-                "properties": f.properties,
-                "designations": f.designations,
-                "hierarchy_links": f.hierarchy_links,
-                "text_bytes": f.text_bytes,
-            },
-        });
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
-    }
-    if !a.quiet {
-        for file in &report.absent {
-            eprintln!("not in the release: {file}");
-        }
-        println!("wrote {} ({})", a.out.display(), human(f.file_bytes));
-        println!(
-            "  code system {}|{}",
-            txmap_codesystems::loinc::URL,
-            report.version
-        );
-        for (k, v) in [
-            ("terms", report.terms),
-            ("parts", report.parts),
-            ("answer lists", report.answer_lists),
-            ("answers", report.answers),
+    let f = &r.file;
+    report_compiled(
+        a,
+        txmap_codesystems::loinc::URL,
+        &r.version,
+        f,
+        r.seconds,
+        &r.absent,
+        &[
+            ("terms", r.terms),
+            ("parts", r.parts),
+            ("answer_lists", r.answer_lists),
+            ("answers", r.answers),
+            ("part_links", r.part_links),
+            ("hierarchy_rows", r.hierarchy_rows),
+            ("variant_designations", r.variant_designations),
+            ("rows_skipped", r.skipped_rows),
             ("concepts", f.concepts),
             ("properties", f.properties),
             ("designations", f.designations),
-            ("hierarchy links", f.hierarchy_links),
-            ("rows skipped", report.skipped_rows),
-        ] {
-            println!("  {k:<24} {v}");
-        }
-        println!(
-            "  time {:.2} s, peak RSS {}",
-            report.seconds,
-            peak_rss.map_or_else(|| "unknown".to_owned(), human)
-        );
-    }
-    Ok(())
+            ("hierarchy_links", f.hierarchy_links),
+            ("text_bytes", f.text_bytes),
+        ],
+    )
 }
 
 fn import_rxnorm(dir: &Path, a: &ImportArgs) -> Result<()> {
-    let options = txmap_codesystems::rxnorm::ImportOptions {
+    let options = txmap_codesystems::ImportOptions {
         version: a.rxnorm_version.clone(),
         temp_dir: a.temp_dir.clone(),
     };
-    let report = txmap_codesystems::rxnorm::import(dir, &a.out, &options)
+    let r = txmap_codesystems::rxnorm::import(dir, &a.out, &options)
         .with_context(|| format!("importing into {}", a.out.display()))?;
+    let f = &r.file;
+    report_compiled(
+        a,
+        txmap_codesystems::rxnorm::URL,
+        &r.version,
+        f,
+        r.seconds,
+        &r.absent,
+        &[
+            ("concepts", r.concepts),
+            ("inactive", r.inactive),
+            ("rxnorm_atoms", r.atoms),
+            ("relationships", r.relationships),
+            ("semantic_types", r.semantic_types),
+            ("properties", f.properties),
+            ("designations", f.designations),
+            ("text_bytes", f.text_bytes),
+        ],
+    )
+}
+
+/// What `import --loinc` and `--rxnorm` say: the file, the code system,
+/// the counts, the time and peak memory, as JSON or as lines.
+fn report_compiled(
+    a: &ImportArgs,
+    url: &str,
+    version: &str,
+    file: &txmap_codesystems::BuildSummary,
+    seconds: f64,
+    absent: &[String],
+    counts: &[(&str, u64)],
+) -> Result<()> {
     let peak_rss = txmap_import::memory::peak_rss();
-    let f = &report.file;
     if a.json {
+        let counts: serde_json::Map<String, serde_json::Value> = counts
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), json!(v)))
+            .collect();
         let out = json!({
             "output": a.out,
-            "url": txmap_codesystems::rxnorm::URL,
-            "version": report.version,
-            "file_size": f.file_bytes,
-            "wall_seconds": report.seconds,
+            "url": url,
+            "version": version,
+            "file_size": file.file_bytes,
+            "wall_seconds": seconds,
             "peak_rss": peak_rss,
-            "absent_files": report.absent,
-            "counts": {
-                "concepts": report.concepts,
-                "atoms": report.atoms,
-                "relationships": report.relationships,
-                "semantic_types": report.semantic_types,
-                "inactive": report.inactive,
-                "properties": f.properties,
-                "designations": f.designations,
-                "text_bytes": f.text_bytes,
-            },
+            "absent_files": absent,
+            "counts": counts,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    if !a.quiet {
-        for file in &report.absent {
-            eprintln!("not in the release: {file}");
-        }
-        println!("wrote {} ({})", a.out.display(), human(f.file_bytes));
-        println!(
-            "  code system {}|{}",
-            txmap_codesystems::rxnorm::URL,
-            report.version
-        );
-        for (k, v) in [
-            ("concepts", report.concepts),
-            ("inactive", report.inactive),
-            ("RxNorm atoms", report.atoms),
-            ("relationships", report.relationships),
-            ("semantic types", report.semantic_types),
-        ] {
-            println!("  {k:<24} {v}");
-        }
-        println!(
-            "  time {:.2} s, peak RSS {}",
-            report.seconds,
-            peak_rss.map_or_else(|| "unknown".to_owned(), human)
-        );
+    if a.quiet {
+        return Ok(());
     }
+    for name in absent {
+        eprintln!("not in the release: {name}");
+    }
+    println!("wrote {} ({})", a.out.display(), human(file.file_bytes));
+    println!("  code system {url}|{version}");
+    for (k, v) in counts {
+        println!("  {:<24} {v}", k.replace('_', " "));
+    }
+    println!(
+        "  time {seconds:.2} s, peak RSS {}",
+        peak_rss.map_or_else(|| "unknown".to_owned(), human)
+    );
     Ok(())
 }

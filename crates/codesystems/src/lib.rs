@@ -24,6 +24,31 @@ mod provider;
 pub mod rxnorm;
 pub mod synth;
 
+use std::path::{Path, PathBuf};
+
 pub use error::CodeSystemError;
 pub use file::{BuildSummary, CodeSystemFile, FileBuilder};
 pub use provider::Compiled;
+
+/// How to compile a release.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// The release's version; by default what the release says of itself
+    /// (LOINC: its folder's name, `Loinc_2.82`; RxNorm: `RXNSAB.RRF`).
+    pub version: Option<String>,
+    /// Where the builder's temporary text heap goes; default: beside the
+    /// output.
+    pub temp_dir: Option<PathBuf>,
+}
+
+impl ImportOptions {
+    /// A builder for the file `out`.
+    fn builder(&self, out: &Path) -> Result<FileBuilder, CodeSystemError> {
+        let beside = || {
+            out.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_owned)
+        };
+        FileBuilder::new(&self.temp_dir.clone().unwrap_or_else(beside))
+    }
+}

@@ -31,21 +31,11 @@ use txmap_format::schema::{cs_flags, cs_value};
 use txmap_terminology::valueset::FilterDef;
 
 use crate::CodeSystemError;
-use crate::file::{BuildSummary, FileBuilder};
+use crate::ImportOptions;
+use crate::file::BuildSummary;
 
 /// LOINC's canonical URL.
 pub const URL: &str = "http://loinc.org";
-
-/// How to compile a release.
-#[derive(Clone, Debug, Default)]
-pub struct ImportOptions {
-    /// The release's version (`2.82`); by default read from the folder's
-    /// name (`Loinc_2.82`).
-    pub version: Option<String>,
-    /// Where the builder's temporary text heap goes; default: beside the
-    /// output.
-    pub temp_dir: Option<PathBuf>,
-}
 
 /// What an import read and wrote.
 #[derive(Clone, Debug, Default)]
@@ -78,14 +68,7 @@ pub fn import(
         Some(v) => v.clone(),
         None => version_from_path(dir).ok_or_else(|| CodeSystemError::NoVersion(dir.to_owned()))?,
     };
-    let temp = match &options.temp_dir {
-        Some(t) => t.clone(),
-        None => out
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_owned),
-    };
-    let mut b = FileBuilder::new(&temp)?;
+    let mut b = options.builder(out)?;
     let mut report = ImportReport {
         version: version.clone(),
         ..ImportReport::default()

@@ -35,20 +35,11 @@ use txmap_format::Metadata;
 use txmap_format::schema::{cs_flags, cs_value};
 
 use crate::CodeSystemError;
-use crate::file::{BuildSummary, FileBuilder};
+use crate::ImportOptions;
+use crate::file::BuildSummary;
 
 /// RxNorm's canonical URL.
 pub const URL: &str = "http://www.nlm.nih.gov/research/umls/rxnorm";
-
-/// How to compile a release.
-#[derive(Clone, Debug, Default)]
-pub struct ImportOptions {
-    /// The release's version (`08042025`); by default from `RXNSAB.RRF`.
-    pub version: Option<String>,
-    /// Where the builder's temporary text heap goes; default: beside the
-    /// output.
-    pub temp_dir: Option<PathBuf>,
-}
 
 /// What an import read and wrote.
 #[derive(Clone, Debug, Default)]
@@ -96,14 +87,7 @@ pub fn import(
         None => version_from_sab(&dir.join("RXNSAB.RRF"))?
             .ok_or_else(|| CodeSystemError::NoVersion(dir.clone()))?,
     };
-    let temp = match &options.temp_dir {
-        Some(t) => t.clone(),
-        None => out
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_owned),
-    };
-    let mut b = FileBuilder::new(&temp)?;
+    let mut b = options.builder(out)?;
 
     // RxNorm's own atoms: the concepts, their displays and term types.
     let mut rank: HashMap<u32, u8> = HashMap::new();

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use txmap_codesystems::loinc::ImportOptions;
+use txmap_codesystems::ImportOptions;
 use txmap_codesystems::{CodeSystemError, CodeSystemFile, Compiled, synth};
 use txmap_format::schema::cs_flags;
 use txmap_load::{LoadMode, Loader};

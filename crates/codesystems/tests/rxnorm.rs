@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use txmap_codesystems::rxnorm::{ImportOptions, URL, import};
+use txmap_codesystems::ImportOptions;
+use txmap_codesystems::rxnorm::{URL, import};
 use txmap_codesystems::{CodeSystemFile, Compiled, synth};
 use txmap_terminology::provider::CodeSystemProvider;
 use txmap_terminology::valueset::FilterDef;

@@ -217,15 +217,6 @@ pub fn load_editions(
             code_systems.push(load_code_system(config, path, names, mode, &loader)?);
             continue;
         }
-        let loaded: Loaded = loader
-            .load(path, mode)
-            .map_err(|e| ServeError::Edition(e.to_string()))?;
-        if let Some(why) = &loaded.fallback {
-            tracing::warn!(
-                "{}: could not map ({why}); read into memory instead",
-                path.display()
-            );
-        }
         let Loaded {
             bytes,
             asked,
@@ -236,7 +227,7 @@ pub fn load_editions(
             fallback,
             prewarm,
             ..
-        } = loaded;
+        } = load(&loader, path, mode)?;
         let mut edition = Edition::open(bytes)
             .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
         policy.apply(edition.bytes());
@@ -296,6 +287,20 @@ pub fn load_editions(
     })
 }
 
+/// Loads a file's bytes in `mode`, saying so when it could not be mapped.
+fn load(loader: &Loader, path: &Path, mode: LoadMode) -> Result<Loaded, ServeError> {
+    let loaded = loader
+        .load(path, mode)
+        .map_err(|e| ServeError::Edition(e.to_string()))?;
+    if let Some(why) = &loaded.fallback {
+        tracing::warn!(
+            "{}: could not map ({why}); read into memory instead",
+            path.display()
+        );
+    }
+    Ok(loaded)
+}
+
 /// Loads and opens one compiled code system file. Its hot sections are
 /// not classed (they are an edition's), so `prewarm_hot` reads it whole.
 fn load_code_system(
@@ -314,15 +319,6 @@ fn load_code_system(
     } else {
         mode
     };
-    let loaded = loader
-        .load(path, mode)
-        .map_err(|e| ServeError::Edition(e.to_string()))?;
-    if let Some(why) = &loaded.fallback {
-        tracing::warn!(
-            "{}: could not map ({why}); read into memory instead",
-            path.display()
-        );
-    }
     let Loaded {
         bytes,
         asked,
@@ -333,7 +329,7 @@ fn load_code_system(
         fallback,
         prewarm,
         ..
-    } = loaded;
+    } = load(loader, path, mode)?;
     let file = CodeSystemFile::open(bytes)
         .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
     tracing::info!(

@@ -30,7 +30,7 @@ fn loinc(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
     txmap_codesystems::loinc::import(
         &release,
         &dir.join("loinc.txmap"),
-        &txmap_codesystems::loinc::ImportOptions::default(),
+        &txmap_codesystems::ImportOptions::default(),
     )
     .unwrap();
     let mut r = csv::Reader::from_path(release.join("LoincTable/Loinc.csv")).unwrap();
@@ -291,7 +291,7 @@ async fn rxnorm_answers_by_its_url_beside_loinc() {
     txmap_codesystems::rxnorm::import(
         &release,
         &dir.path().join("rxnorm.txmap"),
-        &txmap_codesystems::rxnorm::ImportOptions::default(),
+        &txmap_codesystems::ImportOptions::default(),
     )
     .unwrap();
     let state = common::serve(
