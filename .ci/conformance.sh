@@ -30,12 +30,14 @@ trap cleanup EXIT
 # The suite's LOINC subset: its expected answers name version 2.82
 # (tx.fhir.org's), and the subset's folder does not carry the version.
 "$TXMAP" import --loinc "$SUITE/tx-source/loinc" --loinc-version 2.82 --out "$WORK/loinc.txmap" --quiet
+# The suite's NDC subset, dated by its folder.
+"$TXMAP" import --ndc "$SUITE/tx-source/ndc/2025-07-11" --out "$WORK/ndc.txmap" --quiet
 # The FHIR core code systems the suite uses without sending them
 # (conformance/fhir-core-subset/README.md), as a FHIR package.
 tar czf "$WORK/fhir-core-subset.tgz" -C conformance/fhir-core-subset package
 cat >"$WORK/txmap.toml" <<TOML
 listen = "127.0.0.1:0"
-editions = ["hl7.txmap", "loinc.txmap"]
+editions = ["hl7.txmap", "loinc.txmap", "ndc.txmap"]
 packages = ["fhir-core-subset.tgz"]
 [snomed]
 load = "mmap"

@@ -23,8 +23,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Compile RF2 release packages into one edition file, or a LOINC
-    /// (`--loinc`) or RxNorm (`--rxnorm`) release into one code system
-    /// file.
+    /// (`--loinc`), RxNorm (`--rxnorm`) or NDC (`--ndc`) release into one
+    /// code system file.
     Import(ImportArgs),
     /// Check every checksum of an edition file.
     Verify { file: PathBuf },
@@ -147,11 +147,11 @@ struct ServeArgs {
 struct ImportArgs {
     /// An RF2 package: a .zip as distributed or an unpacked folder. Repeat
     /// for an extension: base first, extension after.
-    #[arg(long = "rf2", value_name = "PATH", required_unless_present_any = ["loinc", "rxnorm"])]
+    #[arg(long = "rf2", value_name = "PATH", required_unless_present_any = ["loinc", "rxnorm", "ndc"])]
     rf2: Vec<PathBuf>,
     /// A LOINC release folder (`Loinc_2.82`, as unzipped), compiled into a
     /// code system file instead of an edition.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["rf2", "rxnorm"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["rf2", "rxnorm", "ndc"])]
     loinc: Option<PathBuf>,
     /// The LOINC release's version, when its folder is not named
     /// `Loinc_<version>`.
@@ -159,12 +159,20 @@ struct ImportArgs {
     loinc_version: Option<String>,
     /// An RxNorm release folder (its `rrf` folder, or the folder holding
     /// it), compiled into a code system file.
-    #[arg(long, value_name = "DIR", conflicts_with = "rf2")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["rf2", "ndc"])]
     rxnorm: Option<PathBuf>,
     /// The RxNorm release's version (`08042025`), when `RXNSAB.RRF` does
     /// not give it.
     #[arg(long, value_name = "VERSION", requires = "rxnorm")]
     rxnorm_version: Option<String>,
+    /// An NDC directory release folder (`product.txt`, `package.txt`),
+    /// compiled into a code system file.
+    #[arg(long, value_name = "DIR", conflicts_with = "rf2")]
+    ndc: Option<PathBuf>,
+    /// The NDC release's date, when its folder is not named by it
+    /// (`2025-07-11`).
+    #[arg(long, value_name = "VERSION", requires = "ndc")]
+    ndc_version: Option<String>,
     /// The edition file to write (replaced atomically if it exists).
     #[arg(long, short, value_name = "FILE")]
     out: PathBuf,
@@ -276,6 +284,9 @@ fn import(a: ImportArgs) -> Result<()> {
     }
     if let Some(dir) = &a.rxnorm {
         return import_rxnorm(dir, &a);
+    }
+    if let Some(dir) = &a.ndc {
+        return import_ndc(dir, &a);
     }
     let mut options = ImportOptions::new(a.rf2, a.out.clone());
     options.max_memory = a.max_memory;
@@ -829,7 +840,33 @@ fn import_rxnorm(dir: &Path, a: &ImportArgs) -> Result<()> {
     )
 }
 
-/// What `import --loinc` and `--rxnorm` say: the file, the code system,
+fn import_ndc(dir: &Path, a: &ImportArgs) -> Result<()> {
+    let options = txmap_codesystems::ImportOptions {
+        version: a.ndc_version.clone(),
+        temp_dir: a.temp_dir.clone(),
+    };
+    let r = txmap_codesystems::ndc::import(dir, &a.out, &options)
+        .with_context(|| format!("importing into {}", a.out.display()))?;
+    let f = &r.file;
+    report_compiled(
+        a,
+        txmap_codesystems::ndc::URL,
+        &r.version,
+        f,
+        r.seconds,
+        &[],
+        &[
+            ("products", r.products),
+            ("packages", r.packages),
+            ("inactive", r.inactive),
+            ("rows_skipped", r.skipped_rows),
+            ("properties", f.properties),
+            ("text_bytes", f.text_bytes),
+        ],
+    )
+}
+
+/// What `import --loinc`, `--rxnorm` and `--ndc` say: the file, the code system,
 /// the counts, the time and peak memory, as JSON or as lines.
 fn report_compiled(
     a: &ImportArgs,

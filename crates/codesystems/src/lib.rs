@@ -1,10 +1,11 @@
-//! Code systems compiled like SNOMED CT editions: LOINC and RxNorm.
+//! Code systems compiled like SNOMED CT editions: LOINC, RxNorm and NDC.
 //!
 //! A release (LOINC's CSV files: terms, parts, answer lists, the
 //! multiaxial hierarchy, linguistic variants; RxNorm's RRF files:
-//! concepts, relationships, semantic types) is compiled once by `txmap
-//! import --loinc DIR` ([`loinc::import`]) or `--rxnorm DIR`
-//! ([`rxnorm::import`]) into one immutable, checksummed file of
+//! concepts, relationships, semantic types; the FDA's NDC directory) is
+//! compiled once by `txmap import --loinc DIR` ([`loinc::import`]),
+//! `--rxnorm DIR` ([`rxnorm::import`]) or `--ndc DIR` ([`ndc::import`])
+//! into one immutable, checksummed file of
 //! offset-addressed sections ([`file`]; the layout is in
 //! `crates/format/FORMAT.md`, "Compiled code systems"). A server loads it
 //! as it loads an edition — read, mapped or prewarmed — and serves it
@@ -20,6 +21,7 @@
 mod error;
 pub mod file;
 pub mod loinc;
+pub mod ndc;
 mod provider;
 pub mod rxnorm;
 pub mod synth;
@@ -34,7 +36,8 @@ pub use provider::Compiled;
 #[derive(Clone, Debug, Default)]
 pub struct ImportOptions {
     /// The release's version; by default what the release says of itself
-    /// (LOINC: its folder's name, `Loinc_2.82`; RxNorm: `RXNSAB.RRF`).
+    /// (LOINC: its folder's name, `Loinc_2.82`; RxNorm: `RXNSAB.RRF`; NDC:
+    /// its folder's name, `2025-07-11`).
     pub version: Option<String>,
     /// Where the builder's temporary text heap goes; default: beside the
     /// output.
