@@ -60,11 +60,16 @@ impl ResourceSource for Sources {
             .as_ref()
             .map(|p| p.code_systems(url))
             .unwrap_or_default();
-        if !from_packages.is_empty() {
-            return from_packages;
+        // What txmap carries itself (ISO 3166), unless a package holds the
+        // codes (a `not-present` CodeSystem only names the system).
+        let named_only = from_packages
+            .iter()
+            .all(|cs| cs.content == txmap_terminology::provider::Content::NotPresent);
+        let builtin: Vec<&CodeSystem> = self.builtin.iter().filter(|cs| cs.url == url).collect();
+        if named_only && !builtin.is_empty() {
+            return builtin;
         }
-        // What txmap carries itself (ISO 3166), unless a package has it.
-        self.builtin.iter().filter(|cs| cs.url == url).collect()
+        from_packages
     }
 
     fn value_sets(&self, url: &str) -> Vec<&ValueSet> {

@@ -176,3 +176,19 @@ async fn country_codes_validate_and_expand() {
     // Every country thrice, and ISO 3166-1's user-assigned ranges.
     assert_eq!(v["expansion"]["total"], rows.len() * 3 + 42 + 42 * 26 + 100);
 }
+
+#[tokio::test]
+async fn a_code_system_that_only_names_the_grammar_does_not_hide_it() {
+    let (status, v) = post(
+        "/r4/CodeSystem/$validate-code",
+        json!([
+            {"name": "url", "valueUri": BCP47},
+            {"name": "code", "valueCode": "en-US"},
+            {"name": "tx-resource", "resource": {"resourceType": "CodeSystem",
+                "url": BCP47, "status": "active", "content": "not-present"}},
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(result(&v), "{v}");
+}

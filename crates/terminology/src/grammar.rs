@@ -1,5 +1,5 @@
 //! Code systems defined by a grammar rather than a list: UCUM unit
-//! expressions, BCP-47 language tags. Every well-formed code is a concept,
+//! expressions, BCP-47 language tags, media types. Every well-formed code is a concept,
 //! so there is no list to hold and none to expand: a [`Grammar`] says what
 //! a code is, if anything, and a [`GrammarProvider`] makes that a
 //! [`CodeSystemProvider`] for one request, numbering the codes the request
@@ -55,7 +55,9 @@ pub trait Grammar: Send + Sync + std::fmt::Debug {
 pub struct GrammarProvider {
     grammar: Arc<dyn Grammar>,
     found: boxcar::Vec<GrammarConcept>,
-    ids: Mutex<HashMap<String, ConceptId>>,
+    /// Each code asked, as asked: its concept, and whether it differs
+    /// from the concept's code by case.
+    ids: Mutex<HashMap<String, Located>>,
 }
 
 impl GrammarProvider {
@@ -117,17 +119,15 @@ impl CodeSystemProvider for GrammarProvider {
     }
     fn locate(&self, code: &str) -> Option<Located> {
         let mut ids = self.ids.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&id) = ids.get(code) {
-            return Some(Located {
-                id,
-                case_differs: false,
-            });
+        if let Some(&located) = ids.get(code) {
+            return Some(located);
         }
         let concept = self.grammar.concept(code)?;
         let case_differs = concept.code != code;
         let id = ConceptId::try_from(self.found.push(concept)).ok()?;
-        ids.insert(code.to_owned(), id);
-        Some(Located { id, case_differs })
+        let located = Located { id, case_differs };
+        ids.insert(code.to_owned(), located);
+        Some(located)
     }
     fn code(&self, id: ConceptId) -> Cow<'_, str> {
         Cow::Borrowed(self.get(id).map_or("", |c| c.code.as_str()))
@@ -164,5 +164,61 @@ impl CodeSystemProvider for GrammarProvider {
             .filter_map(|id| self.get(id))
             .any(|c| c.properties.iter().any(|p| p.code == code));
         known.then_some((None, Some("string")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes are words of lower-case letters, any case accepted.
+    #[derive(Debug)]
+    struct Words;
+
+    impl Grammar for Words {
+        fn url(&self) -> &str {
+            "urn:example:words"
+        }
+        fn version(&self) -> Option<&str> {
+            None
+        }
+        fn name(&self) -> &str {
+            "words"
+        }
+        fn case_sensitive(&self) -> bool {
+            false
+        }
+        fn concept(&self, code: &str) -> Option<GrammarConcept> {
+            code.bytes()
+                .all(|b| b.is_ascii_alphabetic())
+                .then(|| GrammarConcept {
+                    code: code.to_ascii_lowercase(),
+                    display: code.to_ascii_lowercase(),
+                    designations: Vec::new(),
+                    properties: Vec::new(),
+                    deprecated: false,
+                })
+        }
+    }
+
+    #[test]
+    fn codes_are_numbered_as_located_and_remembered_as_asked() {
+        let p = GrammarProvider::new(Arc::new(Words));
+        assert!(!p.enumerable());
+        assert_eq!(p.len(), 0);
+        let a = p.locate("Word").unwrap();
+        assert!(a.case_differs);
+        // Asked again, the same answer: the same id, still a case difference.
+        assert_eq!(p.locate("Word"), Some(a));
+        let b = p.locate("other").unwrap();
+        assert!(!b.case_differs);
+        assert_ne!(a.id, b.id);
+        assert_eq!(p.display(a.id), Some("word"));
+        assert_eq!(p.code(b.id), "other");
+        assert_eq!(p.len(), 2);
+        assert!(p.locate("no digits 1").is_none());
+        assert_eq!(p.len(), 2);
+        // A copy starts over.
+        assert_eq!(p.clone().len(), 0);
     }
 }

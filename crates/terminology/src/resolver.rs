@@ -74,19 +74,21 @@ impl Resolver {
             .map(|cs| cs as &dyn CodeSystemProvider)
             .collect();
         v.extend(ResourceSource::providers(self, url));
-        if v.is_empty() {
+        // A grammar answers when nothing else holds the system's codes (a
+        // package's `not-present` CodeSystem only names it).
+        if v.iter().all(|cs| cs.content() == Content::NotPresent) {
             let grammars = self.grammars.get_or_init(|| {
                 self.external
                     .as_deref()
                     .map(|e| e.grammars().into_iter().map(GrammarProvider::new).collect())
                     .unwrap_or_default()
             });
-            v.extend(
-                grammars
-                    .iter()
-                    .filter(|g| g.url() == url)
-                    .map(|g| g as &dyn CodeSystemProvider),
-            );
+            let matching = grammars.iter().filter(|g| g.url() == url);
+            let matching: Vec<&dyn CodeSystemProvider> =
+                matching.map(|g| g as &dyn CodeSystemProvider).collect();
+            if !matching.is_empty() {
+                v = matching;
+            }
         }
         v
     }
