@@ -1,6 +1,6 @@
 //! A compiled code system file as a code system of the terminology
 //! engine: url, version, name, language and case sensitivity from its
-//! metadata, so one provider serves LOINC and RxNorm alike.
+//! metadata, so one provider serves LOINC, RxNorm and NDC alike.
 //!
 //! Most of LOINC's value set filters are property filters (`STATUS`,
 //! `CLASSTYPE`, `ORDER_OBS`, `copyright`): this provider compiles a rule's

@@ -1,8 +1,9 @@
 //! The editions a server holds: found from the config, named from their
 //! metadata, loaded in the mode the config gives each, and opened with the
 //! same store code whatever that mode. The compiled code system files
-//! (LOINC, `txmap import --loinc`) listed beside them are told apart by
-//! their metadata and loaded the same way, by the same rules.
+//! (LOINC, RxNorm, NDC: `txmap import --loinc`, `--rxnorm`, `--ndc`)
+//! listed beside them are told apart by their metadata and loaded the same
+//! way, by the same rules.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,7 +47,7 @@ impl ServedEdition {
     }
 }
 
-/// One loaded compiled code system file (LOINC).
+/// One loaded compiled code system file (LOINC, RxNorm, NDC).
 #[derive(Debug)]
 pub struct ServedCodeSystem {
     /// `version_uri` is `url|version`, `edition_uri` the url: what config
@@ -477,10 +478,10 @@ fn verify_one(c: &Checked) {
     }
     match &result {
         Ok(()) => tracing::info!(
-            "edition {file} verified in {:.1} ms: in service",
+            "{file} verified in {:.1} ms: in service",
             started.elapsed().as_secs_f64() * 1e3
         ),
-        Err(e) => tracing::error!("edition {file} failed verification: {e}; out of service"),
+        Err(e) => tracing::error!("{file} failed verification: {e}; out of service"),
     }
     serving.finish(result);
 }
