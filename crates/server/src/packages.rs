@@ -108,6 +108,12 @@ impl ResourceSource for Sources {
                 .max_by(|a, b| {
                     txmap_terminology::resolver::version_cmp(a.version(), b.version())
                 })?;
+            // `/vs/LL…` and `/vs/LP…` name a value set only when the list
+            // or part is a code of the release.
+            let named = url.rsplit('/').next().unwrap_or_default();
+            if !filters.is_empty() && latest.locate(named).is_none() {
+                return None;
+            }
             return Some((latest as &dyn CodeSystemProvider, filters));
         }
         txmap_snomed::implicit_value_set(url, self.snomed.list())

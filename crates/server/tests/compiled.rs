@@ -247,6 +247,18 @@ async fn loincs_implicit_value_sets_answer_by_url() {
     sorted.sort();
     assert_eq!(got, sorted);
 
+    // A list the release does not have names no value set.
+    for missing in ["LL0-0", "LP0-0", "LL"] {
+        let (status, v) = common::call(
+            state.clone(),
+            Method::GET,
+            &format!("/r4/ValueSet/$expand?url=http://loinc.org/vs/{missing}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{missing}: {v}");
+    }
+
     // Every code of the release is in http://loinc.org/vs.
     let code = rows.keys().nth(9).unwrap();
     let (_, v) = common::call(
