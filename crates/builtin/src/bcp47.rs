@@ -1,7 +1,8 @@
 //! BCP-47 language tags (RFC 5646) against the IANA Language Subtag
 //! Registry: `language[-extlang][-script][-region][-variant...][-extension...][-x-private]`,
 //! each registered subtag found in the registry in its registered case
-//! (`en-US`, `zh-Hans-CN`, `sr-Latn`), or a whole grandfathered tag. The
+//! (`en-US`, `zh-Hans-CN`, `sr-Latn`), a whole grandfathered tag, or a tag
+//! of private use alone (`x-whatever`). The
 //! display names the language and, in brackets, the script, region and
 //! variants: `English (United States)`; a designation says which is
 //! which: `English (Region=United States)`.
@@ -41,7 +42,7 @@ struct Entry {
 /// The BCP-47 grammar over a subtag registry.
 #[derive(Debug)]
 pub struct Bcp47 {
-    entries: HashMap<Kind, HashMap<&'static str, Entry>>,
+    entries: HashMap<Kind, HashMap<String, Entry>>,
     file_date: &'static str,
 }
 
@@ -52,7 +53,7 @@ impl Bcp47 {
     }
 
     fn parse(text: &'static str) -> Bcp47 {
-        let mut entries: HashMap<Kind, HashMap<&'static str, Entry>> = HashMap::new();
+        let mut entries: HashMap<Kind, HashMap<String, Entry>> = HashMap::new();
         let mut file_date = "";
         for line in text.lines() {
             if let Some(date) = line.strip_prefix("#File-Date\t") {
@@ -73,13 +74,17 @@ impl Bcp47 {
                 _ => continue,
             };
             let deprecated = f.next() == Some("deprecated");
-            entries.entry(kind).or_default().insert(
-                code,
-                Entry {
-                    description,
-                    deprecated,
-                },
-            );
+            let table = entries.entry(kind).or_default();
+            // A range (`qaa..qtz`: private use) stands for every code in it.
+            for code in expand_range(code) {
+                table.insert(
+                    code,
+                    Entry {
+                        description,
+                        deprecated,
+                    },
+                );
+            }
         }
         Bcp47 { entries, file_date }
     }
@@ -113,6 +118,13 @@ impl Grammar for Bcp47 {
         // ones (`zh-Hans`) are read subtag by subtag like any other.
         if let Some(e) = self.get(Kind::Grandfathered, code) {
             return Some(concept(code, e.description.to_owned(), None, e.deprecated));
+        }
+        // A tag of private use alone (RFC 5646 `privateuse`: `x-whatever`).
+        if let Some(rest) = code.strip_prefix("x-") {
+            let subtags_ok = rest.split('-').all(|p| {
+                (1..=8).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric())
+            });
+            return subtags_ok.then(|| concept(code, "Private use".to_owned(), None, false));
         }
         let mut parts = code.split('-').peekable();
         let language = parts.next()?;
@@ -215,6 +227,49 @@ impl Grammar for Bcp47 {
         });
         Some(concept(code, display, labelled_display, deprecated))
     }
+}
+
+/// The codes of a registry range `first..last` (letters of one length,
+/// counted like numbers), or the code itself.
+fn expand_range(code: &str) -> Vec<String> {
+    let Some((first, last)) = code.split_once("..") else {
+        return vec![code.to_owned()];
+    };
+    if first.len() != last.len()
+        || !first
+            .bytes()
+            .chain(last.bytes())
+            .all(|b| b.is_ascii_alphabetic())
+    {
+        return vec![code.to_owned()];
+    }
+    let mut out = Vec::new();
+    let mut cur: Vec<u8> = first.bytes().collect();
+    let end: Vec<u8> = last.bytes().collect();
+    // Ranges in the registry are a few hundred codes at most.
+    while out.len() < 10_000 {
+        out.push(String::from_utf8_lossy(&cur).into_owned());
+        if cur.eq_ignore_ascii_case(&end) {
+            break;
+        }
+        // The next code: the last letter up, carrying (`qaz` → `qba`).
+        let mut i = cur.len();
+        while i > 0 {
+            i -= 1;
+            let z = if cur[i].is_ascii_lowercase() {
+                b'z'
+            } else {
+                b'Z'
+            };
+            if cur[i] == z {
+                cur[i] -= 25;
+            } else {
+                cur[i] += 1;
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn concept(

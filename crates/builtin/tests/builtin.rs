@@ -127,13 +127,18 @@ fn bcp47_derives_registered_tags() {
         "zh-yue-HK",
         "sl-rozaj-biske",
         "i-klingon",
+        "x-whatever",
+        // The registry's private-use ranges: qaa..qtz, Qaaa..Qabx, QM..QZ.
+        "qaa",
+        "qtz-Qabx-QZ",
+        "en-XA",
     ] {
         assert!(b.concept(code).is_some(), "{code} refused");
     }
     for code in [
         "en-us",
         "EN",
-        "qqq-US",
+        "qzz-US",
         "en-USA",
         "en--US",
         "en-US-",
@@ -141,6 +146,9 @@ fn bcp47_derives_registered_tags() {
         "en-a-bbb-a-ccc",
         "en-a",
         "en-x",
+        "x-",
+        "x-toolongsubtag",
+        "X-whatever",
         "",
         "en-US ",
     ] {
