@@ -40,7 +40,7 @@ pub struct HostileOptions {
 }
 
 /// The categories of hostile requests, each a generator.
-pub const CATEGORIES: [&str; 16] = [
+pub const CATEGORIES: [&str; 17] = [
     "malformed-json",
     "truncated-json",
     "wrong-types",
@@ -51,6 +51,7 @@ pub const CATEGORIES: [&str; 16] = [
     "recursive-imports",
     "exponential-imports",
     "regex",
+    "grammar-codes",
     "big-codesystem",
     "cyclic-codesystem",
     "huge-body",
@@ -290,6 +291,52 @@ fn make(category: &str, rng: &mut Rng, code: &str) -> Req {
                 "{b}/{}?system={SCT}&code={enc}&codeA={enc}&codeB={code}&url={SCT}%3Ffhir_vs",
                 rng.pick(&OPS[..5])
             ))
+        }
+        "grammar-codes" => {
+            // Codes that a grammar must refuse at once, however deep or
+            // long: UCUM, BCP-47, media types (and ISO 3166's list).
+            let systems = [
+                "http://unitsofmeasure.org",
+                "urn:ietf:bcp:47",
+                "urn:ietf:bcp:13",
+                "urn:iso:std:iso:3166",
+            ];
+            let system = rng.pick(&systems);
+            let n = 1 + rng.below(30_000);
+            let codes = [
+                format!("{}m{}", "(".repeat(n), ")".repeat(n)),
+                "m.".repeat(n) + "m",
+                "[".repeat(n),
+                format!("{{{}}}", "x".repeat(n)),
+                format!("en{}", "-x".repeat(n)),
+                format!("text/plain{}", "; a=b".repeat(n % 5000)),
+                "10*".repeat(n),
+                "\u{0}".repeat(n % 100 + 1),
+            ];
+            let code = rng.pick(&codes).clone();
+            let vs = json!({"resourceType": "ValueSet", "status": "active",
+                "compose": {"include": [{"system": system}]}});
+            match rng.below(3) {
+                0 => post(
+                    &format!("{b}/CodeSystem/$validate-code"),
+                    parameters(vec![
+                        json!({"name": "url", "valueUri": system}),
+                        json!({"name": "code", "valueCode": code}),
+                    ]),
+                ),
+                1 => post(
+                    &format!("{b}/ValueSet/$validate-code"),
+                    parameters(vec![
+                        json!({"name": "valueSet", "resource": vs}),
+                        json!({"name": "system", "valueUri": system}),
+                        json!({"name": "code", "valueCode": code}),
+                    ]),
+                ),
+                _ => post(
+                    &format!("{b}/ValueSet/$expand"),
+                    parameters(vec![json!({"name": "valueSet", "resource": vs})]),
+                ),
+            }
         }
         "deep-ecl" => {
             let depth = 100 + rng.below(20_000);
