@@ -20,6 +20,7 @@
 
 mod error;
 pub mod file;
+mod header;
 pub mod loinc;
 pub mod ndc;
 mod provider;

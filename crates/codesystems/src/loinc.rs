@@ -30,9 +30,9 @@ use txmap_format::schema::{cs_flags, cs_value};
 
 use txmap_terminology::valueset::FilterDef;
 
-use crate::CodeSystemError;
-use crate::ImportOptions;
 use crate::file::BuildSummary;
+use crate::header::Header;
+use crate::{CodeSystemError, ImportOptions};
 
 /// LOINC's canonical URL.
 pub const URL: &str = "http://loinc.org";
@@ -92,7 +92,7 @@ pub fn import(
     let mut class_parts: HashMap<String, String> = HashMap::new();
     if let Some(path) = optional("PartFile/Part.csv", &mut report) {
         let mut t = Table::open(&path)?;
-        let [code, kind, name, display, status] = t.columns([
+        let [code, kind, name, display, status] = t.header.columns([
             "PartNumber",
             "PartTypeName",
             "PartName",
@@ -115,7 +115,7 @@ pub fn import(
 
     {
         let mut t = Table::open(&loinc_csv)?;
-        let [code, status, class, classtype, long_name, short_name] = t.columns([
+        let [code, status, class, classtype, long_name, short_name] = t.header.columns([
             "LOINC_NUM",
             "STATUS",
             "CLASS",
@@ -123,7 +123,7 @@ pub fn import(
             "LONG_COMMON_NAME",
             "SHORTNAME",
         ])?;
-        let axes = t.columns([
+        let axes = t.header.columns([
             "COMPONENT",
             "PROPERTY",
             "TIME_ASPCT",
@@ -139,10 +139,10 @@ pub fn import(
             "CONSUMER_NAME",
         ]
         .into_iter()
-        .map(|c| (c, t.optional(c)))
+        .map(|c| (c, t.header.optional(c)))
         .collect();
-        let copyright = t.optional("EXTERNAL_COPYRIGHT_NOTICE");
-        let definition = t.optional("DefinitionDescription");
+        let copyright = t.header.optional("EXTERNAL_COPYRIGHT_NOTICE");
+        let definition = t.header.optional("DefinitionDescription");
         let axis_names = [
             "COMPONENT",
             "PROPERTY",
@@ -205,8 +205,9 @@ pub fn import(
     if let Some(path) = links {
         let mut t = Table::open(&path)?;
         let [term, part, part_name, property] =
-            t.columns(["LoincNumber", "PartNumber", "PartName", "Property"])?;
-        let kind = t.optional("PartTypeName");
+            t.header
+                .columns(["LoincNumber", "PartNumber", "PartName", "Property"])?;
+        let kind = t.header.optional("PartTypeName");
         while t.next()? {
             if !b.has(t.get(term)) {
                 report.skipped_rows += 1;
@@ -234,7 +235,7 @@ pub fn import(
 
     if let Some(path) = optional("AnswerFile/AnswerList.csv", &mut report) {
         let mut t = Table::open(&path)?;
-        let [list, list_name, answer, display] = t.columns([
+        let [list, list_name, answer, display] = t.header.columns([
             "AnswerListId",
             "AnswerListName",
             "AnswerStringId",
@@ -263,7 +264,7 @@ pub fn import(
     }
     if let Some(path) = optional("AnswerFile/LoincAnswerListLink.csv", &mut report) {
         let mut t = Table::open(&path)?;
-        let [term, list] = t.columns(["LoincNumber", "AnswerListId"])?;
+        let [term, list] = t.header.columns(["LoincNumber", "AnswerListId"])?;
         while t.next()? {
             let (tc, lc) = (t.get(term), t.get(list));
             if !b.has(tc) || !b.has(lc) {
@@ -281,7 +282,9 @@ pub fn import(
         &mut report,
     ) {
         let mut t = Table::open(&path)?;
-        let [parent, code, text] = t.columns(["IMMEDIATE_PARENT", "CODE", "CODE_TEXT"])?;
+        let [parent, code, text] = t
+            .header
+            .columns(["IMMEDIATE_PARENT", "CODE", "CODE_TEXT"])?;
         while t.next()? {
             let c = t.get(code);
             if c.is_empty() {
@@ -302,7 +305,7 @@ pub fn import(
 
     if let Some(path) = optional("ConsumerName/ConsumerName.csv", &mut report) {
         let mut t = Table::open(&path)?;
-        let [code, name] = t.columns(["LoincNumber", "ConsumerName"])?;
+        let [code, name] = t.header.columns(["LoincNumber", "ConsumerName"])?;
         while t.next()? {
             if !b.has(t.get(code)) {
                 report.skipped_rows += 1;
@@ -316,7 +319,7 @@ pub fn import(
     if let Some(path) = optional("LinguisticVariants/LinguisticVariants.csv", &mut report) {
         let mut variants = Vec::new();
         let mut t = Table::open(&path)?;
-        let [vid, lang, country] = t.columns(["ID", "ISO_LANGUAGE", "ISO_COUNTRY"])?;
+        let [vid, lang, country] = t.header.columns(["ID", "ISO_LANGUAGE", "ISO_COUNTRY"])?;
         while t.next()? {
             let (l, c) = (t.get(lang), t.get(country));
             let file = path.with_file_name(format!("{l}{c}{}LinguisticVariant.csv", t.get(vid)));
@@ -333,14 +336,14 @@ pub fn import(
                 continue;
             }
             let mut t = Table::open(&file)?;
-            let [code] = t.columns(["LOINC_NUM"])?;
+            let [code] = t.header.columns(["LOINC_NUM"])?;
             let uses: Vec<(&str, Option<usize>)> = [
                 "LONG_COMMON_NAME",
                 "SHORTNAME",
                 "LinguisticVariantDisplayName",
             ]
             .into_iter()
-            .map(|c| (c, t.optional(c)))
+            .map(|c| (c, t.header.optional(c)))
             .collect();
             while t.next()? {
                 if !b.has(t.get(code)) {
@@ -444,7 +447,7 @@ fn fully_specified(t: &Table, axes: &[usize; 6]) -> String {
 struct Table {
     path: PathBuf,
     reader: csv::Reader<Lf<std::io::BufReader<std::fs::File>>>,
-    headers: Vec<String>,
+    header: Header,
     row: csv::StringRecord,
     line: u64,
 }
@@ -468,31 +471,10 @@ impl Table {
         Ok(Table {
             path: path.to_owned(),
             reader,
-            headers,
+            header: Header::new(path, headers),
             row: csv::StringRecord::new(),
             line: 1,
         })
-    }
-
-    /// The indexes of required columns.
-    fn columns<const N: usize>(
-        &self,
-        names: [&'static str; N],
-    ) -> Result<[usize; N], CodeSystemError> {
-        let mut out = [0; N];
-        for (o, name) in out.iter_mut().zip(names) {
-            *o = self
-                .optional(name)
-                .ok_or_else(|| CodeSystemError::MissingColumn {
-                    path: self.path.clone(),
-                    column: name,
-                })?;
-        }
-        Ok(out)
-    }
-
-    fn optional(&self, name: &str) -> Option<usize> {
-        self.headers.iter().position(|h| h == name)
     }
 
     /// Reads the next row; false at the end.

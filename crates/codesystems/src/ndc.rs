@@ -26,6 +26,7 @@ use txmap_format::Metadata;
 use txmap_format::schema::{cs_flags, cs_value};
 
 use crate::file::BuildSummary;
+use crate::header::Header;
 use crate::{CodeSystemError, ImportOptions};
 
 /// NDC's canonical URL.
@@ -79,7 +80,7 @@ pub fn import(
         category,
         labeler,
         substance,
-    ] = t.columns([
+    ] = t.header.columns([
         "PRODUCTNDC",
         "PRODUCTTYPENAME",
         "PROPRIETARYNAME",
@@ -92,7 +93,7 @@ pub fn import(
         "LABELERNAME",
         "SUBSTANCENAME",
     ])?;
-    let excluded = t.optional("NDC_EXCLUDE_FLAG");
+    let excluded = t.header.optional("NDC_EXCLUDE_FLAG");
     while t.next()? {
         let c = t.get(code);
         if c.is_empty() {
@@ -129,14 +130,14 @@ pub fn import(
     }
 
     let mut t = Table::open(&dir.join("package.txt"))?;
-    let [product, code, description, start, end] = t.columns([
+    let [product, code, description, start, end] = t.header.columns([
         "PRODUCTNDC",
         "NDCPACKAGECODE",
         "PACKAGEDESCRIPTION",
         "STARTMARKETINGDATE",
         "ENDMARKETINGDATE",
     ])?;
-    let excluded = t.optional("NDC_EXCLUDE_FLAG");
+    let excluded = t.header.optional("NDC_EXCLUDE_FLAG");
     while t.next()? {
         let Some(name) = names.get(t.get(product)) else {
             report.skipped_rows += 1;
@@ -191,7 +192,7 @@ pub fn version_from_path(dir: &Path) -> Option<String> {
 struct Table {
     path: PathBuf,
     reader: BufReader<std::fs::File>,
-    headers: Vec<String>,
+    header: Header,
     line: u64,
     fields: Vec<String>,
 }
@@ -208,35 +209,15 @@ impl Table {
         let mut t = Table {
             path: path.to_owned(),
             reader: BufReader::with_capacity(1 << 16, file),
-            headers: Vec::new(),
+            header: Header::default(),
             line: 0,
             fields: Vec::new(),
         };
         if !t.read()? {
             return Err(t.error("no header row"));
         }
-        t.headers = std::mem::take(&mut t.fields);
+        t.header = Header::new(path, std::mem::take(&mut t.fields));
         Ok(t)
-    }
-
-    fn columns<const N: usize>(
-        &self,
-        names: [&'static str; N],
-    ) -> Result<[usize; N], CodeSystemError> {
-        let mut out = [0; N];
-        for (o, name) in out.iter_mut().zip(names) {
-            *o = self
-                .optional(name)
-                .ok_or_else(|| CodeSystemError::MissingColumn {
-                    path: self.path.clone(),
-                    column: name,
-                })?;
-        }
-        Ok(out)
-    }
-
-    fn optional(&self, name: &str) -> Option<usize> {
-        self.headers.iter().position(|h| h == name)
     }
 
     /// Reads the next data row; false at the end.
@@ -244,11 +225,11 @@ impl Table {
         if !self.read()? {
             return Ok(false);
         }
-        if self.fields.len() < self.headers.len() {
+        if self.fields.len() < self.header.len() {
             return Err(self.error(&format!(
                 "{} fields where the header has {}",
                 self.fields.len(),
-                self.headers.len()
+                self.header.len()
             )));
         }
         Ok(true)
