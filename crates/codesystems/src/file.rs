@@ -710,33 +710,29 @@ fn grouped<T: Copy>(
         item.0 = ord_of[item.0 as usize];
     }
     items.sort_by_key(|&(ord, _)| ord);
-    let mut index = Vec::with_capacity(n + 1);
-    let mut at = 0usize;
-    for ord in 0..n as u32 {
-        index.push(offset(at)?);
-        while at < items.len() && items[at].0 == ord {
-            at += 1;
-        }
-    }
-    index.push(offset(at)?);
-    Ok((
-        index,
-        std::mem::take(items).into_iter().map(|(_, t)| t).collect(),
-    ))
+    let out = csr(n, items);
+    items.clear();
+    out
 }
 
 /// Sorted `(from, to)` ordinal pairs → a CSR of `to`s by `from`.
 fn pairs_csr(n: usize, pairs: &[(u32, u32)]) -> Result<(Vec<U32>, Vec<U32>), CodeSystemError> {
+    let pairs: Vec<(u32, U32)> = pairs.iter().map(|&(f, t)| (f, U32::new(t))).collect();
+    csr(n, &pairs)
+}
+
+/// Items sorted by ordinal → the `n + 1` offsets of a CSR and its values.
+fn csr<T: Copy>(n: usize, sorted: &[(u32, T)]) -> Result<(Vec<U32>, Vec<T>), CodeSystemError> {
     let mut index = Vec::with_capacity(n + 1);
     let mut at = 0usize;
     for ord in 0..n as u32 {
         index.push(offset(at)?);
-        while at < pairs.len() && pairs[at].0 == ord {
+        while at < sorted.len() && sorted[at].0 == ord {
             at += 1;
         }
     }
     index.push(offset(at)?);
-    Ok((index, pairs.iter().map(|&(_, t)| U32::new(t)).collect()))
+    Ok((index, sorted.iter().map(|&(_, t)| t).collect()))
 }
 
 fn offset(at: usize) -> Result<U32, CodeSystemError> {
