@@ -158,13 +158,16 @@ impl FhirPackages {
             .iter()
             .map(|c| (Compiled::new(Arc::clone(&c.file)), Arc::clone(&c.serving)))
             .collect();
+        // Made once: both endpoints share them (the subtag registry is
+        // parsed here, not per endpoint).
         let builtin: Arc<[CodeSystem]> = txmap_builtin::code_systems().into();
+        let grammars = txmap_builtin::all();
         let sources = |packages| {
             Arc::new(Sources {
                 packages,
                 snomed: SnomedEditions::new(Arc::clone(&snomed)),
                 compiled: Arc::clone(&compiled),
-                grammars: txmap_builtin::all(),
+                grammars: grammars.clone(),
                 builtin: Arc::clone(&builtin),
             })
         };
