@@ -28,8 +28,10 @@ use std::time::Instant;
 use txmap_format::Metadata;
 use txmap_format::schema::{cs_flags, cs_value};
 
+use txmap_terminology::provider::CodeSystemProvider;
 use txmap_terminology::valueset::FilterDef;
 
+use crate::Compiled;
 use crate::file::BuildSummary;
 use crate::header::Header;
 use crate::{CodeSystemError, ImportOptions};
@@ -403,6 +405,31 @@ pub fn implicit_filters(url: &str) -> Option<Vec<FilterDef>> {
         Some("LP") => Some(vec![filter("concept", "descendent-of")]),
         _ => None,
     }
+}
+
+/// The LOINC file and filters of an implicit value set URL among
+/// `files`: `Some(None)` when the URL is LOINC's but names nothing (a list
+/// or part the latest release lacks, or no LOINC file is served), `None`
+/// when it is not LOINC's.
+#[allow(clippy::type_complexity)]
+pub fn implicit_value_set<'a, B: AsRef<[u8]> + std::fmt::Debug + Send + Sync + 'a>(
+    url: &str,
+    files: impl Iterator<Item = &'a Compiled<B>>,
+) -> Option<Option<(&'a dyn CodeSystemProvider, Vec<FilterDef>)>> {
+    let filters = implicit_filters(url)?;
+    let latest = files
+        .filter(|c| c.url() == URL)
+        .max_by(|a, b| txmap_terminology::resolver::version_cmp(a.version(), b.version()));
+    let Some(latest) = latest else {
+        return Some(None);
+    };
+    // `/vs/LL…` and `/vs/LP…` name a value set only when the list or part
+    // is a code of the release.
+    let named = url.rsplit('/').next().unwrap_or_default();
+    if !filters.is_empty() && latest.locate(named).is_none() {
+        return Some(None);
+    }
+    Some(Some((latest as &dyn CodeSystemProvider, filters)))
 }
 
 /// `Loinc_2.82` (or `LOINC_2.82`, `Loinc_2.82_Text`) anywhere in the path.

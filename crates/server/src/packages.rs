@@ -99,22 +99,11 @@ impl ResourceSource for Sources {
     }
 
     fn implicit_value_set(&self, url: &str) -> Option<(&dyn CodeSystemProvider, Vec<FilterDef>)> {
-        if let Some(filters) = txmap_codesystems::loinc::implicit_filters(url) {
-            let latest = self
-                .compiled
-                .iter()
-                .filter(|(c, s)| c.url() == txmap_codesystems::loinc::URL && s.is_serving())
-                .map(|(c, _)| c)
-                .max_by(|a, b| {
-                    txmap_terminology::resolver::version_cmp(a.version(), b.version())
-                })?;
-            // `/vs/LL…` and `/vs/LP…` name a value set only when the list
-            // or part is a code of the release.
-            let named = url.rsplit('/').next().unwrap_or_default();
-            if !filters.is_empty() && latest.locate(named).is_none() {
-                return None;
-            }
-            return Some((latest as &dyn CodeSystemProvider, filters));
+        let serving = self.compiled.iter().filter(|(_, s)| s.is_serving());
+        if let Some(found) =
+            txmap_codesystems::loinc::implicit_value_set(url, serving.map(|(c, _)| c))
+        {
+            return found;
         }
         txmap_snomed::implicit_value_set(url, self.snomed.list())
     }
