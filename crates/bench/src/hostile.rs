@@ -294,11 +294,12 @@ fn make(category: &str, rng: &mut Rng, code: &str) -> Req {
         }
         "grammar-codes" => {
             // Codes that a grammar must refuse at once, however deep or
-            // long: UCUM, BCP-47, media types (and ISO 3166's list).
+            // long: UCUM, BCP-47, media types, HGVS (and ISO 3166's list).
             let systems = [
                 "http://unitsofmeasure.org",
                 "urn:ietf:bcp:47",
                 "urn:ietf:bcp:13",
+                "http://varnomen.hgvs.org",
                 "urn:iso:std:iso:3166",
             ];
             let system = rng.pick(&systems);
@@ -311,6 +312,8 @@ fn make(category: &str, rng: &mut Rng, code: &str) -> Req {
                 format!("en{}", "-x".repeat(n)),
                 format!("text/plain{}", "; a=b".repeat(n % 5000)),
                 "10*".repeat(n),
+                format!("NM_004006.2:c.{}", "[76A>C;".repeat(n % 5000)),
+                format!("NC_000023.11:g.{}", "(".repeat(n)),
                 "\u{0}".repeat(n % 100 + 1),
             ];
             let code = rng.pick(&codes).clone();

@@ -16,12 +16,17 @@ use std::collections::HashMap;
 
 use txmap_terminology::grammar::{Grammar, GrammarConcept};
 use txmap_terminology::provider::Designation;
+use txmap_terminology::valueset::ValueSet;
 
 use crate::{BCP47, MAX_CODE_LEN};
 
 /// The registry, as `type TAB subtag TAB description TAB deprecated`
 /// lines after a `#File-Date` line.
 const REGISTRY: &str = include_str!("../data/language-subtags.tsv");
+
+/// THO's `Languages` value set (ISO 639-2's languages, by their ISO 639-1
+/// code where there is one): the common codes of BCP-47.
+const LANGUAGES: &str = include_str!("../data/languages.json");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Kind {
@@ -44,12 +49,16 @@ struct Entry {
 pub struct Bcp47 {
     entries: HashMap<Kind, HashMap<String, Entry>>,
     file_date: &'static str,
+    common: Option<ValueSet>,
 }
 
 impl Bcp47 {
     /// The registry compiled into the binary.
     pub fn embedded() -> Bcp47 {
-        Bcp47::parse(REGISTRY)
+        Bcp47 {
+            common: crate::embedded_value_set(LANGUAGES),
+            ..Bcp47::parse(REGISTRY)
+        }
     }
 
     fn parse(text: &'static str) -> Bcp47 {
@@ -86,7 +95,11 @@ impl Bcp47 {
                 );
             }
         }
-        Bcp47 { entries, file_date }
+        Bcp47 {
+            entries,
+            file_date,
+            common: None,
+        }
     }
 
     /// The registry's File-Date.
@@ -109,6 +122,9 @@ impl Grammar for Bcp47 {
     }
     fn name(&self) -> &str {
         "IETF language tags (BCP 47)"
+    }
+    fn common_codes(&self) -> Option<&ValueSet> {
+        self.common.as_ref()
     }
     fn concept(&self, code: &str) -> Option<GrammarConcept> {
         if code.is_empty() || code.len() > MAX_CODE_LEN {

@@ -3,7 +3,9 @@
 //! `language` elements and attachments reach them: `CodeSystem/$validate-code` and
 //! `$lookup`, `ValueSet/$validate-code` against value sets that include
 //! the whole system or filter UCUM by canonical unit, and `$expand` of a
-//! whole grammar refused as not enumerable.
+//! whole grammar: its common codes (FHIR's `ucum-common`, THO's
+//! `Languages`, read here from the data files on their own) marked
+//! unclosed, or refused as not enumerable when it has none.
 
 #[macro_use]
 mod common;
@@ -69,12 +71,41 @@ async fn units_validate_and_look_up() {
     let v = cs_validate(UCUM, "mg/dL", None).await;
     assert!(result(&v), "{v}");
     assert_eq!(param(&v, "version").unwrap()["valueString"], "2.2");
-    assert!(!result(&cs_validate(UCUM, "kgXX", None).await));
+    // An unknown unit: where UCUM's parse failed, in the words of the
+    // suite's `validate-ucum-all-bad` (tx.fhir.org's UCUM library).
+    let v = cs_validate(UCUM, "kgXX", None).await;
+    assert!(!result(&v));
+    let info = param(&v, "issues").unwrap()["resource"]["issue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["severity"] == "information")
+        .unwrap_or_else(|| panic!("no information issue: {v}"))
+        .clone();
+    assert_eq!(
+        info["details"]["text"],
+        "Error processing unit 'kgXX': The unit 'kgXX' is unknown at character 1"
+    );
 
     let (status, v) = get(&format!("/r4/CodeSystem/$lookup?system={UCUM}&code=mg/dL")).await;
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(param(&v, "display").unwrap()["valueString"], "mg/dL");
     assert_eq!(param(&v, "name").unwrap()["valueString"], "UCUM");
+    // The name `ucum-common` gives the unit is a designation.
+    let name = common_codes("ucum-common.json")
+        .into_iter()
+        .find(|(c, _)| c == "mg/dL")
+        .unwrap()
+        .1;
+    assert_eq!(name, "milligram per deciliter");
+    assert!(v.to_string().contains(&name), "{v}");
+    // The canonical unit is computed: given when asked for, not by default.
+    assert!(!v.to_string().contains("canonical"), "{v}");
+    let (_, v) = get(&format!(
+        "/r4/CodeSystem/$lookup?system={UCUM}&code=mg/dL&property=canonical"
+    ))
+    .await;
+    assert!(v.to_string().contains("g.m-3"), "{v}");
     let (status, v) = get(&format!("/r4/CodeSystem/$lookup?system={UCUM}&code=kgXX")).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{v}");
 }
@@ -112,17 +143,115 @@ async fn value_sets_of_a_grammar_test_membership_without_a_list() {
     assert!(result(&vs_validate(&languages, BCP47, "fr-CA").await));
     assert!(!result(&vs_validate(&languages, BCP47, "fr-ca").await));
 
-    // An expansion would have to list every sentence of the grammar.
-    for vs in [all, mass, languages] {
-        let (status, v) = post(
-            "/r4/ValueSet/$expand",
-            json!([{"name": "valueSet", "resource": vs}]),
-        )
-        .await;
-        assert!(status.is_client_error(), "{status} {v}");
-        assert_eq!(v["resourceType"], "OperationOutcome");
-        assert!(v.to_string().contains("cannot be expanded"), "{v}");
+    // Media types name no common codes: an expansion would have to list
+    // every sentence of the grammar.
+    let media = value_set(json!({"system": "urn:ietf:bcp:13"}));
+    let (status, v) = expand(&media).await;
+    assert!(status.is_client_error(), "{status} {v}");
+    assert_eq!(v["resourceType"], "OperationOutcome");
+    assert!(v.to_string().contains("cannot be expanded"), "{v}");
+}
+
+async fn expand(vs: &Value) -> (StatusCode, Value) {
+    post(
+        "/r5/ValueSet/$expand",
+        json!([{"name": "valueSet", "resource": vs}]),
+    )
+    .await
+}
+
+/// The codes and displays of a value set in `crates/builtin/data`, read
+/// here on their own.
+fn common_codes(file: &str) -> Vec<(String, String)> {
+    let path = format!("{}/../builtin/data/{file}", env!("CARGO_MANIFEST_DIR"));
+    let vs: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    vs["compose"]["include"][0]["concept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap().to_owned();
+            (text("code"), text("display"))
+        })
+        .collect()
+}
+
+fn codes(expansion: &Value) -> Vec<&str> {
+    expansion["expansion"]["contains"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no contains: {expansion}"))
+        .iter()
+        .map(|c| c["code"].as_str().unwrap())
+        .collect()
+}
+
+fn unclosed(expansion: &Value) -> bool {
+    expansion["expansion"]["extension"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|e| {
+            e["url"] == "http://hl7.org/fhir/StructureDefinition/valueset-unclosed"
+                && e["valueBoolean"] == true
+        })
+}
+
+#[tokio::test]
+async fn a_whole_grammar_expands_to_its_common_codes_marked_unclosed() {
+    // All of UCUM: the common units, once each, by code, with no total
+    // (UCUM's units are without number), and the value set's status said.
+    let (status, v) = expand(&value_set(json!({"system": UCUM}))).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let mut expected: Vec<String> = common_codes("ucum-common.json")
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect();
+    expected.sort();
+    expected.dedup();
+    assert!(expected.len() > 800, "{}", expected.len());
+    assert_eq!(codes(&v), expected);
+    assert!(unclosed(&v), "{v}");
+    assert!(v["expansion"].get("total").is_none(), "{v}");
+    assert_eq!(v["expansion"]["contains"][0]["display"], expected[0]);
+    let text = v.to_string();
+    assert!(text.contains("warning-experimental"), "{text}");
+    assert!(
+        text.contains("http://hl7.org/fhir/ValueSet/ucum-common|5.0.0"),
+        "{text}"
+    );
+
+    // Filtered by canonical unit: the masses among them, counted.
+    let mass = value_set(json!({"system": UCUM,
+        "filter": [{"property": "canonical", "op": "=", "value": "g"}]}));
+    let (status, v) = expand(&mass).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let masses = codes(&v);
+    for unit in ["g", "kg", "mg", "ug", "ng", "pg"] {
+        assert!(masses.contains(&unit), "{unit}: {masses:?}");
     }
+    for unit in ["mL", "L", "mg/dL", "mmol/L", "%"] {
+        assert!(!masses.contains(&unit), "{unit}: {masses:?}");
+    }
+    assert!(masses.iter().all(|m| expected.iter().any(|e| e == m)));
+    assert_eq!(v["expansion"]["total"], masses.len());
+    assert!(unclosed(&v), "{v}");
+
+    // All of BCP-47: THO's languages, with the registry's names.
+    let (status, v) = expand(&value_set(json!({"system": BCP47}))).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let languages = common_codes("languages.json");
+    assert_eq!(languages.len(), 485);
+    let mut expected: Vec<&str> = languages.iter().map(|(c, _)| c.as_str()).collect();
+    expected.sort();
+    assert_eq!(codes(&v), expected);
+    assert!(unclosed(&v), "{v}");
+    let en = v["expansion"]["contains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == "en")
+        .unwrap();
+    assert_eq!(en["display"], "English");
 }
 
 #[tokio::test]
@@ -139,6 +268,24 @@ async fn media_types_validate_by_rfc_6838() {
     assert!(result(&v), "{v}");
     assert!(!result(&cs_validate(MIME, "text", None).await));
     assert!(!result(&cs_validate(MIME, "texts/plain", None).await));
+}
+
+#[tokio::test]
+async fn variants_validate_by_the_hgvs_syntax_and_do_not_expand() {
+    const HGVS: &str = "http://varnomen.hgvs.org";
+    let v = cs_validate(HGVS, "NM_004006.2:c.4375C>T", None).await;
+    assert!(result(&v), "{v}");
+    assert_eq!(
+        param(&v, "display").unwrap()["valueString"],
+        "NM_004006.2:c.4375C>T"
+    );
+    assert!(!result(
+        &cs_validate(HGVS, "NM_004006.2:c.4375C>", None).await
+    ));
+    // The suite's `hgvs-expand-all`: not a cost, a thing that cannot be done.
+    let (status, v) = expand(&value_set(json!({"system": HGVS}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["issue"][0]["code"], "not-supported", "{v}");
 }
 
 #[tokio::test]

@@ -69,6 +69,17 @@ pub struct Membership {
     pub inactive_excluded: bool,
 }
 
+/// A grammar's common codes, listed in an expansion in place of the whole
+/// code system ([`crate::grammar`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Sampled<'r> {
+    pub system: &'r str,
+    /// The value set of the common codes.
+    pub common: &'r ValueSet,
+    /// Listed for an include of the whole system (no filters).
+    pub whole: bool,
+}
+
 /// Evaluates value sets against one [`Resolver`].
 #[derive(Debug)]
 pub struct Engine<'r> {
@@ -80,6 +91,8 @@ pub struct Engine<'r> {
     /// The code systems and value sets used so far, each once.
     used_cs: RefCell<Vec<&'r dyn CodeSystemProvider>>,
     used_vs: RefCell<Vec<&'r ValueSet>>,
+    /// Grammars whose common codes stood for them.
+    sampled: RefCell<Vec<Sampled<'r>>>,
     /// The request's version parameters (`system-version`...).
     pub versions: crate::version::VersionRules,
     /// An exclude of another version than the one expanded removed codes
@@ -97,6 +110,7 @@ impl<'r> Engine<'r> {
             expanding,
             used_cs: RefCell::default(),
             used_vs: RefCell::default(),
+            sampled: RefCell::default(),
             versions: Default::default(),
             versions_matched: Cell::new(false),
             stop: Stop::default(),
@@ -128,6 +142,11 @@ impl<'r> Engine<'r> {
     /// The value sets used (the one asked about and its imports).
     pub fn used_value_sets(&self) -> Vec<&'r ValueSet> {
         self.used_vs.borrow().clone()
+    }
+
+    /// The grammars whose common codes stood for them, in first-use order.
+    pub fn sampled(&self) -> Vec<Sampled<'r>> {
+        self.sampled.borrow().clone()
     }
 
     /// Notes that the answer used `cs` (its status cautions are reported).
@@ -568,12 +587,9 @@ impl<'r> Engine<'r> {
             }),
             _ => Ok(()),
         };
-        let ids = if filters.is_empty() {
-            if !cs.enumerable() {
-                return Err(Error::NotEnumerable {
-                    system: cs.url().to_owned(),
-                });
-            }
+        let ids = if !cs.enumerable() {
+            self.sample(cs, filters)?
+        } else if filters.is_empty() {
             too_many(cs.len())?;
             cs.all()
         } else {
@@ -589,6 +605,47 @@ impl<'r> Engine<'r> {
                 reported: None,
             })
             .collect())
+    }
+
+    /// The members of a code system that cannot be enumerated: those its
+    /// filters name, else its grammar's common codes that pass them
+    /// (noted, for the expansion to say so), else none can be listed.
+    fn sample(
+        &self,
+        cs: &'r dyn CodeSystemProvider,
+        filters: &[FilterDef],
+    ) -> Result<Vec<ConceptId>, Error> {
+        let compiled = self.filters(cs, filters)?;
+        if !filters.is_empty() {
+            match compiled.members() {
+                Err(Error::NotEnumerable { .. }) => {}
+                named => return named,
+            }
+        }
+        let Some((common, ids)) = crate::grammar::common_codes(cs) else {
+            return Err(Error::NotEnumerable {
+                system: cs.url().to_owned(),
+            });
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            if compiled.matches(id)? {
+                out.push(id);
+            }
+        }
+        let mut sampled = self.sampled.borrow_mut();
+        let whole = filters.is_empty();
+        if !sampled
+            .iter()
+            .any(|s| std::ptr::eq(s.common, common) && s.whole == whole)
+        {
+            sampled.push(Sampled {
+                system: cs.url(),
+                common,
+                whole,
+            });
+        }
+        Ok(out)
     }
 
     /// A rule's filters, compiled by the provider when it compiles its

@@ -152,6 +152,12 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
             cautions.push((c.to_owned(), v.versioned_url()));
         }
     }
+    let sampled = engine.sampled();
+    for s in &sampled {
+        if let Some(c) = crate::valueset::status_caution(&s.common.resource) {
+            cautions.push((c.to_owned(), s.common.versioned_url()));
+        }
+    }
     for (c, url) in cautions {
         parameters.push(json!({"name": format!("warning-{c}"), "valueUri": url}));
     }
@@ -179,15 +185,30 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     let mut expansion = Map::new();
     expansion.insert("identifier".into(), json!(identifier));
     expansion.insert("timestamp".into(), json!(timestamp));
-    expansion.insert("total".into(), json!(total));
+    // A grammar's codes are without number: listing its common codes for
+    // the whole of it, the expansion has no total.
+    if !sampled.iter().any(|s| s.whole) {
+        expansion.insert("total".into(), json!(total));
+    }
     if req.text("offset").is_some() {
         expansion.insert("offset".into(), json!(offset));
     }
     if !parameters.is_empty() {
         expansion.insert("parameter".into(), Value::Array(parameters));
     }
-    // A fragment does not hold every code: the expansion may be incomplete.
-    if let Some(cs) = used
+    // A fragment does not hold every code, nor a grammar's common codes
+    // all of the grammar: the expansion may be incomplete.
+    if let Some(s) = sampled.first() {
+        expansion.insert(
+            "extension".into(),
+            json!([
+                {"url": UNCLOSED, "valueBoolean": true},
+                {"url": UNCLOSED_REASON, "valueString": format!(
+                    "The code System '{}' has a grammar and so has infinite members. This extension is based on {}",
+                    s.system, s.common.url.as_deref().unwrap_or_default())},
+            ]),
+        );
+    } else if let Some(cs) = used
         .iter()
         .find(|cs| cs.content() == crate::provider::Content::Fragment)
     {

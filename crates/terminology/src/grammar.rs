@@ -10,9 +10,14 @@
 //!
 //! An include of a whole grammar code system, or a filter that names no
 //! concepts of its own, cannot be expanded: the engine answers
-//! [`crate::Error::NotEnumerable`] ([`CodeSystemProvider::enumerable`]).
-//! Membership needs no enumeration, so validation works as for any code
-//! system.
+//! [`crate::Error::NotEnumerable`] ([`CodeSystemProvider::enumerable`]) —
+//! unless the grammar names a value set of the codes in common use
+//! ([`Grammar::common_codes`]: FHIR's `ucum-common` for UCUM, THO's
+//! `Languages` for BCP-47). Then, as tx.fhir.org does, the expansion lists
+//! those codes that pass the filters, marked unclosed (the
+//! `valueset-unclosed` extension): a picker needs a list, and a list that
+//! says it is not the whole system misleads nobody. Membership needs no
+//! enumeration, so validation works as for any code system.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -21,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use crate::provider::{
     CodeSystemProvider, ConceptId, Content, Designation, Located, PropertyValue, Status,
 };
+use crate::valueset::ValueSet;
 
 /// What a grammar says of one code.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +53,38 @@ pub trait Grammar: Send + Sync + std::fmt::Debug {
     /// The concept `code` is, or `None` when the grammar does not derive
     /// it. Must be bounded in time and depth for any input.
     fn concept(&self, code: &str) -> Option<GrammarConcept>;
+    /// Why `code` is not a code, in the grammar's words, when it can say
+    /// more than "unknown" (UCUM names the symbol it does not know).
+    fn why_not(&self, _code: &str) -> Option<String> {
+        None
+    }
+    /// The value set of the codes in common use, which an expansion of
+    /// the whole system lists instead of the system (see the module docs).
+    fn common_codes(&self) -> Option<&ValueSet> {
+        None
+    }
+}
+
+/// The common codes of `cs` ([`Grammar::common_codes`]) that its grammar
+/// derives, located in `cs`, once each in the order of their codes; `None`
+/// when `cs` is not defined by a grammar or its grammar names none.
+pub fn common_codes(cs: &dyn CodeSystemProvider) -> Option<(&ValueSet, Vec<ConceptId>)> {
+    let vs = cs.grammar()?.common_codes()?;
+    let mut codes: Vec<&str> = vs
+        .compose
+        .include
+        .iter()
+        .filter(|r| r.system.as_deref() == Some(cs.url()))
+        .flat_map(|r| r.concepts.iter().map(|c| c.code.as_str()))
+        .collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let ids = codes
+        .into_iter()
+        .filter_map(|c| cs.locate(c))
+        .map(|l| l.id)
+        .collect();
+    Some((vs, ids))
 }
 
 /// A grammar as a code system of one request: the codes it located, in
@@ -67,10 +105,6 @@ impl GrammarProvider {
             found: boxcar::Vec::new(),
             ids: Mutex::new(HashMap::new()),
         }
-    }
-
-    pub fn grammar(&self) -> &Arc<dyn Grammar> {
-        &self.grammar
     }
 
     fn get(&self, id: ConceptId) -> Option<&GrammarConcept> {
@@ -112,6 +146,9 @@ impl CodeSystemProvider for GrammarProvider {
     }
     fn enumerable(&self) -> bool {
         false
+    }
+    fn grammar(&self) -> Option<&dyn Grammar> {
+        Some(&*self.grammar)
     }
     /// The codes located so far.
     fn len(&self) -> usize {
@@ -199,6 +236,48 @@ mod tests {
                     deprecated: false,
                 })
         }
+    }
+
+    /// Words, with a value set of common words.
+    #[derive(Debug)]
+    struct Common(ValueSet);
+
+    impl Grammar for Common {
+        fn url(&self) -> &str {
+            Words.url()
+        }
+        fn version(&self) -> Option<&str> {
+            None
+        }
+        fn name(&self) -> &str {
+            "common words"
+        }
+        fn concept(&self, code: &str) -> Option<GrammarConcept> {
+            Words.concept(code)
+        }
+        fn common_codes(&self) -> Option<&ValueSet> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn common_codes_are_the_grammars_own_once_each_by_code() {
+        let vs = ValueSet::from_json(&serde_json::json!({
+            "resourceType": "ValueSet", "url": "urn:example:common", "status": "active",
+            "compose": {"include": [
+                {"system": "urn:example:words", "concept": [
+                    {"code": "pear"}, {"code": "apple"}, {"code": "not 1 word"}, {"code": "pear"}]},
+                {"system": "urn:example:other", "concept": [{"code": "banana"}]},
+            ]}
+        }))
+        .unwrap();
+        let p = GrammarProvider::new(Arc::new(Common(vs)));
+        let (common, ids) = common_codes(&p).unwrap();
+        assert_eq!(common.url.as_deref(), Some("urn:example:common"));
+        let codes: Vec<_> = ids.iter().map(|&id| p.code(id).into_owned()).collect();
+        assert_eq!(codes, ["apple", "pear"]);
+        // A grammar without common codes has none to give.
+        assert!(common_codes(&GrammarProvider::new(Arc::new(Words))).is_none());
     }
 
     #[test]

@@ -85,8 +85,11 @@ pub fn lookup(req: &Request) -> Result<Parameters<'static>, Error> {
             parts.push(text("language", "valueCode", l.as_str()));
         }
         if let Some(u) = &d.use_ {
+            // A use coded in the code system itself, without a display,
+            // is shown by its code (LOINC's `LONG_COMMON_NAME`).
             let mut u = u.clone();
             if u.get("display").is_none()
+                && u.get("system").and_then(|s| s.as_str()) == Some(cs.url())
                 && let Some(c) = u.get("code").cloned()
             {
                 u["display"] = c;
@@ -133,8 +136,12 @@ pub fn lookup(req: &Request) -> Result<Parameters<'static>, Error> {
             None,
         ));
     }
+    // A grammar's properties are computed (UCUM's canonical unit): shown
+    // when asked for, not by default.
+    let computed = wanted.is_empty() && cs.grammar().is_some();
     for p in cs.properties(id).iter() {
-        if matches!(p.code.as_str(), "parent" | "child" | "inactive") || !want(&p.code) {
+        if matches!(p.code.as_str(), "parent" | "child" | "inactive") || !want(&p.code) || computed
+        {
             continue;
         }
         out.push(property(

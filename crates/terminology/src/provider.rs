@@ -150,6 +150,12 @@ pub trait CodeSystemProvider: std::fmt::Debug + Send + Sync {
         true
     }
 
+    /// The grammar that defines the codes, for a code system defined by
+    /// one: what it says of a code that is not one, and its common codes.
+    fn grammar(&self) -> Option<&dyn crate::grammar::Grammar> {
+        None
+    }
+
     /// The FHIR CodeSystem resource behind the provider, when there is
     /// one: supplements, concept extensions and the resource's own
     /// elements apply to resources only.

@@ -695,6 +695,20 @@ impl Validator<'_> {
                 text,
                 &origin.code,
             ));
+            // A grammar can say where the code went wrong.
+            if let Some(why) = cs.grammar().and_then(|g| g.why_not(&code)) {
+                out.issues.push(Issue {
+                    message_id: None,
+                    ..issue(
+                        "information",
+                        "code-invalid",
+                        "invalid-code",
+                        "",
+                        why,
+                        &origin.code,
+                    )
+                });
+            }
             out.valid = fragment;
             out.member = fragment;
             return Ok(out);

@@ -29,16 +29,18 @@ pub fn value_set_caution(resource: &Value) -> Option<&str> {
         .filter(|s| matches!(*s, "deprecated" | "withdrawn"))
 }
 
-/// Why a code system deserves a caution when used: its standards status
-/// (`deprecated`, `withdrawn`), else `draft`, else `experimental`.
+/// Why a resource deserves a caution when used: its standards status
+/// (`deprecated`, `withdrawn`), else `experimental`, else `draft` (an
+/// experimental draft is reported experimental, as tx.fhir.org does for
+/// FHIR's own `ucum-common`).
 pub fn status_caution(resource: &Value) -> Option<&str> {
     value_set_caution(resource)
         .or_else(|| {
-            (resource.get("status").and_then(Value::as_str) == Some("draft")).then_some("draft")
-        })
-        .or_else(|| {
             (resource.get("experimental").and_then(Value::as_bool) == Some(true))
                 .then_some("experimental")
+        })
+        .or_else(|| {
+            (resource.get("status").and_then(Value::as_str) == Some("draft")).then_some("draft")
         })
 }
 
