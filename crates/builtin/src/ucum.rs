@@ -19,7 +19,7 @@ use octofhir_ucum::{ErrorKind, UCUM_VERSION, analyse, display_name, get_canonica
 use serde_json::{Value, json};
 use txmap_terminology::grammar::{Grammar, GrammarConcept};
 use txmap_terminology::provider::{Designation, PropertyValue};
-use txmap_terminology::valueset::ValueSet;
+use txmap_terminology::valueset::{FilterDef, ValueSet};
 
 use crate::{MAX_CODE_LEN, UCUM};
 
@@ -106,6 +106,16 @@ impl Grammar for Ucum {
             designations,
             properties,
             deprecated: false,
+        })
+    }
+    fn why_filtered_out(&self, code: &str, filter: &FilterDef) -> Option<String> {
+        let wanted = filter.value.as_deref()?;
+        if filter.property != "canonical" || filter.op != "=" || !plausible(code) {
+            return None;
+        }
+        let canonical = get_canonical_units(code).ok()?.unit;
+        (canonical != wanted).then(|| {
+            format!("Code {code} has canonical form {canonical}, not {wanted} as required")
         })
     }
     fn why_not(&self, code: &str) -> Option<String> {

@@ -58,6 +58,16 @@ pub trait Grammar: Send + Sync + std::fmt::Debug {
     fn why_not(&self, _code: &str) -> Option<String> {
         None
     }
+    /// Why `code` does not pass `filter`, in the grammar's words, when it
+    /// can say (UCUM: `Code mL has canonical form m3, not g as
+    /// required`); the value set's validation gives it in its message.
+    fn why_filtered_out(
+        &self,
+        _code: &str,
+        _filter: &crate::valueset::FilterDef,
+    ) -> Option<String> {
+        None
+    }
     /// The value set of the codes in common use, which an expansion of
     /// the whole system lists instead of the system (see the module docs).
     fn common_codes(&self) -> Option<&ValueSet> {

@@ -155,6 +155,9 @@ struct Checked {
     caused_by_unknown: Option<String>,
     /// The code is known and a member of the value set (if any).
     member: bool,
+    /// Why the value set's filters left the code out, in its grammar's
+    /// words: for the message, not issues of their own.
+    explained: Vec<String>,
 }
 
 fn issue(
@@ -286,21 +289,27 @@ pub fn validate_code(req: &Request, value_set: bool) -> Result<Parameters<'stati
         "valueBoolean",
         Scalar::Bool(checked.valid),
     ));
-    let texts: Vec<&str> = issues
+    let texts: Vec<&str> = checked
+        .explained
         .iter()
-        .filter(|i| {
-            (i.severity != "information" || i.tx_type == "invalid-display")
-                && !matches!(
-                    i.message_id,
-                    Some(
-                        "CONCEPT_DEPRECATED_IN_VALUESET"
-                            | "UNKNOWN_CODE_IN_FRAGMENT"
-                            | "VALUESET_VALUE_MISMATCH_DEFAULT"
-                            | "INACTIVE_DISPLAY_FOUND"
-                    )
-                )
-        })
-        .map(|i| i.text.as_str())
+        .map(String::as_str)
+        .chain(
+            issues
+                .iter()
+                .filter(|i| {
+                    (i.severity != "information" || i.tx_type == "invalid-display")
+                        && !matches!(
+                            i.message_id,
+                            Some(
+                                "CONCEPT_DEPRECATED_IN_VALUESET"
+                                    | "UNKNOWN_CODE_IN_FRAGMENT"
+                                    | "VALUESET_VALUE_MISMATCH_DEFAULT"
+                                    | "INACTIVE_DISPLAY_FOUND"
+                            )
+                        )
+                })
+                .map(|i| i.text.as_str()),
+        )
         .collect();
     if !texts.is_empty() {
         out.push(Param::text("message", "valueString", texts.join("; ")));
@@ -779,6 +788,18 @@ impl Validator<'_> {
                 errors = true;
                 member_failed = true;
                 out.issues.push(self.not_in_vs(&system, &code, c, origin));
+            }
+            if !m.found
+                && let Some(g) = cs.grammar()
+            {
+                out.explained.extend(
+                    vs.compose
+                        .include
+                        .iter()
+                        .filter(|r| r.system.as_deref() == Some(cs.url()))
+                        .flat_map(|r| &r.filters)
+                        .filter_map(|f| g.why_filtered_out(&cs.code(id), f)),
+                );
             }
         }
         if let Some(vs) = self.vs
