@@ -137,18 +137,23 @@ impl<'a> Cursor<'a> {
         self.reference() && self.eat(b':') && self.described() && self.i == self.s.len()
     }
 
-    /// `type.description` with its own checks (also an insertion's source).
-    fn described(&mut self) -> bool {
-        let kind = match self.peek() {
-            Some(b'g' | b'm' | b'o') => Kind::Genomic,
-            Some(b'c') => Kind::Coding,
-            Some(b'n') => Kind::NonCoding,
-            Some(b'r') => Kind::Rna,
-            Some(b'p') => Kind::Protein,
-            _ => return false,
+    /// `type.`: the coordinate type.
+    fn kind(&mut self) -> Option<Kind> {
+        let kind = match self.peek()? {
+            b'g' | b'm' | b'o' => Kind::Genomic,
+            b'c' => Kind::Coding,
+            b'n' => Kind::NonCoding,
+            b'r' => Kind::Rna,
+            b'p' => Kind::Protein,
+            _ => return None,
         };
         self.i += 1;
-        self.eat(b'.') && self.description(kind)
+        self.eat(b'.').then_some(kind)
+    }
+
+    /// `type.description`.
+    fn described(&mut self) -> bool {
+        self.kind().is_some_and(|kind| self.description(kind))
     }
 
     /// An accession, with a transcript or gene in brackets after it.
@@ -379,17 +384,11 @@ impl<'a> Cursor<'a> {
         false
     }
 
-    /// `type.location`, another sequence's stretch in an insertion.
+    /// `type.location`, another nucleotide sequence's stretch in an
+    /// insertion.
     fn described_location(&mut self) -> bool {
-        let kind = match self.peek() {
-            Some(b'g' | b'm' | b'o') => Kind::Genomic,
-            Some(b'c') => Kind::Coding,
-            Some(b'n') => Kind::NonCoding,
-            Some(b'r') => Kind::Rna,
-            _ => return false,
-        };
-        self.i += 1;
-        self.eat(b'.') && self.location(kind)
+        self.kind()
+            .is_some_and(|kind| kind != Kind::Protein && self.location(kind))
     }
 
     /// An amino acid, by its three-letter or one-letter code.
