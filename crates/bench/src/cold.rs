@@ -182,7 +182,7 @@ pub fn child_main(args: &str) -> Result<String, BenchError> {
         }),
         _ => {}
     }
-    if let Some(p) = &served.prewarm {
+    if let Some(p) = &served.file.prewarm {
         p.wait();
     }
     let open_s = opened.elapsed().as_secs_f64();

@@ -58,7 +58,7 @@ pub fn serve_state(edition: &Path) -> Result<Arc<AppState>, BenchError> {
         "editions = [{path_toml}]\n[snomed]\nload = \"mmap\"\nprewarm = [{name_toml}]\n"
     ))?;
     for e in &state.editions.list {
-        if let Some(p) = &e.prewarm {
+        if let Some(p) = &e.file.prewarm {
             p.wait();
         }
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use txmap_codesystems::CodeSystemFile;
-use txmap_load::{Advice, EditionBytes, LoadMode, Loaded, Loader, Prewarm};
+use txmap_load::{Advice, EditionBytes, LoadMode, Loader, Prewarm};
 use txmap_snomed::serving::Serving;
 use txmap_store::Edition;
 use txmap_store::access::{self, Access};
@@ -18,14 +18,15 @@ use txmap_store::access::{self, Access};
 use crate::ServeError;
 use crate::config::{self, Config, EditionNames};
 
-/// One loaded edition.
+/// What loading gave one file of `editions`, edition or code system: how
+/// it was asked to be and was loaded, and whether it may answer.
 #[derive(Debug)]
-pub struct ServedEdition {
+pub struct ServedFile {
+    /// `version_uri` is the edition's (a code system's `url|version`),
+    /// `edition_uri` its module's (a code system's url): what config
+    /// entries match besides the file name.
     pub names: EditionNames,
     pub path: PathBuf,
-    /// Shared with the edition's code system provider
-    /// ([`txmap_snomed::SnomedCt`]) in the terminology engine.
-    pub edition: Arc<Edition<EditionBytes>>,
     pub asked: LoadMode,
     pub obtained: LoadMode,
     /// True only when the bytes really are a memory mapping.
@@ -36,8 +37,79 @@ pub struct ServedEdition {
     pub fallback: Option<String>,
     pub prewarm: Option<Prewarm>,
     /// Whether it may answer: verified, trusted, being verified, failed
-    /// ([`txmap_snomed::serving`]); shared with its code system.
+    /// ([`txmap_snomed::serving`]); shared with its code system provider.
     pub serving: Arc<Serving>,
+}
+
+impl ServedFile {
+    /// Loads `path` in `mode` (saying so when it could not be mapped):
+    /// the file's facts, and its bytes to open.
+    fn load(
+        config: &Config,
+        loader: &Loader,
+        path: &Path,
+        names: EditionNames,
+        mode: LoadMode,
+    ) -> Result<(ServedFile, EditionBytes), ServeError> {
+        let loaded = loader
+            .load(path, mode)
+            .map_err(|e| ServeError::Edition(e.to_string()))?;
+        if let Some(why) = &loaded.fallback {
+            tracing::warn!(
+                "{}: could not map ({why}); read into memory instead",
+                path.display()
+            );
+        }
+        let trusted = config
+            .snomed
+            .as_ref()
+            .is_some_and(|s| s.trust_unverified.iter().any(|t| names.matches(t)));
+        if trusted {
+            tracing::warn!(
+                "{}: served unverified, as [snomed] trust_unverified asks",
+                path.display()
+            );
+        }
+        let file = ServedFile {
+            serving: Arc::new(Serving::new(path.display().to_string(), trusted)),
+            names,
+            path: path.to_owned(),
+            asked: loaded.asked,
+            obtained: loaded.obtained,
+            mapped: loaded.mapped,
+            size: loaded.size,
+            open_time: loaded.open_time,
+            fallback: loaded.fallback,
+            prewarm: loaded.prewarm,
+        };
+        Ok((file, loaded.bytes))
+    }
+
+    fn open_error(&self, e: impl std::fmt::Display) -> ServeError {
+        ServeError::Edition(format!("{}: {e}", self.path.display()))
+    }
+
+    /// `path uri: asked …, loaded …[ (mapped)], N bytes`, for the log.
+    fn describe(&self) -> String {
+        format!(
+            "{} {}: asked {}, loaded {}{}, {} bytes",
+            self.path.display(),
+            self.names.version_uri,
+            self.asked,
+            self.obtained,
+            if self.mapped { " (mapped)" } else { "" },
+            self.size,
+        )
+    }
+}
+
+/// One loaded edition.
+#[derive(Debug)]
+pub struct ServedEdition {
+    pub file: ServedFile,
+    /// Shared with the edition's code system provider
+    /// ([`txmap_snomed::SnomedCt`]) in the terminology engine.
+    pub edition: Arc<Edition<EditionBytes>>,
 }
 
 impl ServedEdition {
@@ -50,19 +122,8 @@ impl ServedEdition {
 /// One loaded compiled code system file (LOINC, RxNorm, NDC).
 #[derive(Debug)]
 pub struct ServedCodeSystem {
-    /// `version_uri` is `url|version`, `edition_uri` the url: what config
-    /// entries match besides the file name.
-    pub names: EditionNames,
-    pub path: PathBuf,
-    pub file: Arc<CodeSystemFile<EditionBytes>>,
-    pub asked: LoadMode,
-    pub obtained: LoadMode,
-    pub mapped: bool,
-    pub size: u64,
-    pub open_time: Duration,
-    pub fallback: Option<String>,
-    pub prewarm: Option<Prewarm>,
-    pub serving: Arc<Serving>,
+    pub file: ServedFile,
+    pub code_system: Arc<CodeSystemFile<EditionBytes>>,
 }
 
 /// Every edition the server holds, and which one answers unversioned
@@ -76,7 +137,7 @@ pub struct Editions {
 
 impl Editions {
     pub fn any_mapped(&self) -> bool {
-        self.list.iter().any(|e| e.mapped) || self.code_systems.iter().any(|c| c.mapped)
+        self.list.iter().any(|e| e.file.mapped) || self.code_systems.iter().any(|c| c.file.mapped)
     }
 
     pub fn default_edition(&self) -> Option<&ServedEdition> {
@@ -218,59 +279,25 @@ pub fn load_editions(
             code_systems.push(load_code_system(config, path, names, mode, &loader)?);
             continue;
         }
-        let Loaded {
-            bytes,
-            asked,
-            obtained,
-            mapped,
-            size,
-            open_time,
-            fallback,
-            prewarm,
-            ..
-        } = load(&loader, path, mode)?;
-        let mut edition = Edition::open(bytes)
-            .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
+        let (file, bytes) = ServedFile::load(config, &loader, path, names, mode)?;
+        let mut edition = Edition::open(bytes).map_err(|e| file.open_error(e))?;
         policy.apply(edition.bytes());
-        if mapped && policy != AdvicePolicy::Random {
+        if file.mapped && policy != AdvicePolicy::Random {
             edition.set_prefetch(txmap_load::will_need);
         }
         tracing::info!(
-            "edition {} {}: asked {asked}, loaded {obtained}{}, {} bytes, opened in {:.2} ms",
-            path.display(),
-            names.version_uri,
-            if mapped { " (mapped)" } else { "" },
-            size,
-            open_time.as_secs_f64() * 1e3,
+            "edition {}, opened in {:.2} ms",
+            file.describe(),
+            file.open_time.as_secs_f64() * 1e3,
         );
-        let trusted = config
-            .snomed
-            .as_ref()
-            .is_some_and(|s| s.trust_unverified.iter().any(|t| names.matches(t)));
-        if trusted {
-            tracing::warn!(
-                "edition {}: served unverified, as [snomed] trust_unverified asks",
-                path.display()
-            );
-        }
-        let serving = Arc::new(Serving::new(path.display().to_string(), trusted));
         list.push(ServedEdition {
-            serving,
-            names,
-            path: path.clone(),
+            file,
             edition: Arc::new(edition),
-            asked,
-            obtained,
-            mapped,
-            size,
-            open_time,
-            fallback,
-            prewarm,
         });
     }
     let default = match &config.default_edition {
         Some(entry) => {
-            let found = list.iter().position(|e| e.names.matches(entry));
+            let found = list.iter().position(|e| e.file.names.matches(entry));
             if found.is_none() {
                 tracing::warn!(
                     "default_edition {entry:?} matches no loaded edition; using the first"
@@ -286,20 +313,6 @@ pub fn load_editions(
         default,
         code_systems,
     })
-}
-
-/// Loads a file's bytes in `mode`, saying so when it could not be mapped.
-fn load(loader: &Loader, path: &Path, mode: LoadMode) -> Result<Loaded, ServeError> {
-    let loaded = loader
-        .load(path, mode)
-        .map_err(|e| ServeError::Edition(e.to_string()))?;
-    if let Some(why) = &loaded.fallback {
-        tracing::warn!(
-            "{}: could not map ({why}); read into memory instead",
-            path.display()
-        );
-    }
-    Ok(loaded)
 }
 
 /// Loads and opens one compiled code system file. Its hot sections are
@@ -320,43 +333,16 @@ fn load_code_system(
     } else {
         mode
     };
-    let Loaded {
-        bytes,
-        asked,
-        obtained,
-        mapped,
-        size,
-        open_time,
-        fallback,
-        prewarm,
-        ..
-    } = load(loader, path, mode)?;
-    let file = CodeSystemFile::open(bytes)
-        .map_err(|e| ServeError::Edition(format!("{}: {e}", path.display())))?;
+    let (file, bytes) = ServedFile::load(config, loader, path, names, mode)?;
+    let code_system = CodeSystemFile::open(bytes).map_err(|e| file.open_error(e))?;
     tracing::info!(
-        "code system {} {}: asked {asked}, loaded {obtained}{}, {} bytes, {} concepts",
-        path.display(),
-        names.version_uri,
-        if mapped { " (mapped)" } else { "" },
-        size,
-        file.len(),
+        "code system {}, {} concepts",
+        file.describe(),
+        code_system.len()
     );
-    let trusted = config
-        .snomed
-        .as_ref()
-        .is_some_and(|s| s.trust_unverified.iter().any(|t| names.matches(t)));
     Ok(ServedCodeSystem {
-        serving: Arc::new(Serving::new(path.display().to_string(), trusted)),
-        names,
-        path: path.to_owned(),
-        file: Arc::new(file),
-        asked,
-        obtained,
-        mapped,
-        size,
-        open_time,
-        fallback,
-        prewarm,
+        file,
+        code_system: Arc::new(code_system),
     })
 }
 
@@ -374,18 +360,18 @@ pub fn verify(editions: &Editions) {
         .list
         .iter()
         .map(|e| Checked {
-            file: e.path.display().to_string(),
-            size: e.size,
+            file: e.file.path.display().to_string(),
+            size: e.file.size,
             target: Target::Edition(Arc::clone(&e.edition)),
-            prewarm: e.prewarm.clone(),
-            serving: Arc::clone(&e.serving),
+            prewarm: e.file.prewarm.clone(),
+            serving: Arc::clone(&e.file.serving),
         })
         .chain(editions.code_systems.iter().map(|c| Checked {
-            file: c.path.display().to_string(),
-            size: c.size,
-            target: Target::CodeSystem(Arc::clone(&c.file)),
-            prewarm: c.prewarm.clone(),
-            serving: Arc::clone(&c.serving),
+            file: c.file.path.display().to_string(),
+            size: c.file.size,
+            target: Target::CodeSystem(Arc::clone(&c.code_system)),
+            prewarm: c.file.prewarm.clone(),
+            serving: Arc::clone(&c.file.serving),
         }));
     let mut later = Vec::new();
     for c in files {

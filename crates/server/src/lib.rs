@@ -166,7 +166,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         "ready in {:.1} ms: {} editions ({} mapped); RSS {} anonymous {} file-backed {}; limit {}",
         started.elapsed().as_secs_f64() * 1e3,
         state.editions.list.len(),
-        state.editions.list.iter().filter(|e| e.mapped).count(),
+        state.editions.list.iter().filter(|e| e.file.mapped).count(),
         show(mem.vm_rss),
         show(mem.rss_anon),
         show(mem.rss_file),

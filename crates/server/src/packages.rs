@@ -134,18 +134,23 @@ impl FhirPackages {
             .map(|(i, e)| {
                 SnomedCt::new(
                     Arc::clone(&e.edition),
-                    e.names.version_uri.clone(),
-                    e.names.edition_uri.clone(),
+                    e.file.names.version_uri.clone(),
+                    e.file.names.edition_uri.clone(),
                     ecl_max_work,
                     editions.default == Some(i),
                 )
-                .with_serving(Arc::clone(&e.serving))
+                .with_serving(Arc::clone(&e.file.serving))
             })
             .collect();
         let compiled: Arc<[(Compiled<EditionBytes>, Arc<Serving>)]> = editions
             .code_systems
             .iter()
-            .map(|c| (Compiled::new(Arc::clone(&c.file)), Arc::clone(&c.serving)))
+            .map(|c| {
+                (
+                    Compiled::new(Arc::clone(&c.code_system)),
+                    Arc::clone(&c.file.serving),
+                )
+            })
             .collect();
         // Made once: both endpoints share them (the subtag registry is
         // parsed here, not per endpoint).

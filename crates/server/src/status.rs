@@ -46,7 +46,7 @@ pub fn status_json(state: &AppState) -> Value {
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let prewarm = e.prewarm.as_ref().map(|p| {
+            let prewarm = e.file.prewarm.as_ref().map(|p| {
                 json!({
                     "done": p.is_done(),
                     "bytesRead": p.bytes_read(),
@@ -56,27 +56,27 @@ pub fn status_json(state: &AppState) -> Value {
                 })
             });
             json!({
-                "file": e.path,
-                "editionUri": e.names.edition_uri,
-                "versionUri": e.names.version_uri,
+                "file": e.file.path,
+                "editionUri": e.file.names.edition_uri,
+                "versionUri": e.file.names.version_uri,
                 "default": state.editions.default == Some(i),
-                "modeAsked": e.asked.to_string(),
-                "mode": e.obtained.to_string(),
-                "mapped": e.mapped,
-                "size": e.size,
+                "modeAsked": e.file.asked.to_string(),
+                "mode": e.file.obtained.to_string(),
+                "mapped": e.file.mapped,
+                "size": e.file.size,
                 // Page cache holding the file (mincore) for a mapping, the
                 // whole buffer for a read edition.
                 "residentBytes": e.edition.bytes().resident_bytes(),
                 // Pages of the edition in this process's page tables.
                 "processRssBytes": s.resident.get(i).copied().flatten(),
-                "openMs": e.open_time.as_secs_f64() * 1e3,
+                "openMs": e.file.open_time.as_secs_f64() * 1e3,
                 "uses": state.packages.edition(i).map(|c| c.uses()),
-                "fallback": e.fallback,
+                "fallback": e.file.fallback,
                 "prewarm": prewarm,
                 "verification": {
-                    "state": e.serving.state().as_str(),
-                    "checkedBytes": e.serving.checked(),
-                    "failure": e.serving.failure(),
+                    "state": e.file.serving.state().as_str(),
+                    "checkedBytes": e.file.serving.checked(),
+                    "failure": e.file.serving.failure(),
                 },
             })
         })
@@ -87,26 +87,26 @@ pub fn status_json(state: &AppState) -> Value {
         .iter()
         .map(|c| {
             json!({
-                "file": c.path,
-                "url": c.names.edition_uri,
-                "versionUri": c.names.version_uri,
-                "concepts": c.file.len(),
-                "modeAsked": c.asked.to_string(),
-                "mode": c.obtained.to_string(),
-                "mapped": c.mapped,
-                "size": c.size,
-                "residentBytes": c.file.bytes().resident_bytes(),
-                "openMs": c.open_time.as_secs_f64() * 1e3,
-                "fallback": c.fallback,
-                "prewarm": c.prewarm.as_ref().map(|p| json!({
+                "file": c.file.path,
+                "url": c.file.names.edition_uri,
+                "versionUri": c.file.names.version_uri,
+                "concepts": c.code_system.len(),
+                "modeAsked": c.file.asked.to_string(),
+                "mode": c.file.obtained.to_string(),
+                "mapped": c.file.mapped,
+                "size": c.file.size,
+                "residentBytes": c.code_system.bytes().resident_bytes(),
+                "openMs": c.file.open_time.as_secs_f64() * 1e3,
+                "fallback": c.file.fallback,
+                "prewarm": c.file.prewarm.as_ref().map(|p| json!({
                     "done": p.is_done(),
                     "bytesRead": p.bytes_read(),
                     "total": p.total(),
                 })),
                 "verification": {
-                    "state": c.serving.state().as_str(),
-                    "checkedBytes": c.serving.checked(),
-                    "failure": c.serving.failure(),
+                    "state": c.file.serving.state().as_str(),
+                    "checkedBytes": c.file.serving.checked(),
+                    "failure": c.file.serving.failure(),
                 },
             })
         })
@@ -269,19 +269,19 @@ pub fn metrics_text(state: &AppState) -> String {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for (i, e) in state.editions.list.iter().enumerate() {
             let value = match name {
-                "txmap_edition_size_bytes" => Some(e.size),
+                "txmap_edition_size_bytes" => Some(e.file.size),
                 "txmap_edition_resident_bytes" => e.edition.bytes().resident_bytes(),
                 "txmap_edition_process_rss_bytes" => s.resident.get(i).copied().flatten(),
-                "txmap_edition_mapped" => Some(u64::from(e.mapped)),
-                "txmap_edition_serving" => Some(u64::from(e.serving.is_serving())),
+                "txmap_edition_mapped" => Some(u64::from(e.file.mapped)),
+                "txmap_edition_serving" => Some(u64::from(e.file.serving.is_serving())),
                 _ => state.packages.edition(i).map(|c| c.uses()),
             };
             if let Some(v) = value {
                 let _ = writeln!(
                     out,
                     "{name}{{version=\"{}\",mode=\"{}\"}} {v}",
-                    escape(&e.names.version_uri),
-                    e.obtained
+                    escape(&e.file.names.version_uri),
+                    e.file.obtained
                 );
             }
         }
@@ -306,17 +306,17 @@ pub fn metrics_text(state: &AppState) -> String {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
         for c in &state.editions.code_systems {
             let value = match name {
-                "txmap_codesystem_size_bytes" => Some(c.size),
-                "txmap_codesystem_resident_bytes" => c.file.bytes().resident_bytes(),
-                "txmap_codesystem_mapped" => Some(u64::from(c.mapped)),
-                _ => Some(u64::from(c.serving.is_serving())),
+                "txmap_codesystem_size_bytes" => Some(c.file.size),
+                "txmap_codesystem_resident_bytes" => c.code_system.bytes().resident_bytes(),
+                "txmap_codesystem_mapped" => Some(u64::from(c.file.mapped)),
+                _ => Some(u64::from(c.file.serving.is_serving())),
             };
             if let Some(v) = value {
                 let _ = writeln!(
                     out,
                     "{name}{{version=\"{}\",mode=\"{}\"}} {v}",
-                    escape(&c.names.version_uri),
-                    c.obtained
+                    escape(&c.file.names.version_uri),
+                    c.file.obtained
                 );
             }
         }

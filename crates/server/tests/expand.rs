@@ -75,7 +75,7 @@ async fn an_implicit_is_a_value_set_expands_to_the_subtree() {
         assert_eq!(
             x["parameter"],
             json!([{ "name": "used-codesystem",
-                     "valueUri": format!("{SCT}|{}", e.names.version_uri) }])
+                     "valueUri": format!("{SCT}|{}", e.file.names.version_uri) }])
         );
         assert_eq!(
             x["extension"][0]["url"],
@@ -624,7 +624,10 @@ async fn implicit_value_sets_may_name_their_edition_and_version() {
     let state = state();
     let e = state.editions.default_edition().unwrap();
     let (_, id, all) = subtree();
-    for base in [e.names.version_uri.as_str(), e.names.edition_uri.as_str()] {
+    for base in [
+        e.file.names.version_uri.as_str(),
+        e.file.names.edition_uri.as_str(),
+    ] {
         let (status, v) = post(
             "/r4/ValueSet/$expand",
             json!([{ "name": "url", "valueUri": format!("{base}?fhir_vs=isa/{id}") }]),
@@ -634,14 +637,14 @@ async fn implicit_value_sets_may_name_their_edition_and_version() {
         assert_eq!(codes(&v), all);
         assert_eq!(
             v["expansion"]["parameter"][0]["valueUri"],
-            format!("{SCT}|{}", e.names.version_uri)
+            format!("{SCT}|{}", e.file.names.version_uri)
         );
     }
     // A version that is not loaded: 404 naming what is.
     let (status, v) = post(
         "/r4/ValueSet/$expand",
         json!([{ "name": "url",
-                 "valueUri": format!("{}/version/19990131?fhir_vs=isa/{id}", e.names.edition_uri) }]),
+                 "valueUri": format!("{}/version/19990131?fhir_vs=isa/{id}", e.file.names.edition_uri) }]),
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{v}");
@@ -649,7 +652,7 @@ async fn implicit_value_sets_may_name_their_edition_and_version() {
         v["issue"][0]["details"]["text"]
             .as_str()
             .unwrap()
-            .contains(&e.names.version_uri),
+            .contains(&e.file.names.version_uri),
         "{v}"
     );
 }

@@ -101,7 +101,7 @@ async fn lookup_by_get_and_post_in_r4_and_r5_answers_as_the_store_does() {
     let state = state();
     let served = state.editions.default_edition().unwrap();
     let ed = &served.edition;
-    let version = served.names.version_uri.clone();
+    let version = served.file.names.version_uri.clone();
     let o = rich_concept();
     let c = ed.concept_at(o).unwrap();
     let code = c.id.to_string();
@@ -286,8 +286,8 @@ async fn the_property_parameter_filters() {
 #[tokio::test]
 async fn the_version_picks_the_edition() {
     let state = state();
-    let jan = &state.editions.list[0].names;
-    let jul = &state.editions.list[1].names;
+    let jan = &state.editions.list[0].file.names;
+    let jul = &state.editions.list[1].file.names;
     assert_eq!(jan.edition_uri, jul.edition_uri);
     let o = rich_concept();
     let code = state.editions.list[0].edition.sctid(o).unwrap();
@@ -314,8 +314,8 @@ async fn the_version_picks_the_edition() {
 #[tokio::test]
 async fn unknown_codes_versions_and_systems_are_4xx_outcomes() {
     let state = state();
-    let jan = state.editions.list[0].names.version_uri.clone();
-    let jul = state.editions.list[1].names.version_uri.clone();
+    let jan = state.editions.list[0].file.names.version_uri.clone();
+    let jul = state.editions.list[1].file.names.version_uri.clone();
     let o = rich_concept();
     let code = state.editions.list[0].edition.sctid(o).unwrap();
     for base in ["/r4", "/r5"] {
@@ -456,7 +456,7 @@ async fn subsumes_gives_all_four_outcomes_as_the_store_does() {
                 &uri,
                 json!([
                     { "name": "codingA", "valueCoding": { "system": SCT, "code": id(a) } },
-                    { "name": "codingB", "valueCoding": { "system": SCT, "code": id(b), "version": served.names.version_uri } },
+                    { "name": "codingB", "valueCoding": { "system": SCT, "code": id(b), "version": served.file.names.version_uri } },
                 ]),
             )
             .await;

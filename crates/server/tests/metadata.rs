@@ -59,10 +59,10 @@ fn loaded_versions(state: &AppState) -> (Vec<String>, String) {
         .editions
         .list
         .iter()
-        .map(|e| e.names.version_uri.clone())
+        .map(|e| e.file.names.version_uri.clone())
         .collect();
     let default = state.editions.default_edition().unwrap();
-    (all, default.names.version_uri.clone())
+    (all, default.file.names.version_uri.clone())
 }
 
 async fn call(

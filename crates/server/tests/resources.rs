@@ -276,7 +276,7 @@ async fn each_type_reads_by_id_and_code_systems_include_the_editions() {
 
 fn state_edition(s: &Arc<AppState>) -> (String, u32) {
     let e = s.editions.default_edition().unwrap();
-    (e.names.version_uri.clone(), e.edition.concept_count())
+    (e.file.names.version_uri.clone(), e.edition.concept_count())
 }
 
 #[tokio::test]

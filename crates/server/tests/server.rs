@@ -86,7 +86,10 @@ fn modes_follow_the_config_and_mapped_means_mapped() {
     );
     let (prepared, log) = logged(|| prepare(&options, &Loader::new()).unwrap());
     let list = &prepared.state.editions.list;
-    let modes: Vec<(LoadMode, bool)> = list.iter().map(|e| (e.obtained, e.mapped)).collect();
+    let modes: Vec<(LoadMode, bool)> = list
+        .iter()
+        .map(|e| (e.file.obtained, e.file.mapped))
+        .collect();
     assert_eq!(
         modes,
         vec![
@@ -97,7 +100,7 @@ fn modes_follow_the_config_and_mapped_means_mapped() {
     );
     assert_eq!(prepared.state.editions.default, Some(1));
     // A mapped edition is in /proc/self/maps; a read one is not.
-    assert!(txmap_memory::is_mapped(&Root::system(), &list[1].path));
+    assert!(txmap_memory::is_mapped(&Root::system(), &list[1].file.path));
     assert!(!txmap_memory::is_mapped(&Root::system(), &a));
     // One startup line per edition, and the warning for the stray entry.
     assert_eq!(
@@ -110,9 +113,9 @@ fn modes_follow_the_config_and_mapped_means_mapped() {
         log.contains("read entry \"nothing-here\" matches no loaded edition"),
         "{log}"
     );
-    let p = list[2].prewarm.as_ref().unwrap();
+    let p = list[2].file.prewarm.as_ref().unwrap();
     p.wait();
-    assert_eq!(p.bytes_read(), list[2].size);
+    assert_eq!(p.bytes_read(), list[2].file.size);
 }
 
 #[test]
@@ -163,11 +166,12 @@ fn a_failed_mapping_falls_back_to_read_and_says_why() {
     let loader = Loader::new().simulate_map_failure("mmap is not available here");
     let (prepared, log) = logged(|| prepare(&options, &loader).unwrap());
     let e = &prepared.state.editions.list[0];
-    assert!(!e.mapped);
-    assert_eq!(e.obtained, LoadMode::Read);
-    assert_eq!(e.asked, LoadMode::Mmap);
+    assert!(!e.file.mapped);
+    assert_eq!(e.file.obtained, LoadMode::Read);
+    assert_eq!(e.file.asked, LoadMode::Mmap);
     assert!(
-        e.fallback
+        e.file
+            .fallback
             .as_deref()
             .unwrap()
             .contains("mmap is not available here")
@@ -176,7 +180,7 @@ fn a_failed_mapping_falls_back_to_read_and_says_why() {
         log.contains("WARN") && log.contains("could not map (mmap is not available here)"),
         "{log}"
     );
-    assert!(!txmap_memory::is_mapped(&Root::system(), &e.path));
+    assert!(!txmap_memory::is_mapped(&Root::system(), &e.file.path));
 }
 
 #[test]
@@ -217,7 +221,7 @@ async fn status_and_metrics_report_editions_and_memory() {
     );
     let prepared = prepare(&options, &Loader::new()).unwrap();
     let e = &prepared.state.editions.list[0];
-    let (size, version) = (e.size, e.names.version_uri.clone());
+    let (size, version) = (e.file.size, e.file.names.version_uri.clone());
     let app = router(prepared.state.clone());
 
     let (status, _, body) = get(&app, "/health").await;
@@ -493,15 +497,15 @@ fn prewarm_hot_advice_and_a_verification_that_leaves_the_cache_cold() {
         "{log}"
     );
     let list = &prepared.state.editions.list;
-    assert_eq!(list[0].obtained, LoadMode::Mmap);
-    assert_eq!(list[1].obtained, LoadMode::PrewarmHot);
+    assert_eq!(list[0].file.obtained, LoadMode::Mmap);
+    assert_eq!(list[1].file.obtained, LoadMode::PrewarmHot);
     // The hot sections are read, and they are not the whole file.
-    let p = list[1].prewarm.as_ref().unwrap();
+    let p = list[1].file.prewarm.as_ref().unwrap();
     p.wait();
     let bytes = list[1].edition.bytes();
     let hot = txmap_store::access::hot_ranges(bytes);
     assert_eq!(p.total(), hot.iter().map(|r| r.len() as u64).sum::<u64>());
-    assert!(p.total() > 0 && p.total() < list[1].size, "{p:?}");
+    assert!(p.total() > 0 && p.total() < list[1].file.size, "{p:?}");
     let resident = bytes.residency().unwrap();
     for r in &hot {
         // Whole pages are counted, so a range ending within one counts it.
@@ -510,14 +514,14 @@ fn prewarm_hot_advice_and_a_verification_that_leaves_the_cache_cold() {
     // `a` (under 64 MiB) was verified before `prepare` returned: every
     // byte read, and then given back.
     assert_eq!(
-        list[0].serving.state(),
+        list[0].file.serving.state(),
         txmap_snomed::serving::State::Verified
     );
     let cached = list[0].edition.bytes().resident_bytes().unwrap();
     assert!(
-        cached < list[0].size / 4,
+        cached < list[0].file.size / 4,
         "{cached} of {} bytes cached after verification",
-        list[0].size
+        list[0].file.size
     );
 }
 

@@ -229,7 +229,7 @@ async fn unknown_codes_and_maps() {
 async fn codesystems_are_searched_and_read() {
     let state = state();
     let e = state.editions.default_edition().unwrap();
-    let version = e.names.version_uri.clone();
+    let version = e.file.names.version_uri.clone();
     for base in ["/r4", "/r5"] {
         let (status, b) = get(&format!("{base}/CodeSystem?url={SCT}&version={version}")).await;
         assert_eq!(status, StatusCode::OK, "{b}");

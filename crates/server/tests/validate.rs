@@ -95,7 +95,7 @@ async fn a_known_code_is_valid_by_get_and_post_in_r4_and_r5() {
         assert_eq!(param(&v, "display").unwrap()["valueString"], pt.as_str());
         assert_eq!(
             param(&v, "version").unwrap()["valueString"],
-            e.names.version_uri.as_str()
+            e.file.names.version_uri.as_str()
         );
         assert!(issues(&v).is_empty(), "{v}");
         let (status, v) = post(
@@ -213,7 +213,7 @@ async fn inactive_and_unknown_codes() {
         i[0].2,
         format!(
             "Unknown code '12345' in the CodeSystem '{SCT}' version '{}' (International Edition)",
-            e.names.version_uri
+            e.file.names.version_uri
         )
     );
 
