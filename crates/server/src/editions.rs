@@ -3,7 +3,7 @@
 //! same store code whatever that mode. The compiled code system files
 //! (LOINC, RxNorm, NDC: `txmap import --loinc`, `--rxnorm`, `--ndc`)
 //! listed beside them are told apart by their metadata and loaded the same
-//! way, by the same rules.
+//! way, by the same rules: what loading gave either is one [`ServedFile`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
