@@ -5,9 +5,9 @@
 //! operations ([`txmap_snomed::operations`]) the engine asks first, and
 //! every compiled code system file — LOINC, RxNorm
 //! ([`txmap_codesystems::Compiled`]) — and the code
-//! systems txmap carries itself (UCUM, BCP-47, media types, ISO 3166:
-//! [`txmap_builtin`]). The
-//! request's own `tx-resource`s come first, then these.
+//! systems txmap carries itself (UCUM, BCP-47, media types, HGVS, ISO
+//! 3166: [`txmap_builtin`]), with the value sets of UCUM's and BCP-47's
+//! common codes. The request's own `tx-resource`s come first, then these.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ pub struct Sources {
     /// The compiled code system files (LOINC, RxNorm), each with its
     /// verification state.
     pub compiled: Arc<[(Compiled<EditionBytes>, Arc<Serving>)]>,
-    /// UCUM, BCP-47 and media types ([`txmap_builtin`]).
+    /// UCUM, BCP-47, media types and HGVS ([`txmap_builtin`]).
     pub grammars: Vec<Arc<dyn Grammar>>,
     /// The code systems txmap carries as resources (ISO 3166).
     pub builtin: Arc<[CodeSystem]>,
@@ -73,10 +73,21 @@ impl ResourceSource for Sources {
     }
 
     fn value_sets(&self, url: &str) -> Vec<&ValueSet> {
-        self.packages
+        let from_packages = self
+            .packages
             .as_ref()
             .map(|p| p.value_sets(url))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if !from_packages.is_empty() {
+            return from_packages;
+        }
+        // The grammars' common codes (`ucum-common`, THO's `Languages`),
+        // unless a package has its own version of them.
+        self.grammars
+            .iter()
+            .filter_map(|g| g.common_codes())
+            .filter(|vs| vs.url.as_deref() == Some(url))
+            .collect()
     }
 
     fn providers(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {

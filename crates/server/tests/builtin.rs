@@ -246,6 +246,18 @@ async fn a_whole_grammar_expands_to_its_common_codes_marked_unclosed() {
     assert_eq!(v["expansion"]["total"], masses.len());
     assert!(unclosed(&v), "{v}");
 
+    // `ucum-common` itself, by its URL: its units with its names.
+    let (status, v) =
+        get("/r4/ValueSet/$expand?url=http://hl7.org/fhir/ValueSet/ucum-common").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let mut listed = codes(&v);
+    listed.sort();
+    assert_eq!(listed, expected, "each unit once");
+    let first = &v["expansion"]["contains"][0];
+    assert_eq!(first["code"], "%");
+    assert_eq!(first["display"], "percent");
+    assert!(!unclosed(&v), "an enumerated value set is closed: {v}");
+
     // All of BCP-47: THO's languages, with the registry's names.
     let (status, v) = expand(&value_set(json!({"system": BCP47}))).await;
     assert_eq!(status, StatusCode::OK, "{v}");
