@@ -3,8 +3,9 @@
 # synth --loinc`, TERMS terms, default 105000), imported RUNS times (time,
 # peak RSS, file size), then `txmap bench requests` RUNS times over five
 # LOINC $lookup and five LOINC $validate-code calls of the mapped,
-# prewarmed file, and five UCUM and five BCP-47 CodeSystem/$validate-code
-# calls. Writes bench/results/codesystems.json (every run, and the
+# prewarmed file, five UCUM, five BCP-47 and five HGVS
+# CodeSystem/$validate-code calls, and the expansions of UCUM's and
+# BCP-47's common codes (ucum-common, THO Languages). Writes bench/results/codesystems.json (every run, and the
 # medians) and prints the BENCHMARKS.md tables.
 #
 #   bench/codesystems.sh
@@ -48,6 +49,15 @@ for unit in ["mg/dL", "mmol/L", "kg/m2", "10*3/uL", "mL/min/{1.73_m2}"]:
           + urllib.parse.quote(unit, safe=""))
 for tag in ["en", "en-US", "fr-CA", "zh-Hans-CN", "sr-Latn-RS"]:
     print("/r4/CodeSystem/$validate-code?url=urn:ietf:bcp:47&code=" + tag)
+# Variants of the kinds genomics reports carry.
+for variant in ["NM_004006.2:c.4375C>T", "NC_000023.11:g.33344590_33344592del",
+                "NP_003997.1:p.(Trp24Cys)", "NM_004006.2:c.[2376G>C;3103del]",
+                "NG_012232.1(NM_004006.2):c.93+1G>T"]:
+    print("/r4/CodeSystem/$validate-code?url=http://varnomen.hgvs.org&code="
+          + urllib.parse.quote(variant, safe=""))
+# The common units and languages, whole (840 and 485 codes).
+print("/r4/ValueSet/$expand?url=http://hl7.org/fhir/ValueSet/ucum-common")
+print("/r4/ValueSet/$expand?url=http://terminology.hl7.org/ValueSet/Languages")
 PY
 )
 ARGS=()
@@ -77,7 +87,10 @@ result = {
 kinds = {"LOINC `$lookup`": "$lookup?system=http://loinc.org",
          "LOINC `$validate-code`": "url=http://loinc.org",
          "UCUM `$validate-code`": "url=http://unitsofmeasure.org",
-         "BCP-47 `$validate-code`": "url=urn:ietf:bcp:47"}
+         "BCP-47 `$validate-code`": "url=urn:ietf:bcp:47",
+         "HGVS `$validate-code`": "url=http://varnomen.hgvs.org",
+         "`$expand` of `ucum-common` (840 units)": "ValueSet/ucum-common",
+         "`$expand` of THO `Languages` (485 codes)": "ValueSet/Languages"}
 def per_op(kind, key):
     return [med([q[key] for q in run["requests"] if kinds[kind] in q["request"]]) for run in requests]
 for kind in kinds:
