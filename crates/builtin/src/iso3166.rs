@@ -4,7 +4,9 @@
 //! user-assigned code elements of ISO 3166-1 § 8.1.3 — alpha-2 `AA`,
 //! `QM`–`QZ`, `XA`–`XZ`, `ZZ`; alpha-3 `AAA`–`AAZ`, `QMA`–`QZZ`,
 //! `XAA`–`XZZ`, `ZZA`–`ZZZ`; numeric `900`–`999` — as `User-assigned`,
-//! whose displays a supplement may give. The countries come from the PyPI
+//! whose displays a supplement may give, and whose users may name them as
+//! they like: another display is reported for information, not as an
+//! error (Kosovo's `XK` is one that addresses carry). The countries come from the PyPI
 //! package `iso3166` (MIT) through `data/iso3166.tsv` (`data/README.md`).
 //!
 //! The resource has no version: the data is the package's, which follows
@@ -20,6 +22,11 @@ const COUNTRIES: &str = include_str!("../data/iso3166.tsv");
 
 /// The display of every user-assigned code element.
 pub const USER_ASSIGNED: &str = "User-assigned";
+
+/// The concept property that marks a user-assigned code element, whose
+/// display is the user's: the engine takes another display for
+/// information only ([`txmap_terminology::validate::USER_ASSIGNED`]).
+pub const USER_ASSIGNED_PROPERTY: &str = txmap_terminology::validate::USER_ASSIGNED;
 
 /// Whether an alpha-2 code element is in a user-assigned range.
 pub fn user_assigned(alpha2: &str) -> bool {
@@ -61,11 +68,10 @@ pub fn resource() -> Value {
             concepts.push(json!({"code": code, "display": name}));
         }
     }
-    concepts.extend(
-        user_assigned_codes()
-            .into_iter()
-            .map(|code| json!({"code": code, "display": USER_ASSIGNED})),
-    );
+    concepts.extend(user_assigned_codes().into_iter().map(|code| {
+        json!({"code": code, "display": USER_ASSIGNED,
+                    "property": [{"code": USER_ASSIGNED_PROPERTY, "valueBoolean": true}]})
+    }));
     json!({
         "resourceType": "CodeSystem",
         "url": ISO3166,
@@ -77,6 +83,8 @@ pub fn resource() -> Value {
         "content": "complete",
         "language": "en",
         "count": concepts.len(),
+        "property": [{"code": USER_ASSIGNED_PROPERTY, "type": "boolean",
+            "description": "A code element ISO leaves to its users to assign (ISO 3166-1 § 8.1.3): what it names, and so its display, is theirs"}],
         "concept": concepts,
     })
 }

@@ -335,6 +335,45 @@ async fn country_codes_validate_and_expand() {
         "User-assigned"
     );
     assert!(!result(&cs_validate(ISO, "QA1", None).await));
+    // A user-assigned code is named by its users: Kosovo's `XK` is valid
+    // with its name, which is said for information only.
+    let v = cs_validate(ISO, "XK", Some("Kosovo")).await;
+    assert!(result(&v), "{v}");
+    let issue = &param(&v, "issues").unwrap()["resource"]["issue"][0];
+    assert_eq!(issue["severity"], "information", "{v}");
+    assert!(
+        issue["details"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Use a supplement to define displays for user assigned codes"),
+        "{v}"
+    );
+    // A country's name is ISO's: another one is an error.
+    let gb = rows.iter().find(|r| r[0] == "GB").unwrap();
+    assert_eq!(
+        gb[3],
+        "United Kingdom of Great Britain and Northern Ireland"
+    );
+    assert!(!result(&cs_validate(ISO, "GB", Some("Britain")).await));
+    // A language pack sent with the request names it, unasked.
+    let (status, v) = post(
+        "/r4/CodeSystem/$validate-code",
+        json!([
+            {"name": "url", "valueUri": ISO},
+            {"name": "code", "valueCode": "XK"},
+            {"name": "display", "valueString": "Kosovo"},
+            {"name": "tx-resource", "resource": {"resourceType": "CodeSystem",
+                "url": "http://example.org/iso3166-names", "version": "1",
+                "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/codesystem-supplement-type",
+                    "valueCode": "lang-pack"}],
+                "supplements": ISO, "content": "supplement", "status": "active",
+                "concept": [{"code": "XK", "display": "Kosovo"}]}},
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(result(&v), "{v}");
+    assert!(param(&v, "issues").is_none(), "{v}");
     let (status, v) = post(
         "/r4/ValueSet/$expand",
         json!([{"name": "valueSet", "resource": value_set(json!({"system": ISO}))},

@@ -333,9 +333,11 @@ impl CodeSystem {
             };
             let c = &mut self.concepts[id as usize];
             c.designations.extend(sc.designations.iter().cloned());
-            if let (Some(lang), Some(d)) = (&supplement.language, &sc.display) {
+            // The supplement's display is a designation in its language
+            // (in none said, when it says none: a display all the same).
+            if let Some(d) = &sc.display {
                 c.designations.push(Designation {
-                    language: Some(lang.clone()),
+                    language: supplement.language.clone(),
                     use_: None,
                     value: d.clone(),
                     source: None,
@@ -343,9 +345,8 @@ impl CodeSystem {
                 });
             }
             let source = supplement.versioned_url();
-            let start = c.designations.len()
-                - sc.designations.len()
-                - usize::from(supplement.language.is_some() && sc.display.is_some());
+            let start =
+                c.designations.len() - sc.designations.len() - usize::from(sc.display.is_some());
             for d in &mut c.designations[start..] {
                 d.source = Some(source.clone());
             }

@@ -133,6 +133,7 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     for s in sups.iter().filter(|s| {
         used.iter()
             .any(|cs| crate::supplement::supplements(s, cs.url()))
+            && crate::supplement::reported(req, Some(vs), s)
     }) {
         parameters.push(json!({"name": "used-supplement", "valueUri": s.versioned_url()}));
     }

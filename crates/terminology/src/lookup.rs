@@ -102,10 +102,9 @@ pub fn lookup(req: &Request) -> Result<Parameters<'static>, Error> {
         parts.push(text("value", "valueString", d.value.as_str()));
         out.push(Param::parts("designation", parts));
     }
-    for s in sups
-        .iter()
-        .filter(|s| crate::supplement::supplements(s, base.url()))
-    {
+    for s in sups.iter().filter(|s| {
+        crate::supplement::supplements(s, base.url()) && crate::supplement::reported(req, None, s)
+    }) {
         out.push(text("used-supplement", "valueCanonical", s.versioned_url()));
     }
     let property = |code: &str, key: &str, value: Scalar<'static>, description: Option<&str>| {

@@ -60,6 +60,14 @@ impl Resolver {
         r
     }
 
+    /// The language packs the request sent ([`crate::supplement`]), which
+    /// apply without being named.
+    pub fn language_packs(&self) -> impl Iterator<Item = &CodeSystem> {
+        self.code_systems
+            .iter()
+            .filter(|cs| crate::supplement::is_language_pack(cs))
+    }
+
     /// Adds the resources of loaded FHIR packages, consulted for URLs the
     /// request's `tx-resource`s do not define.
     pub fn set_external(&mut self, source: Option<Arc<dyn ResourceSource>>) {

@@ -4,6 +4,10 @@
 //! A supplement is applied when the request names it (`useSupplement`)
 //! or the value set does (the `valueset-supplement` extension); either
 //! way an unknown supplement is an error ([`Error::SupplementMissing`]).
+//! A language pack the request sends (a supplement whose
+//! `codesystem-supplement-type` is `lang-pack`, as `tx-resource`) applies
+//! without being named, as the HL7 tooling expects: it only adds
+//! displays in other languages, and the client sent it to be used.
 //! Applied, it adds designations (marked with their `source`),
 //! properties and concept extensions to the concepts of the code system
 //! it supplements ([`CodeSystem::apply_supplement`]).
@@ -23,15 +27,55 @@ use crate::request::Request;
 use crate::resolver::Resolver;
 use crate::valueset::{ValueSet, split_canonical};
 
+/// The extension that says what kind of supplement a code system is.
+pub const SUPPLEMENT_TYPE: &str =
+    "http://hl7.org/fhir/StructureDefinition/codesystem-supplement-type";
+
+/// Whether `cs` is a language pack: a supplement of type `lang-pack`.
+pub fn is_language_pack(cs: &CodeSystem) -> bool {
+    cs.supplements.is_some()
+        && cs
+            .resource
+            .get("extension")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|e| {
+                e.get("url").and_then(Value::as_str) == Some(SUPPLEMENT_TYPE)
+                    && e.get("valueCode").and_then(Value::as_str) == Some("lang-pack")
+            })
+}
+
 /// The extension by which a value set requires a supplement.
 pub const VALUESET_SUPPLEMENT: &str = "http://hl7.org/fhir/StructureDefinition/valueset-supplement";
 
 /// The supplements a request applies: its `useSupplement`s, then those
-/// the value set requires, each once. An unknown one is an error.
+/// the value set requires, then the language packs it sent, each once. An
+/// unknown one is an error.
 pub fn requested<'r>(
     req: &'r Request,
     vs: Option<&ValueSet>,
 ) -> Result<Vec<&'r CodeSystem>, Error> {
+    let mut out: Vec<&CodeSystem> = Vec::new();
+    for n in named(req, vs) {
+        let sup = req
+            .resolver
+            .supplement(&n)
+            .ok_or_else(|| Error::SupplementMissing { url: n.clone() })?;
+        if !out.iter().any(|s| std::ptr::eq(*s, sup)) {
+            out.push(sup);
+        }
+    }
+    for pack in req.resolver.language_packs() {
+        if !out.iter().any(|s| std::ptr::eq(*s, pack)) {
+            out.push(pack);
+        }
+    }
+    Ok(out)
+}
+
+/// The supplements the request and the value set name, as canonicals.
+fn named(req: &Request, vs: Option<&ValueSet>) -> Vec<String> {
     let mut names = req.texts("useSupplement");
     if let Some(exts) = vs
         .and_then(|vs| vs.resource.get("extension"))
@@ -44,17 +88,19 @@ pub fn requested<'r>(
                 .map(str::to_owned),
         );
     }
-    let mut out: Vec<&CodeSystem> = Vec::new();
-    for n in names {
-        let sup = req
-            .resolver
-            .supplement(&n)
-            .ok_or_else(|| Error::SupplementMissing { url: n.clone() })?;
-        if !out.iter().any(|s| std::ptr::eq(*s, sup)) {
-            out.push(sup);
-        }
-    }
-    Ok(out)
+    names
+}
+
+/// Whether an applied supplement is reported (`used-supplement`): a
+/// language pack applied without being named is not, as tx.fhir.org does
+/// not report it.
+pub fn reported(req: &Request, vs: Option<&ValueSet>, sup: &CodeSystem) -> bool {
+    !is_language_pack(sup)
+        || named(req, vs).iter().any(|n| {
+            req.resolver
+                .supplement(n)
+                .is_some_and(|s| std::ptr::eq(s, sup))
+        })
 }
 
 /// Whether `sup` supplements the code system `url`.
@@ -355,6 +401,34 @@ mod tests {
                 url: "http://nope".into()
             }
         );
+    }
+
+    #[test]
+    fn a_language_pack_sent_applies_unnamed_and_unreported() {
+        let pack = json!({"name": "tx-resource", "resource": {
+            "resourceType": "CodeSystem", "url": "http://pack", "version": "1",
+            "content": "supplement", "supplements": "http://cs",
+            "extension": [{"url": SUPPLEMENT_TYPE, "valueCode": "lang-pack"}],
+            "concept": [{"code": "a", "display": "A-pack"}]
+        }});
+        // Sent, not named: applied (its display, with no language of its
+        // own, is a designation all the same), not reported.
+        let req = Request::new(body(vec![pack.clone()]));
+        let sups = requested(&req, None).unwrap();
+        let urls: Vec<&str> = sups.iter().map(|s| s.url.as_str()).collect();
+        assert_eq!(urls, ["http://pack"], "the plain supplement is not a pack");
+        let base = req.resolver.code_system("http://cs", None).unwrap();
+        let cs = apply(base, &sups);
+        assert!(cs.designations(0).iter().any(|d| d.value == "A-pack"));
+        assert!(!reported(&req, None, sups[0]));
+        // Named, it is reported like any supplement.
+        let req = Request::new(body(vec![
+            pack,
+            json!({"name": "useSupplement", "valueCanonical": "http://pack"}),
+        ]));
+        let sups = requested(&req, None).unwrap();
+        assert_eq!(sups.len(), 1, "once, named or not");
+        assert!(reported(&req, None, sups[0]));
     }
 
     #[test]

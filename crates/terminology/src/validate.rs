@@ -160,6 +160,21 @@ struct Checked {
     explained: Vec<String>,
 }
 
+/// The concept property of a code its users assign and name (ISO 3166's
+/// user-assigned code elements): its display is theirs, so another one is
+/// reported for information, not as an error.
+pub const USER_ASSIGNED: &str = "user-assigned";
+
+/// Whether the concept's displays are the only right ones: not for a
+/// concept of a CodeSystem resource marked [`USER_ASSIGNED`].
+fn display_fixed(cs: &dyn CodeSystemProvider, id: u32) -> bool {
+    cs.resource().is_none()
+        || !cs
+            .properties(id)
+            .iter()
+            .any(|p| p.code == USER_ASSIGNED && p.value == serde_json::Value::Bool(true))
+}
+
 fn issue(
     severity: &'static str,
     code: &'static str,
@@ -941,6 +956,30 @@ impl Validator<'_> {
                 &origin.display,
             )
         };
+        // A code its users name (ISO 3166's user-assigned ones): another
+        // display is theirs to give, said for information.
+        if !display_fixed(cs, id) && !all.iter().any(|(d, _)| *d == given) {
+            let known = shown(&all);
+            let listed = match known.as_slice() {
+                [one] => format!("Known display is {one}"),
+                many => format!(
+                    "Known display is one of {} choices: {}",
+                    many.len(),
+                    crate::error::or_list(many)
+                ),
+            };
+            return Some(issue(
+                "information",
+                "invalid",
+                "invalid-display",
+                "Display_Name_Not_Fixed_use_Supplement",
+                format!(
+                    "The display name '{given}' is not a known display name for {system}#{code}. {listed} (for the language(s) '{}'). Use a supplement to define displays for user assigned codes",
+                    lang_text.as_deref().unwrap_or("--")
+                ),
+                &origin.display,
+            ));
+        }
         let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         if prefs.is_empty() {
             if all.is_empty() || all.iter().any(|(d, _)| *d == given) {
