@@ -230,3 +230,46 @@ fn iso3166_lists_every_country_and_the_user_assigned_ranges() {
     }
     assert_eq!(cs.len(), 249 * 3 + 42 + 42 * 26 + 100);
 }
+
+#[test]
+fn the_common_codes_are_compiled_in_and_each_is_a_code() {
+    let ucum = Ucum::embedded();
+    let vs = ucum.common_codes().expect("ucum-common compiled in");
+    assert_eq!(
+        vs.versioned_url(),
+        "http://hl7.org/fhir/ValueSet/ucum-common|5.0.0"
+    );
+    for c in vs.compose.include.iter().flat_map(|r| &r.concepts) {
+        assert!(ucum.concept(&c.code).is_some(), "{} refused", c.code);
+    }
+    let bcp47 = Bcp47::embedded();
+    let vs = bcp47.common_codes().expect("THO Languages compiled in");
+    assert_eq!(
+        vs.url.as_deref(),
+        Some("http://terminology.hl7.org/ValueSet/Languages")
+    );
+    for c in vs.compose.include.iter().flat_map(|r| &r.concepts) {
+        assert!(bcp47.concept(&c.code).is_some(), "{} refused", c.code);
+    }
+}
+
+#[test]
+fn ucum_says_why_a_unit_is_not_one_or_not_in_a_filter() {
+    let u = Ucum::embedded();
+    // The words of the HL7 suite's UCUM tests (tx.fhir.org's library).
+    assert_eq!(
+        u.why_not("kgXX").as_deref(),
+        Some("Error processing unit 'kgXX': The unit 'kgXX' is unknown at character 1")
+    );
+    assert_eq!(u.why_not("mg/dL"), None, "a unit has nothing wrong");
+    let mass = txmap_terminology::valueset::FilterDef {
+        property: "canonical".into(),
+        op: "=".into(),
+        value: Some("g".into()),
+    };
+    assert_eq!(
+        u.why_filtered_out("mL", &mass).as_deref(),
+        Some("Code mL has canonical form m3, not g as required")
+    );
+    assert_eq!(u.why_filtered_out("mg", &mass), None);
+}
