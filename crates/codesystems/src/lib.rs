@@ -46,6 +46,19 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
+    /// The release's version: the one given, else what `found` reads of
+    /// the release in `dir`; neither is an error naming `dir`.
+    fn version(
+        &self,
+        dir: &Path,
+        found: impl FnOnce() -> Result<Option<String>, CodeSystemError>,
+    ) -> Result<String, CodeSystemError> {
+        match &self.version {
+            Some(v) => Ok(v.clone()),
+            None => found()?.ok_or_else(|| CodeSystemError::NoVersion(dir.to_owned())),
+        }
+    }
+
     /// A builder for the file `out`.
     fn builder(&self, out: &Path) -> Result<FileBuilder, CodeSystemError> {
         let beside = || {

@@ -66,10 +66,7 @@ pub fn import(
     options: &ImportOptions,
 ) -> Result<ImportReport, CodeSystemError> {
     let started = Instant::now();
-    let version = match &options.version {
-        Some(v) => v.clone(),
-        None => version_from_path(dir).ok_or_else(|| CodeSystemError::NoVersion(dir.to_owned()))?,
-    };
+    let version = options.version(dir, || Ok(version_from_path(dir)))?;
     let mut b = options.builder(out)?;
     let mut report = ImportReport {
         version: version.clone(),

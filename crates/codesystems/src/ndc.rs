@@ -52,10 +52,7 @@ pub fn import(
     options: &ImportOptions,
 ) -> Result<ImportReport, CodeSystemError> {
     let started = Instant::now();
-    let version = match &options.version {
-        Some(v) => v.clone(),
-        None => version_from_path(dir).ok_or_else(|| CodeSystemError::NoVersion(dir.to_owned()))?,
-    };
+    let version = options.version(dir, || Ok(version_from_path(dir)))?;
     // Marketing that ended before this date (YYYYMMDD) makes a code
     // inactive; a version that is not a date makes none so.
     let today: String = version.chars().filter(char::is_ascii_digit).collect();

@@ -82,11 +82,7 @@ pub fn import(
         return Err(CodeSystemError::MissingFile(conso));
     }
     let mut report = ImportReport::default();
-    let version = match &options.version {
-        Some(v) => v.clone(),
-        None => version_from_sab(&dir.join("RXNSAB.RRF"))?
-            .ok_or_else(|| CodeSystemError::NoVersion(dir.clone()))?,
-    };
+    let version = options.version(&dir, || version_from_sab(&dir.join("RXNSAB.RRF")))?;
     let mut b = options.builder(out)?;
 
     // RxNorm's own atoms: the concepts, their displays and term types.
