@@ -10,6 +10,8 @@
 #[macro_use]
 mod common;
 
+use common::{param, result};
+
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
@@ -20,19 +22,6 @@ one_server!(|dir| {
     common::edition(dir, "sct", 300, 1, 20250131);
     common::serve(dir, "editions = [\"sct.txmap\"]\n")
 });
-
-fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
-    v["parameter"]
-        .as_array()?
-        .iter()
-        .find(|p| p["name"] == name)
-}
-
-fn result(v: &Value) -> bool {
-    param(v, "result").unwrap()["valueBoolean"]
-        .as_bool()
-        .unwrap_or_else(|| panic!("no result: {v}"))
-}
 
 async fn cs_validate(system: &str, code: &str, display: Option<&str>) -> Value {
     let mut p = vec![

@@ -7,6 +7,8 @@
 #[macro_use]
 mod common;
 
+use common::param;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -45,13 +47,6 @@ fn loinc(dir: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
             (row["LOINC_NUM"].clone(), row)
         })
         .collect()
-}
-
-fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
-    v["parameter"]
-        .as_array()?
-        .iter()
-        .find(|p| p["name"] == name)
 }
 
 async fn raw(

@@ -5,6 +5,8 @@
 #[macro_use]
 mod common;
 
+use common::param;
+
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use txmap_store::RefsetKind;
@@ -17,14 +19,6 @@ one_server!(|dir| {
     common::edition(dir, "ed", 800, 11, 20250131);
     common::serve(dir, "editions = [\"ed.txmap\"]\n")
 });
-
-fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
-    v["parameter"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-}
 
 fn matches(v: &Value) -> Vec<&Value> {
     v["parameter"]

@@ -5,6 +5,8 @@
 #[macro_use]
 mod common;
 
+use common::{param, result};
+
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -14,20 +16,6 @@ one_server!(|dir| {
     common::edition(dir, "ed", 800, 7, 20250131);
     common::serve(dir, "editions = [\"ed.txmap\"]\n")
 });
-
-fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
-    v["parameter"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-}
-
-fn result(v: &Value) -> bool {
-    param(v, "result").expect("a result")["valueBoolean"]
-        .as_bool()
-        .unwrap()
-}
 
 /// The issues' (severity, tx-issue-type, text).
 fn issues(v: &Value) -> Vec<(String, String, String)> {

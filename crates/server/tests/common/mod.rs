@@ -88,6 +88,22 @@ pub fn parameters(parameters: Value) -> Value {
     json!({ "resourceType": "Parameters", "parameter": parameters })
 }
 
+/// The Parameters parameter named `name`, whole.
+pub fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    v["parameter"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name)
+}
+
+/// A `$validate-code` answer's `result`; a panic naming the answer when
+/// it has none.
+pub fn result(v: &Value) -> bool {
+    param(v, "result").unwrap_or_else(|| panic!("no result: {v}"))["valueBoolean"]
+        .as_bool()
+        .unwrap_or_else(|| panic!("no result: {v}"))
+}
+
 /// Defines, in a test file, `state()` (one server for the whole file, made
 /// once by `$make`, a `fn(&Path) -> Arc<AppState>` given a temp dir),
 /// `get(uri)` and `post(uri, parameters)`.
