@@ -82,7 +82,7 @@ impl fmt::Display for CodeSystemError {
             } => write!(f, "{}: line {line}: {message}", path.display()),
             CodeSystemError::NoVersion(path) => write!(
                 f,
-                "{}: cannot tell the release version: name the folder as it is distributed (Loinc_<version>), or pass --loinc-version / --rxnorm-version",
+                "{}: cannot tell the release version: name the folder as it is distributed (LOINC: Loinc_<version>; NDC: its date, 2025-07-11), or pass --loinc-version / --rxnorm-version / --ndc-version",
                 path.display()
             ),
             CodeSystemError::TooLarge(what) => write!(f, "too large for the file format: {what}"),
