@@ -57,6 +57,15 @@ pub fn import(
     // inactive; a version that is not a date makes none so.
     let today: String = version.chars().filter(char::is_ascii_digit).collect();
     let ended = |end: &str| today.len() == 8 && !end.is_empty() && end < today.as_str();
+    // A row's status and flags: inactive when its marketing ended or the
+    // FDA excludes it.
+    let status = |t: &Table, end: usize, excluded: Option<usize>| {
+        if ended(t.get(end)) || excluded.is_some_and(|x| t.get(x) == "Y") {
+            ("inactive", cs_flags::INACTIVE)
+        } else {
+            ("active", 0)
+        }
+    };
     let mut report = ImportReport {
         version: version.clone(),
         ..ImportReport::default()
@@ -100,15 +109,9 @@ pub fn import(
             "" => t.get(name).to_owned(),
             s => format!("{} {s}", t.get(name)),
         };
-        let inactive = ended(t.get(end)) || excluded.is_some_and(|x| t.get(x) == "Y");
+        let (st, flags) = status(&t, end, excluded);
         let id = b.concept(c)?;
-        b.describe(
-            id,
-            &display,
-            "product",
-            Some(if inactive { "inactive" } else { "active" }),
-            if inactive { cs_flags::INACTIVE } else { 0 },
-        )?;
+        b.describe(id, &display, "product", Some(st), flags)?;
         for (property, col) in [
             ("type", kind),
             ("dose-form", form),
@@ -122,7 +125,7 @@ pub fn import(
             b.property(id, property, cs_value::STRING, t.get(col))?;
         }
         report.products += 1;
-        report.inactive += u64::from(inactive);
+        report.inactive += u64::from(flags != 0);
         names.insert(c.to_owned(), display);
     }
 
@@ -144,23 +147,17 @@ pub fn import(
         if c.is_empty() {
             return Err(t.error("NDCPACKAGECODE is empty"));
         }
-        let inactive = ended(t.get(end)) || excluded.is_some_and(|x| t.get(x) == "Y");
+        let (st, flags) = status(&t, end, excluded);
         let id = b.concept(c)?;
         let display = format!("{name}, {}", t.get(description).trim());
-        b.describe(
-            id,
-            &display,
-            "package",
-            Some(if inactive { "inactive" } else { "active" }),
-            if inactive { cs_flags::INACTIVE } else { 0 },
-        )?;
+        b.describe(id, &display, "package", Some(st), flags)?;
         b.property(id, "product", cs_value::CODE, t.get(product))?;
         b.property(id, "start", cs_value::STRING, t.get(start))?;
         b.property(id, "end", cs_value::STRING, t.get(end))?;
         let parent = b.concept(t.get(product))?;
         b.link(id, parent);
         report.packages += 1;
-        report.inactive += u64::from(inactive);
+        report.inactive += u64::from(flags != 0);
     }
 
     let mut meta = Metadata::new();
