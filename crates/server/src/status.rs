@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use txmap_memory::{Limit, ProcessMemory};
 
 use crate::app::AppState;
+use crate::editions::ServedFile;
 
 /// A snapshot of everything `/status` and `/metrics` report.
 #[derive(Debug)]
@@ -38,6 +39,44 @@ pub fn snapshot(state: &AppState) -> Snapshot {
     }
 }
 
+/// What `/status` says of any served file, edition or code system: where
+/// and how it was loaded, what of it is resident, its prewarm and its
+/// verification.
+fn file_json(f: &ServedFile, resident: Option<u64>) -> serde_json::Map<String, Value> {
+    let prewarm = f.prewarm.as_ref().map(|p| {
+        json!({
+            "done": p.is_done(),
+            "bytesRead": p.bytes_read(),
+            "total": p.total(),
+            "error": p.error(),
+            "seconds": p.elapsed().map(|d| d.as_secs_f64()),
+        })
+    });
+    [
+        ("file", json!(f.path)),
+        ("versionUri", json!(f.names.version_uri)),
+        ("modeAsked", json!(f.asked.to_string())),
+        ("mode", json!(f.obtained.to_string())),
+        ("mapped", json!(f.mapped)),
+        ("size", json!(f.size)),
+        ("residentBytes", json!(resident)),
+        ("openMs", json!(f.open_time.as_secs_f64() * 1e3)),
+        ("fallback", json!(f.fallback)),
+        ("prewarm", json!(prewarm)),
+        (
+            "verification",
+            json!({
+                "state": f.serving.state().as_str(),
+                "checkedBytes": f.serving.checked(),
+                "failure": f.serving.failure(),
+            }),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
 pub fn status_json(state: &AppState) -> Value {
     let s = snapshot(state);
     let editions: Vec<Value> = state
@@ -46,39 +85,26 @@ pub fn status_json(state: &AppState) -> Value {
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let prewarm = e.file.prewarm.as_ref().map(|p| {
-                json!({
-                    "done": p.is_done(),
-                    "bytesRead": p.bytes_read(),
-                    "total": p.total(),
-                    "error": p.error(),
-                    "seconds": p.elapsed().map(|d| d.as_secs_f64()),
-                })
-            });
-            json!({
-                "file": e.file.path,
-                "editionUri": e.file.names.edition_uri,
-                "versionUri": e.file.names.version_uri,
-                "default": state.editions.default == Some(i),
-                "modeAsked": e.file.asked.to_string(),
-                "mode": e.file.obtained.to_string(),
-                "mapped": e.file.mapped,
-                "size": e.file.size,
+            let mut v = file_json(
+                &e.file,
                 // Page cache holding the file (mincore) for a mapping, the
                 // whole buffer for a read edition.
-                "residentBytes": e.edition.bytes().resident_bytes(),
+                e.edition.bytes().resident_bytes(),
+            );
+            v.extend([
+                ("editionUri".into(), json!(e.file.names.edition_uri)),
+                ("default".into(), json!(state.editions.default == Some(i))),
                 // Pages of the edition in this process's page tables.
-                "processRssBytes": s.resident.get(i).copied().flatten(),
-                "openMs": e.file.open_time.as_secs_f64() * 1e3,
-                "uses": state.packages.edition(i).map(|c| c.uses()),
-                "fallback": e.file.fallback,
-                "prewarm": prewarm,
-                "verification": {
-                    "state": e.file.serving.state().as_str(),
-                    "checkedBytes": e.file.serving.checked(),
-                    "failure": e.file.serving.failure(),
-                },
-            })
+                (
+                    "processRssBytes".into(),
+                    json!(s.resident.get(i).copied().flatten()),
+                ),
+                (
+                    "uses".into(),
+                    json!(state.packages.edition(i).map(|c| c.uses())),
+                ),
+            ]);
+            Value::Object(v)
         })
         .collect();
     let code_systems: Vec<Value> = state
@@ -86,29 +112,12 @@ pub fn status_json(state: &AppState) -> Value {
         .code_systems
         .iter()
         .map(|c| {
-            json!({
-                "file": c.file.path,
-                "url": c.file.names.edition_uri,
-                "versionUri": c.file.names.version_uri,
-                "concepts": c.code_system.len(),
-                "modeAsked": c.file.asked.to_string(),
-                "mode": c.file.obtained.to_string(),
-                "mapped": c.file.mapped,
-                "size": c.file.size,
-                "residentBytes": c.code_system.bytes().resident_bytes(),
-                "openMs": c.file.open_time.as_secs_f64() * 1e3,
-                "fallback": c.file.fallback,
-                "prewarm": c.file.prewarm.as_ref().map(|p| json!({
-                    "done": p.is_done(),
-                    "bytesRead": p.bytes_read(),
-                    "total": p.total(),
-                })),
-                "verification": {
-                    "state": c.file.serving.state().as_str(),
-                    "checkedBytes": c.file.serving.checked(),
-                    "failure": c.file.serving.failure(),
-                },
-            })
+            let mut v = file_json(&c.file, c.code_system.bytes().resident_bytes());
+            v.extend([
+                ("url".into(), json!(c.file.names.edition_uri)),
+                ("concepts".into(), json!(c.code_system.len())),
+            ]);
+            Value::Object(v)
         })
         .collect();
     let m = &s.memory;
