@@ -11,6 +11,8 @@ bench scripts write, with one command:
                             per configuration, issue 16 (matrix-16.json:
                             format 1.5)
 - docs/cold-pass-2.svg      the same for format 2.0 (matrix-16-v2.json)
+- docs/cold-pass-3.svg      the same with translate's index and the
+                            descendants index hot (matrix-16-v2-members.json)
 - docs/matrix-memory.svg    server memory over time per configuration:
                             private (sum of Anonymous) and whole group
                             (that plus the editions' page cache) (matrix.json)
@@ -377,11 +379,18 @@ def cold_pass_2(data):
     cold_pass(data, "cold-pass-2.svg", "matrix-16-v2.json")
 
 
+def cold_pass_3(data):
+    """[`cold_pass`] of the 2.0 files laid out with `ComponentMembers` and
+    `DescendantsIndex` among the hot sections."""
+    cold_pass(data, "cold-pass-3.svg", "matrix-16-v2-members.json")
+
+
 def main():
     jobs = [
         ("matrix.json", [matrix_latency, matrix_memory]),
         ("matrix-16.json", [cold_pass]),
         ("matrix-16-v2.json", [cold_pass_2]),
+        ("matrix-16-v2-members.json", [cold_pass_3]),
         ("import-memory.json", [import_memory]),
         ("txbench.json", [txbench]),
         ("issue14-soak.json", [soak]),

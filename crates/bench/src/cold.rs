@@ -290,7 +290,9 @@ pub struct ColdOptions {
     pub corpus: PathBuf,
     pub arms: Vec<Arm>,
     pub repeats: usize,
-    /// The page map: each call kind alone, `random` advice.
+    /// The page map: each call kind alone, under each of `arms` (`random`
+    /// for what the calls touch; `prewarm-hot` for what a hot prewarm
+    /// leaves them to fault in).
     pub by_op: bool,
     /// This binary and the arguments before the child's (`bench cold-child`).
     pub child_program: PathBuf,
@@ -298,7 +300,7 @@ pub struct ColdOptions {
 }
 
 /// Runs every arm `repeats` times (arms interleaved, so drift spreads over
-/// all), or with `by_op` every call kind once; returns the children's
+/// all), or with `by_op` every call kind once per arm; returns the children's
 /// reports and the Markdown table.
 pub fn run(
     options: &ColdOptions,
@@ -311,9 +313,11 @@ pub fn run(
     kinds.dedup();
     let mut runs = Vec::new();
     if options.by_op {
-        for op in &kinds {
-            runs.push(run_child(options, Arm::Random, vec![op.clone()])?);
-            each(runs.last().unwrap_or(&Value::Null));
+        for &arm in &options.arms {
+            for op in &kinds {
+                runs.push(run_child(options, arm, vec![op.clone()])?);
+                each(runs.last().unwrap_or(&Value::Null));
+            }
         }
     } else {
         for _ in 0..options.repeats.max(1) {
@@ -419,8 +423,8 @@ fn arms_table(arms: &[Arm], runs: &[Value]) -> String {
 fn page_map(runs: &[Value]) -> String {
     use std::fmt::Write as _;
     let mut out = String::from(
-        "| calls of | calls | touched MiB | KiB per call | of the file | sections touched most (MiB, share of the section) |\n\
-         |---|---:|---:|---:|---:|---|\n",
+        "| arm | calls of | calls | major faults | touched MiB | KiB per call | of the file | sections touched most (MiB, share of the section) |\n\
+         |---|---|---:|---:|---:|---:|---:|---|\n",
     );
     for r in runs {
         let calls = f(r, &["calls"]);
@@ -447,9 +451,11 @@ fn page_map(runs: &[Value]) -> String {
             .map(|(n, b, len)| format!("{n} {:.1} ({:.0}%)", b / MIB, 100.0 * b / len.max(1.0)))
             .collect();
         let op = r["ops"][0].as_str().unwrap_or("?");
+        let arm = r["arm"].as_str().unwrap_or("?");
         let _ = writeln!(
             out,
-            "| {op} | {calls:.0} | {:.1} | {:.1} | {:.1}% | {} |",
+            "| {arm} | {op} | {calls:.0} | {:.0} | {:.1} | {:.1} | {:.1}% | {} |",
+            f(r, &["majflt"]),
             touched / MIB,
             touched / 1024.0 / calls.max(1.0),
             100.0 * touched / f(r, &["file_bytes"]),

@@ -753,7 +753,8 @@ pub struct ColdArgs {
     /// Runs of each arm, interleaved (tables show medians).
     #[arg(long, default_value_t = 3)]
     repeats: usize,
-    /// The page map instead: each kind of call alone, cold, random advice.
+    /// The page map instead: each kind of call alone, cold, under each arm
+    /// given (default random, where what is resident is what was touched).
     #[arg(long)]
     by_op: bool,
     /// Write the JSON results here.
@@ -783,10 +784,10 @@ fn run_cold(a: ColdArgs) -> Result<()> {
     let options = ColdOptions {
         edition: a.edition,
         corpus: a.corpus,
-        arms: if a.arms.is_empty() {
-            Arm::ALL.to_vec()
-        } else {
-            a.arms
+        arms: match (a.arms.is_empty(), a.by_op) {
+            (false, _) => a.arms,
+            (true, true) => vec![Arm::Random],
+            (true, false) => Arm::ALL.to_vec(),
         },
         repeats: a.repeats,
         by_op: a.by_op,

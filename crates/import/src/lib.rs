@@ -113,6 +113,9 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::AttributesIndex,
     SectionKind::InboundIndex,
     SectionKind::PreferredTermIndex,
+    // Hot for their faults, not their share (`txmap_store::access`).
+    SectionKind::DescendantsIndex,
+    SectionKind::ComponentMembers,
     // Starts with the preferred terms (hot), in concept order; the other
     // terms are sparse.
     SectionKind::TermHeap,
@@ -134,12 +137,10 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::ConcreteHeap,
     SectionKind::DescriptionsById,
     SectionKind::Ancestors,
-    SectionKind::DescendantsIndex,
     SectionKind::Descendants,
     SectionKind::RefsetConcepts,
     SectionKind::Members,
     SectionKind::MemberFieldHeap,
-    SectionKind::ComponentMembers,
     SectionKind::AssociationTargets,
     SectionKind::MemberMeta,
     SectionKind::MemberCodes,

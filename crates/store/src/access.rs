@@ -9,9 +9,20 @@
 //! so reading it whole costs little more than the calls would read anyway
 //! and saves a fault a page; [`Access::Dense`] when they touch a large
 //! part; [`Access::Sparse`] when they touch few of its pages, scattered,
-//! so reading around a fault reads bytes no call wants. This module is data,
-//! not policy: the server turns the classes into `madvise` advice and a
-//! `prewarm-hot` read (`txmap-server`'s `editions`).
+//! so reading around a fault reads bytes no call wants.
+//!
+//! Two small sections are hot for their faults rather than their share:
+//! `ComponentMembers` (7 MB at International scale), which a `$translate`
+//! binary-searches through three or four pages not yet read, and
+//! `DescendantsIndex` (2 MB). With a `prewarm-hot` load and the mixed
+//! corpus they took 575 and 99 of the 2,900 faults left (80 and 48 a MiB,
+//! where `Ancestors` and `Descriptions` take 24 and 16), so reading them
+//! whole costs 9 MB of page cache an edition and saves a fifth of those
+//! faults (`txmap bench cold --by-op --arms prewarm-hot`).
+//!
+//! This module is data, not policy: the server turns the classes into
+//! `madvise` advice and a `prewarm-hot` read (`txmap-server`'s
+//! `editions`).
 
 use std::ops::Range;
 
@@ -21,8 +32,9 @@ use txmap_format::SectionKind;
 /// How a section is read by the calls a server answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
-    /// Touched (nearly) whole by a mixed corpus (90% or more of its pages):
-    /// read it ahead, and pre-read it in a `prewarm-hot` load.
+    /// Touched (nearly) whole by a mixed corpus (90% or more of its pages),
+    /// or small and faulted often (the module docs): read it ahead, and
+    /// pre-read it in a `prewarm-hot` load.
     Hot,
     /// Touched in large part (40–90%): reading ahead around a fault pays,
     /// pre-reading it does not.
@@ -43,6 +55,8 @@ pub fn class(kind: SectionKind) -> Access {
         ConceptIds
         | Concepts
         | PreferredTermIndex
+        | DescendantsIndex
+        | ComponentMembers
         | ConceptDescriptionsIndex
         | AttributesIndex
         | InboundIndex
