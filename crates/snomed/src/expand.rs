@@ -115,17 +115,13 @@ pub fn expand<B: AsRef<[u8]>>(
     r5: bool,
 ) -> Result<Value, Error> {
     let params = &call.params;
-    let threshold = call.max_expansion;
     let deadline = call.deadline;
     let Resolved {
         def,
         implicit,
         resource,
     } = resolve_value_set(params)?;
-    let limit = match number(params, "limit")? {
-        Some(l) if l > 0 => l.min(threshold),
-        _ => threshold,
-    };
+    let limit = call.expansion_limit()?;
     let options = Options {
         count: number(params, "count")?,
         offset: number(params, "offset")?.unwrap_or(0),

@@ -51,7 +51,7 @@ pub fn expand(req: &Request, identifier: &str, timestamp: &str) -> Result<Value,
     let sups = crate::supplement::requested(req, Some(vs))?;
     let supplemented = crate::supplement::resolver_with(&req.resolver, &sups);
     let resolver = supplemented.as_ref().unwrap_or(&req.resolver);
-    let engine = Engine::new(resolver, req.max_expansion, true)
+    let engine = Engine::new(resolver, req.expansion_limit()?, true)
         .with_stop(req.stop())
         .with_versions(crate::version::VersionRules::from_request(req));
     let mut entries = engine.expand(vs)?;
@@ -706,6 +706,43 @@ mod tests {
             )
             .unwrap_err();
             assert!(matches!(err, Error::ImportsTooDeep { .. }), "{n}: {err}");
+        }
+    }
+
+    /// tx.fhir.org's `limit` lowers the expansion limit for one request
+    /// (0 is no limit), never raises the operator's; past it the answer is
+    /// the suite's `too-costly` wording (tx.fhir.org/loinc-expand-all).
+    #[test]
+    fn the_limit_parameter_lowers_the_expansion_limit() {
+        let ask = |limit: Option<usize>, max: usize| {
+            let mut params = vec![
+                json!({"name": "tx-resource", "resource": {
+                    "resourceType": "CodeSystem", "url": "http://cs", "content": "complete",
+                    "concept": [{"code": "a"}, {"code": "b"}, {"code": "c"}]}}),
+                json!({"name": "valueSet", "resource": {
+                    "resourceType": "ValueSet", "url": "http://vs", "version": "1",
+                    "compose": {"include": [{"system": "http://cs"}]}}}),
+            ];
+            if let Some(l) = limit {
+                params.push(json!({"name": "limit", "valueInteger": l}));
+            }
+            let mut req = Request::new(json!({"resourceType": "Parameters", "parameter": params}));
+            req.max_expansion = max;
+            expand(&req, "u", "t")
+        };
+        for (limit, max) in [(None, 100), (Some(3), 100), (Some(0), 100), (Some(100), 3)] {
+            let out = ask(limit, max).unwrap();
+            assert_eq!(out["expansion"]["total"], 3, "{limit:?} {max}");
+        }
+        for (limit, max, past) in [(Some(2), 100, 2), (Some(100), 2, 2), (None, 2, 2)] {
+            let err = ask(limit, max).unwrap_err();
+            assert_eq!(err.status(), 422, "{err}");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "The value set 'http://vs|1' expansion has too many codes to produce (>{past})"
+                ),
+            );
         }
     }
 

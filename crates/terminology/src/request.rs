@@ -241,6 +241,17 @@ impl Request {
             .transpose()
     }
 
+    /// The most codes this `$expand` may hold: [`max_expansion`](Self::max_expansion)
+    /// (the operator's limit, lowered by the client's `X-TOO-COSTLY-THRESHOLD`),
+    /// lowered further by tx.fhir.org's `limit` parameter when it is given
+    /// and not 0. Past it the answer is `too-costly`, as tx.fhir.org's is.
+    pub fn expansion_limit(&self) -> Result<usize, Error> {
+        Ok(match self.number("limit")? {
+            Some(l) if l > 0 => l.min(self.max_expansion),
+            _ => self.max_expansion,
+        })
+    }
+
     /// The languages displays are asked in, read strictly:
     /// `displayLanguage`, else `Accept-Language`.
     pub fn display_language_param(&self) -> Result<Option<&str>, Error> {
