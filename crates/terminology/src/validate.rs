@@ -924,16 +924,18 @@ impl Validator<'_> {
         } else {
             "error"
         };
+        let langs = lang_text.as_deref().unwrap_or("--");
+        // "Valid display is 'A'", "Known display is one of 2 choices: ...".
+        let listed = |word: &str, choices: &[String]| match choices {
+            [one] => format!("{word} display is {one}"),
+            many => format!(
+                "{word} display is one of {} choices: {}",
+                many.len(),
+                crate::error::or_list(many)
+            ),
+        };
         let wrong = |choices: Vec<String>, ws: bool| {
-            let langs = lang_text.as_deref().unwrap_or("--");
-            let listed = match choices.as_slice() {
-                [one] => format!("Valid display is {one}"),
-                many => format!(
-                    "Valid display is one of {} choices: {}",
-                    many.len(),
-                    crate::error::or_list(many)
-                ),
-            };
+            let listed = listed("Valid", &choices);
             let (id_text, lead) = if ws {
                 (
                     "Display_Name_WS_for__should_be_one_of__instead_of",
@@ -959,23 +961,14 @@ impl Validator<'_> {
         // A code its users name (ISO 3166's user-assigned ones): another
         // display is theirs to give, said for information.
         if !display_fixed(cs, id) && !all.iter().any(|(d, _)| *d == given) {
-            let known = shown(&all);
-            let listed = match known.as_slice() {
-                [one] => format!("Known display is {one}"),
-                many => format!(
-                    "Known display is one of {} choices: {}",
-                    many.len(),
-                    crate::error::or_list(many)
-                ),
-            };
+            let listed = listed("Known", &shown(&all));
             return Some(issue(
                 "information",
                 "invalid",
                 "invalid-display",
                 "Display_Name_Not_Fixed_use_Supplement",
                 format!(
-                    "The display name '{given}' is not a known display name for {system}#{code}. {listed} (for the language(s) '{}'). Use a supplement to define displays for user assigned codes",
-                    lang_text.as_deref().unwrap_or("--")
+                    "The display name '{given}' is not a known display name for {system}#{code}. {listed} (for the language(s) '{langs}'). Use a supplement to define displays for user assigned codes"
                 ),
                 &origin.display,
             ));
@@ -999,7 +992,6 @@ impl Validator<'_> {
         if in_lang.iter().any(|(d, _)| *d == given) {
             return None;
         }
-        let langs = lang_text.as_deref().unwrap_or("--");
         if in_lang.is_empty() {
             if all.iter().any(|(d, _)| *d == given) {
                 return Some(issue(
