@@ -6,8 +6,9 @@
 //! `XAA`–`XZZ`, `ZZA`–`ZZZ`; numeric `900`–`999` — as `User-assigned`,
 //! whose displays a supplement may give, and whose users may name them as
 //! they like: another display is reported for information, not as an
-//! error (Kosovo's `XK` is one that addresses carry). The countries come from the PyPI
-//! package `iso3166` (MIT) through `data/iso3166.tsv` (`data/README.md`).
+//! error (Kosovo's `XK` is one that addresses carry). The countries come
+//! from the PyPI package `iso3166` (MIT) through `data/iso3166.tsv`
+//! (`data/README.md`).
 //!
 //! The resource has no version: the data is the package's, which follows
 //! ISO's changes without naming the state of the standard it reflects,
