@@ -405,7 +405,7 @@ pub fn implicit_filters(url: &str) -> Option<Vec<FilterDef>> {
 }
 
 /// The LOINC file and filters of an implicit value set URL among
-/// `files`: `Some(None)` when the URL is LOINC's but names nothing (a list
+/// `files` (the latest, in service or not): `Some(None)` when the URL is LOINC's but names nothing (a list
 /// or part the latest release lacks, or no LOINC file is served), `None`
 /// when it is not LOINC's.
 #[allow(clippy::type_complexity)]
@@ -421,9 +421,10 @@ pub fn implicit_value_set<'a, B: AsRef<[u8]> + std::fmt::Debug + Send + Sync + '
         return Some(None);
     };
     // `/vs/LL…` and `/vs/LP…` name a value set only when the list or part
-    // is a code of the release.
+    // is a code of the release. A file out of service is not read: the
+    // caller's `in_service` refuses it.
     let named = url.rsplit('/').next().unwrap_or_default();
-    if !filters.is_empty() && latest.locate(named).is_none() {
+    if !filters.is_empty() && latest.in_service().is_ok() && latest.locate(named).is_none() {
         return Some(None);
     }
     Some(Some((latest as &dyn CodeSystemProvider, filters)))

@@ -37,6 +37,7 @@ use txmap_terminology::provider::{
     CodeSystemProvider, ConceptId, Content, Designation, Located, NativeFilters, PropertyValue,
     Status,
 };
+use txmap_terminology::serving::Serving;
 use txmap_terminology::valueset::FilterDef;
 
 use crate::file::CodeSystemFile;
@@ -64,6 +65,8 @@ pub struct Compiled<B> {
     /// LOINC's filters (part names, `LIST`, `answers-for`) apply.
     loinc: bool,
     roots: OnceLock<Vec<ConceptId>>,
+    /// Whether it may answer ([`txmap_terminology::serving`]).
+    serving: Arc<Serving>,
 }
 
 impl<B: AsRef<[u8]>> Compiled<B> {
@@ -78,8 +81,21 @@ impl<B: AsRef<[u8]>> Compiled<B> {
             case_sensitive: file.meta("case_sensitive") != "false",
             loinc: file.meta("source") == "loinc",
             roots: OnceLock::new(),
+            serving: Arc::new(Serving::new("", true)),
             file,
         }
+    }
+
+    /// The same code system, served as `serving` says (verified first,
+    /// unless trusted).
+    pub fn with_serving(mut self, serving: Arc<Serving>) -> Compiled<B> {
+        self.serving = serving;
+        self
+    }
+
+    /// Whether it may answer, and why not.
+    pub fn serving(&self) -> &Serving {
+        &self.serving
     }
 
     pub fn file(&self) -> &Arc<CodeSystemFile<B>> {
@@ -127,6 +143,10 @@ impl<B: AsRef<[u8]>> Compiled<B> {
 impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Compiled<B> {
     fn url(&self) -> &str {
         &self.url
+    }
+    fn in_service(&self) -> Result<(), Error> {
+        self.serving
+            .check(&format!("the code system {}|{}", self.url, self.version))
     }
     fn version(&self) -> Option<&str> {
         Some(&self.version)

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use txmap_codesystems::CodeSystemFile;
 use txmap_load::{Advice, EditionBytes, LoadMode, Loader, Prewarm};
-use txmap_snomed::serving::Serving;
 use txmap_store::Edition;
 use txmap_store::access::{self, Access};
+use txmap_terminology::serving::Serving;
 
 use crate::ServeError;
 use crate::config::{self, Config, EditionNames};
@@ -37,7 +37,8 @@ pub struct ServedFile {
     pub fallback: Option<String>,
     pub prewarm: Option<Prewarm>,
     /// Whether it may answer: verified, trusted, being verified, failed
-    /// ([`txmap_snomed::serving`]); shared with its code system provider.
+    /// ([`txmap_terminology::serving`]); shared with its code system
+    /// provider.
     pub serving: Arc<Serving>,
 }
 
@@ -71,7 +72,8 @@ impl ServedFile {
             );
         }
         let file = ServedFile {
-            serving: Arc::new(Serving::new(path.display().to_string(), trusted)),
+            // Messages to clients name the file, not where it lives.
+            serving: Arc::new(Serving::new(names.file_name.clone(), trusted)),
             names,
             path: path.to_owned(),
             asked: loaded.asked,
@@ -375,7 +377,7 @@ pub fn verify(editions: &Editions) {
         }));
     let mut later = Vec::new();
     for c in files {
-        if c.serving.state() != txmap_snomed::serving::State::Verifying {
+        if c.serving.state() != txmap_terminology::serving::State::Verifying {
             continue;
         }
         if c.size <= VERIFY_BEFORE_SERVING {

@@ -18,7 +18,6 @@ use txmap_load::EditionBytes;
 use txmap_packages::{Package, Packages};
 use txmap_snomed::SnomedCt;
 use txmap_snomed::operations::Editions as SnomedEditions;
-use txmap_snomed::serving::Serving;
 use txmap_terminology::grammar::Grammar;
 use txmap_terminology::operation::NativeOperations;
 use txmap_terminology::provider::CodeSystemProvider;
@@ -44,9 +43,9 @@ pub struct FhirPackages {
 pub struct Sources {
     pub packages: Option<Packages>,
     pub snomed: SnomedEditions<EditionBytes>,
-    /// The compiled code system files (LOINC, RxNorm), each with its
+    /// The compiled code system files (LOINC, RxNorm, NDC), each with its
     /// verification state.
-    pub compiled: Arc<[(Compiled<EditionBytes>, Arc<Serving>)]>,
+    pub compiled: Arc<[Compiled<EditionBytes>]>,
     /// UCUM, BCP-47, media types and HGVS ([`txmap_builtin`]).
     pub grammars: Vec<Arc<dyn Grammar>>,
     /// The code systems txmap carries as resources (ISO 3166).
@@ -90,29 +89,28 @@ impl ResourceSource for Sources {
             .collect()
     }
 
+    /// Every file of `url`, in service or not: one being verified, or
+    /// whose file failed, is found and then refuses
+    /// ([`CodeSystemProvider::in_service`]), so that what needs it is a
+    /// 503, never an unknown system.
     fn providers(&self, url: &str) -> Vec<&dyn CodeSystemProvider> {
         if url != txmap_snomed::SNOMED_CT {
             return self
                 .compiled
                 .iter()
-                .filter(|(c, s)| c.url() == url && s.is_serving())
-                .map(|(c, _)| c as &dyn CodeSystemProvider)
+                .filter(|c| c.url() == url)
+                .map(|c| c as &dyn CodeSystemProvider)
                 .collect();
         }
-        // Only editions in service: one being verified, or whose file
-        // failed, answers nothing.
         self.snomed
             .list()
             .iter()
-            .filter(|e| e.serving().is_serving())
             .map(|e| e as &dyn CodeSystemProvider)
             .collect()
     }
 
     fn implicit_value_set(&self, url: &str) -> Option<(&dyn CodeSystemProvider, Vec<FilterDef>)> {
-        let serving = self.compiled.iter().filter(|(_, s)| s.is_serving());
-        if let Some(found) =
-            txmap_codesystems::loinc::implicit_value_set(url, serving.map(|(c, _)| c))
+        if let Some(found) = txmap_codesystems::loinc::implicit_value_set(url, self.compiled.iter())
         {
             return found;
         }
@@ -153,14 +151,11 @@ impl FhirPackages {
                 .with_serving(Arc::clone(&e.file.serving))
             })
             .collect();
-        let compiled: Arc<[(Compiled<EditionBytes>, Arc<Serving>)]> = editions
+        let compiled: Arc<[Compiled<EditionBytes>]> = editions
             .code_systems
             .iter()
             .map(|c| {
-                (
-                    Compiled::new(Arc::clone(&c.code_system)),
-                    Arc::clone(&c.file.serving),
-                )
+                Compiled::new(Arc::clone(&c.code_system)).with_serving(Arc::clone(&c.file.serving))
             })
             .collect();
         // Made once: both endpoints share them (the subtag registry is

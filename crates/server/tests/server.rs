@@ -515,7 +515,7 @@ fn prewarm_hot_advice_and_a_verification_that_leaves_the_cache_cold() {
     // byte read, and then given back.
     assert_eq!(
         list[0].file.serving.state(),
-        txmap_snomed::serving::State::Verified
+        txmap_terminology::serving::State::Verified
     );
     let cached = list[0].edition.bytes().resident_bytes().unwrap();
     assert!(

@@ -13,13 +13,13 @@ use txmap_terminology::Error;
 use crate::{SNOMED_CT, SnomedCt};
 
 /// The edition `version` names in `list`, or the default one, if it is
-/// in service ([`crate::serving`]).
+/// in service ([`txmap_terminology::serving`]).
 pub fn resolve<'a, B: AsRef<[u8]>>(
     list: &'a [SnomedCt<B>],
     version: Option<&str>,
 ) -> Result<&'a SnomedCt<B>, Error> {
     let e = named(list, version)?;
-    e.serving().check(e.version_uri())?;
+    e.check_serving()?;
     Ok(e)
 }
 

@@ -44,7 +44,6 @@ pub mod language;
 pub mod lookup;
 pub mod mrcm;
 pub mod operations;
-pub mod serving;
 pub mod translate;
 pub mod validate;
 pub mod valueset;
@@ -63,6 +62,7 @@ use txmap_terminology::provider::{
     CodeSystemProvider, ConceptId, Content, Designation, Located, NativeFilters, PropertyValue,
     Status,
 };
+use txmap_terminology::serving::Serving;
 use txmap_terminology::valueset::FilterDef;
 
 pub use constraint::{Constraint, ConstraintError};
@@ -126,8 +126,8 @@ pub struct SnomedCt<B: AsRef<[u8]>> {
     mrcm: OnceLock<mrcm::Rules>,
     /// Calls answered from this edition.
     uses: AtomicU64,
-    /// Whether it may answer ([`serving`]).
-    serving: Arc<serving::Serving>,
+    /// Whether it may answer ([`txmap_terminology::serving`]).
+    serving: Arc<Serving>,
 }
 
 impl<B: AsRef<[u8]>> SnomedCt<B> {
@@ -147,7 +147,7 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
             name: OnceLock::new(),
             mrcm: OnceLock::new(),
             uses: AtomicU64::new(0),
-            serving: Arc::new(serving::Serving::new("", true)),
+            serving: Arc::new(Serving::new("", true)),
         }
     }
 
@@ -165,14 +165,20 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
 
     /// The same code system, served as `serving` says (verified first,
     /// unless trusted).
-    pub fn with_serving(mut self, serving: Arc<serving::Serving>) -> SnomedCt<B> {
+    pub fn with_serving(mut self, serving: Arc<Serving>) -> SnomedCt<B> {
         self.serving = serving;
         self
     }
 
     /// Whether it may answer, and why not.
-    pub fn serving(&self) -> &serving::Serving {
+    pub fn serving(&self) -> &Serving {
         &self.serving
+    }
+
+    /// `Ok` when it may answer now, else the 503 naming the edition.
+    pub fn check_serving(&self) -> Result<(), txmap_terminology::Error> {
+        self.serving
+            .check(&format!("the SNOMED CT edition {}", self.version_uri))
     }
 
     /// The ECL budget of a request: its deadline and this code system's
@@ -224,6 +230,12 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Snom
     fn url(&self) -> &str {
         SNOMED_CT
     }
+    fn in_service(&self) -> Result<(), txmap_terminology::Error> {
+        self.check_serving()
+    }
+    fn malformed(&self, code: &str) -> Option<&'static str> {
+        sctid_malformed(code)
+    }
     fn version(&self) -> Option<&str> {
         Some(&self.version_uri)
     }
@@ -249,8 +261,10 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Snom
         self.edition.concept_count() as usize
     }
     fn locate(&self, code: &str) -> Option<Located> {
-        let code = code.trim();
-        if code.is_empty() || code.len() > 18 || !code.bytes().all(|b| b.is_ascii_digit()) {
+        if code.is_empty()
+            || !code.bytes().all(|b| b.is_ascii_digit())
+            || self.malformed(code).is_some()
+        {
             return None;
         }
         let id = self.edition.ordinal(code.parse().ok()?)?;
@@ -507,20 +521,38 @@ pub fn implicit_filters(url: &str) -> Option<(Option<&str>, Vec<FilterDef>)> {
     Some((version, filters))
 }
 
+/// Why a code of digits cannot be an SCTID by its form: an SCTID is
+/// written without leading zeros ("0404684003" is not 404684003), in at
+/// most 18 digits. `None` for anything else (an expression is judged by
+/// its parser).
+pub fn sctid_malformed(code: &str) -> Option<&'static str> {
+    if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
+        None
+    } else if code.starts_with('0') {
+        Some("an SCTID has no leading zeros")
+    } else if code.len() > 18 {
+        Some("an SCTID has at most 18 digits")
+    } else {
+        None
+    }
+}
+
 /// The edition and filters of an implicit value set URL among `editions`:
 /// the edition its URI names (the latest version of an edition URI), else
-/// the default one.
+/// the default one — in service or not: the caller asks
+/// [`CodeSystemProvider::in_service`], so that one out of service is a 503,
+/// not an unknown value set.
 pub fn implicit_value_set<'a, B: AsRef<[u8]> + std::fmt::Debug + Send + Sync>(
     url: &str,
     editions: &'a [SnomedCt<B>],
 ) -> Option<(&'a dyn CodeSystemProvider, Vec<FilterDef>)> {
     let (version, filters) = implicit_filters(url)?;
-    let serving = || editions.iter().filter(|e| e.serving.is_serving());
     let edition = match version {
-        Some(v) => serving()
+        Some(v) => editions
+            .iter()
             .filter(|e| e.version_matches(v))
             .max_by(|a, b| a.version_uri.cmp(&b.version_uri)),
-        None => serving().find(|e| e.default).or(serving().next()),
+        None => editions.iter().find(|e| e.default).or(editions.first()),
     }?;
     Some((edition as &dyn CodeSystemProvider, filters))
 }

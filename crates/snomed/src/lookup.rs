@@ -64,8 +64,14 @@ fn unknown_code_text<B: AsRef<[u8]>>(e: &SnomedCt<B>, code: &str) -> String {
 
 /// A concept's ordinal from its code as text.
 pub fn find<B: AsRef<[u8]>>(e: &SnomedCt<B>, code: &str) -> Result<u32, Error> {
-    let code = code.trim();
-    if code.is_empty() || code.len() > 18 || !code.bytes().all(|b| b.is_ascii_digit()) {
+    if let Some(why) = crate::sctid_malformed(code) {
+        return Err(Error::not_found(format!(
+            "{}: {}",
+            unknown_code_text(e, code),
+            txmap_terminology::code::invalid_text(code, why)
+        )));
+    }
+    if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
         return Err(unknown_code(e, code));
     }
     code.parse::<u64>()
@@ -138,9 +144,8 @@ pub fn lookup_code<'e, B: AsRef<[u8]>>(
     filter: &PropertyFilter,
     language: &DisplayLanguage,
 ) -> Result<Parameters<'e>, Error> {
-    let trimmed = code.trim();
-    let parameters = if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
-        concept_parameters(e, find(e, trimmed)?, filter, language, true)?
+    let parameters = if !code.is_empty() && code.bytes().all(|b| b.is_ascii_digit()) {
+        concept_parameters(e, find(e, code)?, filter, language, true)?
     } else {
         let expr = expression::parse(code).map_err(|why| {
             Error::not_found(format!(

@@ -108,7 +108,6 @@ pub fn asked(params: &Params) -> Result<Asked, Error> {
         pick(|c| c.code.as_deref()),
     )?
     .ok_or_else(|| Error::required("code"))?
-    .trim()
     .to_owned();
     check_system(system)?;
     let url = params.text("url")?.filter(|u| !u.is_empty());
@@ -170,16 +169,20 @@ pub fn translate<B: AsRef<[u8]>>(
             }
         },
     };
-    let id = (!code.is_empty() && code.len() <= 18 && code.bytes().all(|b| b.is_ascii_digit()))
+    let malformed = crate::sctid_malformed(code);
+    let id = (!code.is_empty() && malformed.is_none() && code.bytes().all(|b| b.is_ascii_digit()))
         .then(|| code.parse::<u64>().ok())
         .flatten()
         .filter(|&id| ed.ordinal(id).is_some());
     let Some(id) = id else {
+        let why = malformed
+            .map(|why| format!(": {}", txmap_terminology::code::invalid_text(code, why)))
+            .unwrap_or_default();
         return Ok(result(
             r5,
             &[],
             Some(format!(
-                "Unable to find code '{code}' in {SNOMED_CT} version {}",
+                "Unable to find code '{code}' in {SNOMED_CT} version {}{why}",
                 e.version_uri()
             )),
         ));

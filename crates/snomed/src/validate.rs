@@ -191,8 +191,22 @@ pub fn validate_code<B: AsRef<[u8]>>(
         code: code.to_owned(),
         ..Outcome::default()
     };
-    let trimmed = code.trim();
-    if trimmed.is_empty() || !trimmed.bytes().all(|b| b.is_ascii_digit()) {
+    // Checked as sent: padding is not a code, nor is an SCTID with
+    // leading zeros ([`txmap_terminology::code`]).
+    if let Some(why) = txmap_terminology::code::malformed(code) {
+        out.issues
+            .push(txmap_terminology::code::issue(code, why, "code"));
+        return Ok((out, Target::None));
+    }
+    if let Some(why) = crate::sctid_malformed(code) {
+        out.issues.push(unknown(code));
+        out.issues.push(Issue {
+            severity: "information",
+            ..txmap_terminology::code::issue(code, why, "code")
+        });
+        return Ok((out, Target::None));
+    }
+    if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
         // An expression. Each way it can be invalid makes the code unknown,
         // with a note saying why.
         let invalid = |mut out: Outcome, why: String| {
@@ -252,7 +266,7 @@ pub fn validate_code<B: AsRef<[u8]>>(
         });
         return Ok((out, Target::Expression(subject(ed, &expr))));
     }
-    let Some(ord) = trimmed.parse::<u64>().ok().and_then(|id| ed.ordinal(id)) else {
+    let Some(ord) = code.parse::<u64>().ok().and_then(|id| ed.ordinal(id)) else {
         out.issues.push(unknown(code));
         return Ok((out, Target::None));
     };

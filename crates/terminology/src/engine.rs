@@ -182,6 +182,7 @@ impl<'r> Engine<'r> {
                     known,
                     expanding: self.expanding,
                 },
+                CsMiss::Unavailable(e) => e,
             })
     }
 
@@ -197,7 +198,8 @@ impl<'r> Engine<'r> {
         if let Some(vs) = self.resolver.value_set(url, version.as_deref()) {
             return Ok(Imported::Set(vs));
         }
-        if let Some((cs, filters)) = self.resolver.implicit_value_set(canonical) {
+        if let Some(found) = self.resolver.implicit_value_set(canonical) {
+            let (cs, filters) = found?;
             self.use_cs(cs);
             return Ok(Imported::Implicit(cs, filters));
         }

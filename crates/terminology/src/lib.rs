@@ -17,11 +17,13 @@
 //! to send, or an [`Error`] that knows its HTTP status and
 //! OperationOutcome.
 //!
-//! * [`codesystem`] and [`valueset`] read the resources (R4 or R5 JSON);
+//! * [`codesystem`] and [`valueset`] read the resources (R4 or R5 JSON),
+//!   and [`code`] says what a code is before any code system is asked;
 //! * [`resolver`] finds them by URL and version, in the request and then
 //!   in the sources behind it ([`external`]: packages, editions);
 //! * [`provider`] is what operations ask of a code system
-//!   ([`CodeSystemProvider`]), whoever holds it;
+//!   ([`CodeSystemProvider`]), whoever holds it, and [`serving`] whether
+//!   one held in a file may answer now;
 //! * [`request`] and [`params`] are an operation's input, the JSON and its
 //!   strict typed view;
 //! * [`filter`] compiles value set filters, [`engine`] evaluates
@@ -36,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 pub mod batch;
+pub mod code;
 pub mod codesystem;
 pub mod compare;
 pub mod engine;
@@ -52,6 +55,7 @@ pub mod params;
 pub mod provider;
 pub mod request;
 pub mod resolver;
+pub mod serving;
 pub mod subsumes;
 pub mod supplement;
 pub mod translate;

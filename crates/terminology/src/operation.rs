@@ -120,6 +120,7 @@ pub fn answer(
     fhir: Fhir,
 ) -> Result<Answer, Error> {
     request.check()?;
+    crate::code::check_request(plan.op, &request)?;
     if plan.native
         && let Some(native) = source.native()
     {

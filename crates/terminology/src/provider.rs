@@ -170,6 +170,22 @@ pub trait CodeSystemProvider: std::fmt::Debug + Send + Sync {
             .is_some_and(|have| crate::resolver::version_matches(asked, have))
     }
 
+    /// Why `code` cannot be one of this system's codes by its form alone
+    /// (SNOMED CT: an SCTID has no leading zeros), for the issue that
+    /// explains an unknown code; `None` when its form says nothing.
+    fn malformed(&self, _code: &str) -> Option<&'static str> {
+        None
+    }
+
+    /// `Ok` when the code system may answer now; else the error (a 503,
+    /// [`crate::Error::Unavailable`]) that says why: a file being verified
+    /// or out of service ([`crate::serving`]). The resolver asks it of the
+    /// version it picks, so a code system out of service is refused, not
+    /// taken for unknown.
+    fn in_service(&self) -> Result<(), crate::Error> {
+        Ok(())
+    }
+
     /// Whether this version is the one a request that names no version
     /// means, before the latest (a server's default SNOMED CT edition).
     fn is_default_version(&self) -> bool {

@@ -29,6 +29,10 @@ pub struct Resolver {
     grammars: OnceLock<Vec<GrammarProvider>>,
 }
 
+/// An implicit value set: the code system version it is of, and the
+/// filters it means.
+pub type Implicit<'a> = (&'a dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>);
+
 /// Why a code system could not be found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CsMiss {
@@ -36,6 +40,9 @@ pub enum CsMiss {
     Unknown,
     /// The system is known, not in that version; the known versions.
     Version(Vec<String>),
+    /// The version asked for (or the default one) is held, and out of
+    /// service now: why ([`CodeSystemProvider::in_service`]).
+    Unavailable(crate::Error),
 }
 
 impl Resolver {
@@ -102,8 +109,23 @@ impl Resolver {
     }
 
     /// The code system `url` in `version` (wildcards `x` and `*` match a
-    /// segment), or the latest version when none is asked for.
+    /// segment), or the latest version when none is asked for (a
+    /// provider's default version first); if that one is out of service,
+    /// why.
     pub fn code_system(
+        &self,
+        url: &str,
+        version: Option<&str>,
+    ) -> Result<&dyn CodeSystemProvider, CsMiss> {
+        let found = self.pick(url, version)?;
+        found.in_service().map_err(CsMiss::Unavailable)?;
+        Ok(found)
+    }
+
+    /// The version [`Resolver::code_system`] picks, in service or not: for
+    /// choosing which version a coding means (its `version()`), never for
+    /// reading its concepts.
+    pub fn pick(
         &self,
         url: &str,
         version: Option<&str>,
@@ -159,12 +181,11 @@ impl Resolver {
 
     /// A code system's implicit value set named by `url`
     /// (`http://snomed.info/sct?fhir_vs=isa/…`): the code system version
-    /// and the filters it means.
-    pub fn implicit_value_set(
-        &self,
-        url: &str,
-    ) -> Option<(&dyn CodeSystemProvider, Vec<crate::valueset::FilterDef>)> {
-        self.external.as_deref()?.implicit_value_set(url)
+    /// and the filters it means — or, when that version is out of service,
+    /// why.
+    pub fn implicit_value_set(&self, url: &str) -> Option<Result<Implicit<'_>, crate::Error>> {
+        let (cs, filters) = self.external.as_deref()?.implicit_value_set(url)?;
+        Some(cs.in_service().map(|()| (cs, filters)))
     }
 
     /// The supplement with canonical `url` (`url|version` allowed).

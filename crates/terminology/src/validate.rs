@@ -484,22 +484,26 @@ impl Validator<'_> {
         Ok(out)
     }
 
-    /// Infers the system of a bare code from the value set's includes.
-    fn infer_system(&self, code: &str) -> Vec<String> {
-        let Some(vs) = self.vs else { return vec![] };
+    /// Infers the system of a bare code from the value set's includes; a
+    /// system out of service cannot say, and so stops it.
+    fn infer_system(&self, code: &str) -> Result<Vec<String>, Error> {
+        let Some(vs) = self.vs else {
+            return Ok(vec![]);
+        };
         let mut found: Vec<String> = Vec::new();
         for rule in &vs.compose.include {
             let Some(s) = &rule.system else { continue };
             let listed = rule.concepts.iter().any(|c| c.code == code);
-            let known = self
-                .engine
-                .code_system(s, rule.version.as_deref())
-                .is_ok_and(|cs| cs.locate(code).is_some());
+            let known = match self.engine.code_system(s, rule.version.as_deref()) {
+                Ok(cs) => cs.locate(code).is_some(),
+                Err(e @ Error::Unavailable(_)) => return Err(e),
+                Err(_) => false,
+            };
             if (listed || (rule.concepts.is_empty() && known)) && !found.contains(s) {
                 found.push(s.clone());
             }
         }
-        found
+        Ok(found)
     }
 
     fn check(&self, c: &Coding, origin: &Origin, implied: bool) -> Result<Checked, Error> {
@@ -508,10 +512,16 @@ impl Validator<'_> {
             ..Checked::default()
         };
         let code = c.code.clone().unwrap_or_default();
+        if let Some(why) = crate::code::malformed(&code) {
+            out.system.clone_from(&c.system);
+            out.issues
+                .push(crate::code::issue(&code, why, &origin.code));
+            return Ok(out);
+        }
         let system = match &c.system {
             Some(s) => s.clone(),
             None if implied && self.vs.is_some() => {
-                let found = self.infer_system(&code);
+                let found = self.infer_system(&code)?;
                 if let [one] = found.as_slice() {
                     one.clone()
                 } else {
@@ -617,6 +627,8 @@ impl Validator<'_> {
         };
         let base = match self.engine.code_system(&system, version.as_deref()) {
             Ok(cs) => cs,
+            // Held and out of service: nobody can say, so no answer.
+            Err(e @ Error::Unavailable(_)) => return Err(e),
             Err(e) => {
                 let included = self.vs.is_some_and(|vs| vs.systems().any(|s| s == system));
                 if self.vs.is_some() && !included {
@@ -719,6 +731,12 @@ impl Validator<'_> {
                 text,
                 &origin.code,
             ));
+            if let Some(why) = cs.malformed(&code) {
+                out.issues.push(Issue {
+                    severity: "information",
+                    ..crate::code::issue(&code, why, &origin.code)
+                });
+            }
             // A grammar can say where the code went wrong.
             if let Some(why) = cs.grammar().and_then(|g| g.why_not(&code)) {
                 out.issues.push(Issue {

@@ -187,7 +187,7 @@ pub fn plan(
     let mut p = Plan::default();
     let known = |v: &str| {
         resolver
-            .code_system(system, Some(v))
+            .pick(system, Some(v))
             .ok()
             .and_then(|cs| cs.version().map(str::to_owned))
     };
@@ -273,7 +273,7 @@ pub fn plan(
                     p.issues.push(changed(d, "", cv));
                 } else {
                     p.version = resolver
-                        .code_system(system, None)
+                        .pick(system, None)
                         .ok()
                         .and_then(|cs| cs.version().map(str::to_owned));
                     p.issues.push(issue(
@@ -299,7 +299,7 @@ pub fn plan(
     }
     let resolved = p.version.clone().or_else(|| {
         resolver
-            .code_system(system, None)
+            .pick(system, None)
             .ok()
             .and_then(|cs| cs.version().map(str::to_owned))
     });

@@ -1,22 +1,29 @@
-//! Whether an edition may answer: a file is served once every checksum
-//! of it has been read through ([`txmap_store::Edition::verify`]).
+//! Whether a code system held in a file may answer: a file is served
+//! once every checksum of it has been read through (a SNOMED CT edition's
+//! `Edition::verify`, a LOINC, RxNorm or NDC file's `CodeSystemFile::verify`).
 //!
-//! Opening an edition checks its header, its section table and the small
+//! Opening a file checks its header, its section table and the small
 //! sections parsed on open; the big ones are read on demand, and a
 //! flipped byte in them would be served as data ("Draina[e - action" for
 //! "Drainage - action", a wrong relationship target). So the server reads
-//! each file through once in the background and answers from an edition
-//! only when that has passed; while it runs the edition answers 503, and
-//! if it fails the edition stays out of service, naming the file and the
-//! section. A file the config trusts (`[snomed] trust_unverified`) is
-//! served at once, unverified.
+//! each file through once in the background and answers from it only
+//! when that has passed; while it runs the file answers 503, and if it
+//! fails the file stays out of service, naming the file and the section.
+//! A file the config trusts (`[snomed] trust_unverified`) is served at
+//! once, unverified.
+//!
+//! A provider out of service is still a provider: the resolver finds it
+//! by URL and version like any other, and then refuses with its
+//! [`Serving::check`] (`CodeSystemProvider::in_service`), so a request
+//! that needs it is a 503 on every path — never "unknown code system",
+//! never `result: false`.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
-use txmap_terminology::Error;
+use crate::Error;
 
-/// Where an edition's verification stands.
+/// Where a file's verification stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     Verifying,
@@ -37,10 +44,11 @@ impl State {
     }
 }
 
-/// An edition's serving state, shared by the verifier and every request.
+/// A file's serving state, shared by the verifier and every request.
 #[derive(Debug)]
 pub struct Serving {
-    /// The file, for messages.
+    /// The file's name (not its path: messages go to clients), for
+    /// messages.
     file: String,
     state: AtomicU8,
     /// Why verification failed.
@@ -91,6 +99,16 @@ impl Serving {
         self.checked.store(bytes, Ordering::Relaxed);
     }
 
+    /// A verification starts again (the file is read through once more):
+    /// out of service until [`Serving::finish`]. A trusted file stays
+    /// trusted.
+    pub fn begin(&self) {
+        if self.state() != State::Trusted {
+            self.checked.store(0, Ordering::Relaxed);
+            self.state.store(State::Verifying as u8, Ordering::Release);
+        }
+    }
+
     /// The outcome of the verification.
     pub fn finish(&self, result: Result<(), String>) {
         match result {
@@ -102,21 +120,23 @@ impl Serving {
         }
     }
 
-    /// Whether the edition may answer now.
+    /// Whether the file may answer now.
     pub fn is_serving(&self) -> bool {
         matches!(self.state(), State::Verified | State::Trusted)
     }
 
-    /// `Ok` when the edition may answer; else the 503 that says why.
-    pub fn check(&self, version_uri: &str) -> Result<(), Error> {
+    /// `Ok` when the file may answer; else the 503 that says why, naming
+    /// what the file holds (`what`: "the SNOMED CT edition
+    /// http://snomed.info/sct/…", "the code system http://loinc.org|2.77").
+    pub fn check(&self, what: &str) -> Result<(), Error> {
         match self.state() {
             State::Verified | State::Trusted => Ok(()),
             State::Verifying => Err(Error::Unavailable(format!(
-                "the SNOMED CT edition {version_uri} ({}) is being verified; retry shortly",
+                "{what} ({}) is being verified; retry shortly",
                 self.file
             ))),
             State::Failed => Err(Error::Unavailable(format!(
-                "the SNOMED CT edition {version_uri} is out of service: its file {} failed verification ({})",
+                "{what} is out of service: its file {} failed verification ({})",
                 self.file,
                 self.failure().unwrap_or("unknown reason")
             ))),
@@ -129,7 +149,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_edition_serves_once_verified_or_trusted() {
+    fn a_file_serves_once_verified_or_trusted() {
         let s = Serving::new("a.txmap", false);
         assert_eq!(s.state(), State::Verifying);
         let e = s.check("v").unwrap_err();
