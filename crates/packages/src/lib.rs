@@ -339,7 +339,50 @@ pub struct Listed<'a> {
     slot: &'a Slot,
 }
 
+/// The id a resource of `kind` with its own id `id`, from package
+/// `package`, is served by, given the ids served so far (`taken`, which it
+/// joins): its own when free, else qualified by the package
+/// (`hl7.fhir.r5.core-action-type`: THO and R5 core share 221 ids), cut
+/// to FHIR's 64 characters and numbered if that too is taken. So every
+/// resource of a kind has one id, and a read by it finds that resource.
+fn served_id(
+    taken: &mut std::collections::HashSet<(Kind, String)>,
+    kind: Kind,
+    package: &str,
+    id: &str,
+) -> String {
+    if taken.insert((kind, id.to_owned())) {
+        return id.to_owned();
+    }
+    let package: String = package
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let qualified = format!("{package}-{id}");
+    let cut = |s: &str, room: usize| s.chars().take(room).collect::<String>();
+    let mut candidate = cut(&qualified, 64);
+    let mut n = 2u32;
+    while !taken.insert((kind, candidate.clone())) {
+        let suffix = format!("-{n}");
+        candidate = format!("{}{suffix}", cut(&qualified, 64 - suffix.len()));
+        n += 1;
+    }
+    candidate
+}
+
 impl<'a> Listed<'a> {
+    /// The id the endpoint serves the resource by (unique among the
+    /// endpoint's resources of its kind); the resource's JSON carries it.
+    pub fn id(&self) -> Option<&'a str> {
+        self.slot.id.as_deref()
+    }
+
     /// The resource as JSON (without its narrative), in the version
     /// reported.
     pub fn resource(&self) -> Option<Value> {
@@ -366,6 +409,10 @@ enum Parsed {
 struct Slot {
     package: usize,
     entry: usize,
+    /// The id the endpoint serves it by: the resource's own, or, when an
+    /// earlier package's resource of the same kind has that id already,
+    /// the id qualified by the package ([`served_id`]).
+    id: Option<String>,
     /// The version to report instead of the resource's own (a core
     /// package served at another FHIR version).
     version: Option<String>,
@@ -395,6 +442,7 @@ impl Packages {
             by_url: HashMap::new(),
         };
         let mut seen = std::collections::HashSet::new();
+        let mut ids = std::collections::HashSet::new();
         for p in packages {
             let rewrite = p.is_core() && !p.is_for(fhir_version);
             if rewrite && own_core {
@@ -418,9 +466,13 @@ impl Packages {
                     .entry((e.kind, e.url.clone()))
                     .or_default()
                     .push(out.slots.len());
+                let id =
+                    e.id.as_deref()
+                        .map(|id| served_id(&mut ids, e.kind, &p.name, id));
                 out.slots.push(Slot {
                     package: index,
                     entry: i,
+                    id,
                     version,
                     parsed: OnceLock::new(),
                 });
@@ -496,6 +548,11 @@ impl Packages {
         let mut v: Value = serde_json::from_slice(p.json(&p.entries[slot.entry])).ok()?;
         if let (Some(version), Some(o)) = (&slot.version, v.as_object_mut()) {
             o.insert("version".into(), Value::String(version.clone()));
+        }
+        if let (Some(id), Some(o)) = (&slot.id, v.as_object_mut())
+            && o.get("id").and_then(Value::as_str) != Some(id)
+        {
+            o.insert("id".into(), Value::String(id.clone()));
         }
         Some(v)
     }

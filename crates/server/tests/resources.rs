@@ -343,3 +343,83 @@ async fn a_summary_search_pages_through_every_value_set_of_a_real_package() {
             .any(|c| c["uri"] == "http://terminology.hl7.org/CodeSystem/v3-RoleCode")
     );
 }
+
+/// The offset of the query string in `url`.
+fn offset_of(url: &str) -> u64 {
+    url.split(['?', '&'])
+        .find_map(|p| p.strip_prefix("_offset="))
+        .map_or(0, |o| o.parse().unwrap())
+}
+
+#[tokio::test]
+async fn paging_links_never_wrap_around() {
+    let s = server();
+    for offset in [u64::MAX, u64::MAX - 1, 1 << 63, 4, 3] {
+        let (status, b) = get(&s, &format!("/r4/ValueSet?_offset={offset}&_count=5")).await;
+        assert_eq!(status, StatusCode::OK, "{b}");
+        assert_eq!(b["entry"].as_array().unwrap().len(), 0, "{offset}: {b}");
+        for l in b["link"].as_array().unwrap() {
+            let url = l["url"].as_str().unwrap();
+            match l["relation"].as_str().unwrap() {
+                // The page past the end links back, never forward.
+                "next" => panic!("{offset}: a next link past the end: {url}"),
+                "previous" | "first" | "last" => assert!(offset_of(url) < 3, "{url}"),
+                _ => {}
+            }
+        }
+    }
+    let (status, b) = get(&s, "/r4/ValueSet?_offset=99999999999999999999999").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{b}");
+}
+
+#[tokio::test]
+async fn resources_sharing_an_id_across_packages_each_read_by_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = |name: &str, title: &str| {
+        txmap_packages::pack_json(&[
+            (
+                "package/package.json",
+                json!({"name": name, "version": "1.0.0", "fhirVersions": ["4.0.1"]}),
+            ),
+            (
+                "package/ValueSet-action-type.json",
+                json!({"resourceType": "ValueSet", "id": "action-type",
+                    "url": format!("http://{name}/ValueSet/action-type"), "title": title,
+                    "status": "active", "compose": {"include": [{"system": "http://example.org/cs"}]}}),
+            ),
+        ])
+        .unwrap()
+    };
+    std::fs::write(dir.path().join("a.tgz"), pack("tho.example", "THO's")).unwrap();
+    std::fs::write(dir.path().join("b.tgz"), pack("core.example", "Core's")).unwrap();
+    let s = common::serve(dir.path(), "packages = [\"a.tgz\", \"b.tgz\"]\n");
+    let (_, bundle) = get(&s, "/r4/ValueSet").await;
+    let entries = bundle["entry"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{bundle}");
+    let full: BTreeSet<&str> = entries
+        .iter()
+        .map(|e| e["fullUrl"].as_str().unwrap())
+        .collect();
+    assert_eq!(full.len(), 2, "every fullUrl unique: {full:?}");
+    for e in entries {
+        let id = e["resource"]["id"].as_str().unwrap();
+        assert!(
+            e["fullUrl"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/ValueSet/{id}"))
+        );
+        let (status, read) = get(&s, &format!("/r4/ValueSet/{id}")).await;
+        assert_eq!(status, StatusCode::OK, "{id}: {read}");
+        assert_eq!(read["url"], e["resource"]["url"], "{id} reads its own");
+        assert_eq!(read["id"], id);
+        let (_, by_id) = get(&s, &format!("/r4/ValueSet?_id={id}")).await;
+        assert_eq!(by_id["total"], 1, "{id}: {by_id}");
+    }
+    // The first package keeps the id; the second's is qualified by its
+    // package.
+    let (_, read) = get(&s, "/r4/ValueSet/action-type").await;
+    assert_eq!(read["title"], "THO's");
+    let (_, read) = get(&s, "/r4/ValueSet/core.example-action-type").await;
+    assert_eq!(read["title"], "Core's");
+}

@@ -11,8 +11,10 @@
 //!
 //! - `GET [base]/{type}/{id}` reads one (404 with an OperationOutcome
 //!   otherwise). An edition's id is `sct-<module>-<YYYYMMDD>`, stable
-//!   across restarts; a package resource keeps its own id (the first
-//!   package's, when two share one).
+//!   across restarts; a package resource keeps its own id, unless an
+//!   earlier package's resource of its type has it: then it is qualified
+//!   by its package (`hl7.fhir.r5.core-action-type`), so every resource
+//!   has one id and every search entry's `fullUrl` reads it.
 //! - `GET [base]/{type}?…` searches: `url` (exact), `version` (exact),
 //!   `status` (exact), `name` and `title` (FHIR string search: case- and
 //!   accent-blind prefix; `:exact` and `:contains` modifiers), `_id`; a
@@ -126,7 +128,7 @@ impl Hit<'_> {
                 _ => None,
             },
             Hit::Package(l) => match name {
-                "_id" => l.entry.id.clone(),
+                "_id" => l.id().map(str::to_owned),
                 "url" => Some(l.entry.url.clone()),
                 "version" => l.version.map(str::to_owned),
                 "name" => l.entry.name.clone(),
@@ -155,6 +157,9 @@ impl Hit<'_> {
                 }
                 if let (Some(v), true) = (l.version, o.contains_key("version")) {
                     o.insert("version".into(), json!(v));
+                }
+                if let Some(id) = l.id() {
+                    o.insert("id".into(), json!(id));
                 }
                 subsetted(&mut o);
                 Some(Value::Object(o))
@@ -440,10 +445,15 @@ fn search(
             json!({"relation": "self", "url": link(q.offset)}),
             json!({"relation": "first", "url": link(0)}),
         ];
+        // Offsets past the end are answered (an empty page) and never
+        // wrap: `previous` goes back to the last page, `next` never
+        // points past the end.
         if q.offset > 0 {
-            links.push(json!({"relation": "previous", "url": link(q.offset.saturating_sub(page))}));
+            links.push(
+                json!({"relation": "previous", "url": link(q.offset.min(last + page).saturating_sub(page))}),
+            );
         }
-        if q.count > 0 && q.offset + q.count < total {
+        if q.count > 0 && q.offset.saturating_add(q.count) < total {
             links.push(json!({"relation": "next", "url": link(q.offset + q.count)}));
         }
         links.push(json!({"relation": "last", "url": link(last)}));
@@ -497,7 +507,7 @@ fn read(state: &AppState, v: FhirVersion, kind: Kind, id: &str) -> Option<Value>
         .packages
         .view(v)?
         .listed(kind)
-        .find(|l| l.entry.id.as_deref() == Some(id))?
+        .find(|l| l.id() == Some(id))?
         .resource()
 }
 
