@@ -394,7 +394,7 @@ fn run_load(a: LoadArgs) -> Result<()> {
         std::fs::write(path, load::raw_tsv(&corpus, &reports))
             .with_context(|| format!("{}: writing", path.display()))?;
     }
-    print!("{}", load::markdown(&reports));
+    out!("{}", load::markdown(&reports));
     Ok(())
 }
 
@@ -423,14 +423,14 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Scan(a) => run_scan(a),
         #[cfg(target_os = "linux")]
         BenchCommand::ScanChild(a) => {
-            println!("{}", txmap_bench::scan::child_main(&a.args)?);
+            outln!("{}", txmap_bench::scan::child_main(&a.args)?);
             Ok(())
         }
         #[cfg(target_os = "linux")]
         BenchCommand::Cold(a) => run_cold(a),
         #[cfg(target_os = "linux")]
         BenchCommand::ColdChild(a) => {
-            println!("{}", txmap_bench::cold::child_main(&a.args)?);
+            outln!("{}", txmap_bench::cold::child_main(&a.args)?);
             Ok(())
         }
     }
@@ -461,7 +461,7 @@ fn run_ecl(a: EclArgs) -> Result<()> {
     let report = ecl::run(&edition, &corpus, &exprs, parse_total, &options, |_| {})?;
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
-    print!("{}", report.markdown());
+    out!("{}", report.markdown());
     Ok(())
 }
 
@@ -476,7 +476,7 @@ fn run_requests(a: RequestsArgs) -> Result<()> {
     let report = txmap_bench::requests::run(&options)?;
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
-    print!("{}", report.markdown());
+    out!("{}", report.markdown());
     Ok(())
 }
 
@@ -495,7 +495,7 @@ fn run_hostile(a: HostileArgs) -> Result<()> {
         std::fs::write(out, serde_json::to_string_pretty(&json)? + "\n")
             .with_context(|| format!("{}: writing", out.display()))?;
     }
-    println!(
+    outln!(
         "{} hostile requests in {:.1} s, slowest answer {:.0} ms; by status {}; after: {}",
         report.sent,
         report.seconds,
@@ -504,7 +504,7 @@ fn run_hostile(a: HostileArgs) -> Result<()> {
         serde_json::to_string(&json["after"])?
     );
     for v in report.violations.iter().take(20) {
-        println!("VIOLATION [{}] {}: {}", v.category, v.request, v.what);
+        outln!("VIOLATION [{}] {}: {}", v.category, v.request, v.what);
     }
     if !report.violations.is_empty() {
         bail!("{} answers broke the rules", report.violations.len());
@@ -546,7 +546,7 @@ fn run_tho(a: ThoArgs) -> Result<()> {
     }
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
-    print!("{}", report.markdown());
+    out!("{}", report.markdown());
     Ok(())
 }
 
@@ -621,7 +621,7 @@ fn sample(file: &std::path::Path, seed: u64) -> Result<Pools> {
 fn write(out: &std::path::Path, summaries: &[Summary]) -> Result<()> {
     let json = serde_json::to_string_pretty(&report::to_json(summaries))?;
     std::fs::write(out, json + "\n").with_context(|| format!("{}: writing", out.display()))?;
-    print!("{}", report::markdown(summaries));
+    out!("{}", report::markdown(summaries));
     Ok(())
 }
 
@@ -733,7 +733,7 @@ fn run_scan(a: ScanArgs) -> Result<()> {
     })?;
     let json = serde_json::to_string_pretty(&report.to_json())?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
-    print!("{}", report.markdown());
+    out!("{}", report.markdown());
     Ok(())
 }
 
@@ -807,6 +807,6 @@ fn run_cold(a: ColdArgs) -> Result<()> {
     })?;
     let text = serde_json::to_string_pretty(&json)?;
     std::fs::write(&a.out, text + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
-    print!("{markdown}");
+    out!("{markdown}");
     Ok(())
 }

@@ -327,24 +327,24 @@ fn import(a: ImportArgs) -> Result<()> {
             "counts": report.counts,
             "stages": stages,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     if !a.quiet {
         for (path, why) in &report.skipped_files {
             eprintln!("not read: {path}: {why}");
         }
-        println!(
+        outln!(
             "wrote {} ({})",
             report.output.display(),
             human(report.file_size)
         );
-        println!("  edition  {}", report.identity.edition_uri);
-        println!("  version  {}", report.identity.version_uri);
+        outln!("  edition  {}", report.identity.edition_uri);
+        outln!("  version  {}", report.identity.version_uri);
         for (k, v) in &report.counts {
-            println!("  {k:<24} {v}");
+            outln!("  {k:<24} {v}");
         }
-        println!(
+        outln!(
             "  time {:.2} s, peak RSS {}, {} sorted runs spilled",
             report.wall_seconds,
             report
@@ -354,12 +354,12 @@ fn import(a: ImportArgs) -> Result<()> {
             report.spilled_runs
         );
         if report.skipped_rows > 0 {
-            println!(
+            outln!(
                 "  skipped {} malformed rows (--lenient); first ones:",
                 report.skipped_rows
             );
             for p in &report.first_problems {
-                println!("    {p}");
+                outln!("    {p}");
             }
         }
     }
@@ -376,7 +376,7 @@ fn verify(file: PathBuf) -> Result<()> {
     if let Some(cs) = open_code_system(&file)? {
         cs.verify(|_| {})
             .with_context(|| format!("{}", file.display()))?;
-        println!(
+        outln!(
             "{}: ok (code system {}|{}, {} concepts)",
             file.display(),
             cs.meta("url"),
@@ -388,7 +388,7 @@ fn verify(file: PathBuf) -> Result<()> {
     let e = open(&file)?;
     e.verify(|_| {})
         .with_context(|| format!("{}", file.display()))?;
-    println!(
+    outln!(
         "{}: ok ({} sections, {})",
         file.display(),
         e.sections().len(),
@@ -420,29 +420,35 @@ fn inspect(file: PathBuf, as_json: bool) -> Result<()> {
             "metadata": e.metadata(),
             "sections": sections.iter().map(|s| json!({"name": s.name, "offset": s.offset, "len": s.len, "count": s.count})).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    println!("{}", file.display());
-    println!("  edition   {}", id.edition_uri);
-    println!("  version   {}", id.version_uri);
-    println!("  status    {}", id.status);
-    println!("  size      {}", human(e.bytes().as_ref().len() as u64));
-    println!("  concepts  {}", e.concept_count());
-    println!("  descriptions {}", e.description_count());
+    outln!("{}", file.display());
+    outln!("  edition   {}", id.edition_uri);
+    outln!("  version   {}", id.version_uri);
+    outln!("  status    {}", id.status);
+    outln!("  size      {}", human(e.bytes().as_ref().len() as u64));
+    outln!("  concepts  {}", e.concept_count());
+    outln!("  descriptions {}", e.description_count());
     for (k, v) in e.metadata() {
         if let Some(k) = k.strip_prefix("count.") {
-            println!("  {k:<24} {v}");
+            outln!("  {k:<24} {v}");
         }
     }
-    println!(
+    outln!(
         "  {:<26} {:>12} {:>12} {:>12}",
-        "section", "offset", "bytes", "count"
+        "section",
+        "offset",
+        "bytes",
+        "count"
     );
     for s in &sections {
-        println!(
+        outln!(
             "  {:<26} {:>12} {:>12} {:>12}",
-            s.name, s.offset, s.len, s.count
+            s.name,
+            s.offset,
+            s.len,
+            s.count
         );
     }
     Ok(())
@@ -499,11 +505,11 @@ fn lookup(file: PathBuf, sctid: u64, as_json: bool) -> Result<()> {
             "refsets": refsets.iter().map(|m| json!({"refset": m.refset.to_string(), "fields": m.fields})).collect::<Vec<_>>(),
             "associations": associations.iter().map(|a| json!({"refset": a.refset.to_string(), "target": a.target.to_string()})).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    println!("{}", label(sctid)?);
-    println!(
+    outln!("{}", label(sctid)?);
+    outln!(
         "  {} {}, module {}, effective {}",
         if c.active { "active" } else { "inactive" },
         if c.defined { "defined" } else { "primitive" },
@@ -518,19 +524,19 @@ fn lookup(file: PathBuf, sctid: u64, as_json: bool) -> Result<()> {
             _ => "???",
         };
         let status = if d.active { "" } else { " (inactive)" };
-        println!("  {kind} {} [{}] {}{status}", d.id, d.language, d.term);
+        outln!("  {kind} {} [{}] {}{status}", d.id, d.language, d.term);
     }
     for p in &parents {
-        println!("  is a {p}");
+        outln!("  is a {p}");
     }
-    println!(
+    outln!(
         "  {} children, {} ancestors, {} descendants",
         children.len(),
         e.ancestors(c.ordinal)?.len(),
         e.descendants(c.ordinal)?.len()
     );
     for r in &attributes {
-        println!(
+        outln!(
             "  group {} {} = {}",
             r.group,
             label(r.type_id)?,
@@ -538,13 +544,13 @@ fn lookup(file: PathBuf, sctid: u64, as_json: bool) -> Result<()> {
         );
     }
     for v in e.concrete_values(c.ordinal)? {
-        println!("  group {} {} = {}", v.group, label(v.type_id)?, v.value);
+        outln!("  group {} {} = {}", v.group, label(v.type_id)?, v.value);
     }
     for a in &associations {
-        println!("  {} -> {}", label(a.refset)?, label(a.target)?);
+        outln!("  {} -> {}", label(a.refset)?, label(a.target)?);
     }
     for m in &refsets {
-        println!("  member of {} {}", label(m.refset)?, m.fields);
+        outln!("  member of {} {}", label(m.refset)?, m.fields);
     }
     Ok(())
 }
@@ -554,7 +560,7 @@ fn synth(a: SynthArgs) -> Result<()> {
         let n = u32::try_from(a.concepts / 5).context("--concepts: too many concepts")?;
         txmap_codesystems::synth::write_rxnorm(&a.out, n)
             .with_context(|| format!("writing {}", a.out.display()))?;
-        println!(
+        outln!(
             "wrote an RxNorm release of about {} concepts to {}",
             n * 4,
             a.out.display()
@@ -565,7 +571,7 @@ fn synth(a: SynthArgs) -> Result<()> {
         let terms = u32::try_from(a.concepts).context("--concepts: too many terms")?;
         txmap_codesystems::synth::write_release(&a.out, txmap_codesystems::synth::Shape { terms })
             .with_context(|| format!("writing {}", a.out.display()))?;
-        println!(
+        outln!(
             "wrote a LOINC release of {terms} terms to {}",
             a.out.display()
         );
@@ -583,9 +589,9 @@ fn synth(a: SynthArgs) -> Result<()> {
     }
     let summary = txmap_synth::generate(&config, &a.out)
         .with_context(|| format!("writing {}", a.out.display()))?;
-    println!("wrote {}", a.out.display());
+    outln!("wrote {}", a.out.display());
     for (file, rows) in &summary.files {
-        println!("  {rows:>10}  {file}");
+        outln!("  {rows:>10}  {file}");
     }
     Ok(())
 }
@@ -657,16 +663,16 @@ fn conformance(a: ConformanceArgs) -> Result<()> {
         }
         reports.push(rep);
     }
-    print!("{}", report::summary(&reports));
+    out!("{}", report::summary(&reports));
     if let Some(path) = &a.report {
         std::fs::write(path, report::report_json(&reports).to_pretty())
             .with_context(|| format!("writing {}", path.display()))?;
-        println!("report: {}", path.display());
+        outln!("report: {}", path.display());
     }
     if let Some(dir) = &a.output {
         let n = report::write_failures(dir, &reports)
             .with_context(|| format!("writing under {}", dir.display()))?;
-        println!(
+        outln!(
             "expected and actual of {n} failed tests under {}",
             dir.display()
         );
@@ -677,13 +683,13 @@ fn conformance(a: ConformanceArgs) -> Result<()> {
         let listed = report::read_ratchet(path).with_context(|| format!("{}", path.display()))?;
         let check = report::check_ratchet(&listed, &reports);
         for id in &check.regressed {
-            println!(
+            outln!(
                 "ratchet: {id} is listed in {} but did not pass",
                 path.display()
             );
         }
         if !check.not_run.is_empty() {
-            println!(
+            outln!(
                 "ratchet: {} listed tests were not run (filtered out or unknown)",
                 check.not_run.len()
             );
@@ -692,13 +698,13 @@ fn conformance(a: ConformanceArgs) -> Result<()> {
             if started {
                 let n = report::write_ratchet(path, &reports)
                     .with_context(|| format!("writing {}", path.display()))?;
-                println!("ratchet: wrote {n} passing tests to {}", path.display());
+                outln!("ratchet: wrote {n} passing tests to {}", path.display());
             } else {
-                println!("ratchet: not rewritten, since a run could not start");
+                outln!("ratchet: not rewritten, since a run could not start");
             }
         } else {
             for id in &check.unlisted {
-                println!(
+                outln!(
                     "ratchet: {id} passes but is not listed in {}: add it (--update-ratchet)",
                     path.display()
                 );
@@ -710,7 +716,7 @@ fn conformance(a: ConformanceArgs) -> Result<()> {
     }
     // The final line is what CI's log reader looks for: nothing may follow
     // it, so failure is an exit status rather than an error message.
-    println!("{}", report::final_line(&reports));
+    outln!("{}", report::final_line(&reports));
     std::io::stdout().flush()?;
     if !ok {
         std::process::exit(1);
@@ -762,19 +768,22 @@ fn inspect_code_system(
             "metadata": cs.metadata(),
             "sections": sections.iter().map(|(name, offset, len, count)| json!({"name": name, "offset": offset, "len": len, "count": count})).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    println!("{}", file.display());
-    println!("  code system {}|{}", cs.meta("url"), cs.meta("version"));
-    println!("  size      {}", human(cs.bytes().len() as u64));
-    println!("  concepts  {}", cs.len());
-    println!(
+    outln!("{}", file.display());
+    outln!("  code system {}|{}", cs.meta("url"), cs.meta("version"));
+    outln!("  size      {}", human(cs.bytes().len() as u64));
+    outln!("  concepts  {}", cs.len());
+    outln!(
         "  {:<26} {:>12} {:>12} {:>12}",
-        "section", "offset", "bytes", "count"
+        "section",
+        "offset",
+        "bytes",
+        "count"
     );
     for (name, offset, len, count) in &sections {
-        println!("  {name:<26} {offset:>12} {len:>12} {count:>12}");
+        outln!("  {name:<26} {offset:>12} {len:>12} {count:>12}");
     }
     Ok(())
 }
@@ -893,7 +902,7 @@ fn report_compiled(
             "absent_files": absent,
             "counts": counts,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     if a.quiet {
@@ -902,12 +911,12 @@ fn report_compiled(
     for name in absent {
         eprintln!("not in the release: {name}");
     }
-    println!("wrote {} ({})", a.out.display(), human(file.file_bytes));
-    println!("  code system {url}|{version}");
+    outln!("wrote {} ({})", a.out.display(), human(file.file_bytes));
+    outln!("  code system {url}|{version}");
     for (k, v) in counts {
-        println!("  {:<24} {v}", k.replace('_', " "));
+        outln!("  {:<24} {v}", k.replace('_', " "));
     }
-    println!(
+    outln!(
         "  time {seconds:.2} s, peak RSS {}",
         peak_rss.map_or_else(|| "unknown".to_owned(), human)
     );

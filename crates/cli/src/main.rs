@@ -6,6 +6,26 @@
 //! chain of context that led to them, and exit status 2 (1 is "nothing
 //! found" for the query commands, as for grep).
 
+/// `println!`, but a closed standard output (`txmap inspect f | head -1`)
+/// is an error for `?` — which `main` takes as the reader having had
+/// enough, and ends quietly — rather than a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+            .map_err(anyhow::Error::from)?
+    }};
+}
+
+/// `print!`, as [`outln`] is `println!`.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+            .map_err(anyhow::Error::from)?
+    }};
+}
+
 mod bench;
 mod commands;
 mod logging;
@@ -24,6 +44,8 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(query::Found::Yes) => ExitCode::SUCCESS,
         Ok(query::Found::No) => ExitCode::from(1),
+        // Whoever read standard output stopped reading: not an error.
+        Err(err) if stdout_closed(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // `{:#}` prints the whole context chain on one line:
             // "edition.txmap: section TermHeap checksum mismatch".
@@ -31,4 +53,12 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `err` is a write to a standard output nobody reads any more.
+fn stdout_closed(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -265,3 +265,29 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `txmap inspect FILE | head -1`: the reader goes after the first line;
+/// the command ends quietly with 0, without a panic.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = edition(dir.path());
+    for args in [
+        vec!["inspect", s(&file)],
+        vec!["inspect", "--json", s(&file)],
+        vec!["verify", s(&file)],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_txmap"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Closed before the command writes: its first write fails.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+    }
+}
