@@ -14,14 +14,21 @@
 //! * a body larger than `max_body_bytes`, or one the memory guard refuses,
 //!   is read and thrown away ([`drain`], up to [`DRAIN_MAX`]) before the
 //!   4xx/503 is sent, so the client reads the answer instead of a reset;
+//! * a request hyper cannot parse — a URI over 64 KiB (414), too many or
+//!   too large headers (431), a NUL or another byte a request line or
+//!   header may not hold (400) — is answered by hyper itself, before any
+//!   handler, with an empty body; [`Refusals`] puts an OperationOutcome
+//!   in it, as every other refusal has;
 //! * on shutdown the loop stops accepting, open connections finish their
 //!   requests and close, and after `shutdown_grace_seconds` whatever is
 //!   still running is told to stop ([`crate::app::AppState::stopping`]) and
 //!   the process exits.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use axum::Router;
@@ -85,7 +92,7 @@ pub async fn serve(
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let conn = builder.serve_connection(Refusals::new(TokioIo::new(stream)), service);
             tokio::pin!(conn);
             tokio::select! {
                 r = conn.as_mut() => {
@@ -203,4 +210,179 @@ pub async fn drain(body: Body, timeout: Duration) -> bool {
         true
     };
     tokio::time::timeout(timeout, work).await.unwrap_or(false)
+}
+
+/// A connection whose automatic refusals carry an OperationOutcome.
+///
+/// hyper answers a request it cannot parse by itself (`on_error`): a
+/// status line, `connection: close`, `content-length: 0`, a date, and
+/// nothing else — no handler runs, so no middleware can add a body. This
+/// wrapper recognises that head as it is written (a 400, 414 or 431 with
+/// `content-length: 0`: no response of the application is one — each of
+/// its refusals has an OperationOutcome) and writes in its place the same
+/// status with an OperationOutcome that says what was wrong.
+#[derive(Debug)]
+pub struct Refusals<T> {
+    inner: T,
+    /// The response written in place of hyper's, and how much of it is
+    /// out.
+    pending: Option<(Vec<u8>, usize)>,
+}
+
+impl<T> Refusals<T> {
+    pub fn new(inner: T) -> Refusals<T> {
+        Refusals {
+            inner,
+            pending: None,
+        }
+    }
+}
+
+/// The response to write in place of hyper's automatic one in `head`, if
+/// `head` is one.
+pub fn refusal_for(head: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(head).ok()?;
+    let status = text.strip_prefix("HTTP/1.1 ")?.get(..3)?;
+    if !text.ends_with("\r\n\r\n") || !text.contains("\r\ncontent-length: 0\r\n") {
+        return None;
+    }
+    let (reason, code, why) = match status {
+        "400" => (
+            "Bad Request",
+            "invalid",
+            "the request could not be read as HTTP/1.1: its request line or a header is malformed (a NUL or another control character, a header without a name, a bad method or version)",
+        ),
+        "414" => (
+            "URI Too Long",
+            "too-long",
+            "the request's URI is longer than this server reads (64 KiB): send the parameters in a POST body",
+        ),
+        "431" => (
+            "Request Header Fields Too Large",
+            "too-long",
+            "the request's headers are too many (at most 100) or too large in all (about 400 KiB)",
+        ),
+        _ => return None,
+    };
+    let body = crate::fhir::to_fhir_json(&txmap_terminology::error::outcome(&[
+        crate::outcome::error_issue(code, why),
+    ]));
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\nconnection: close\r\ncontent-type: {}\r\ncontent-length: {}\r\n\r\n",
+        crate::fhir::FHIR_JSON,
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    Some(out)
+}
+
+impl<T: hyper::rt::Write + Unpin> Refusals<T> {
+    /// Writes what is left of the response written in hyper's place.
+    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        while let Some((bytes, done)) = &mut self.pending {
+            if *done == bytes.len() {
+                self.pending = None;
+                break;
+            }
+            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, &bytes[*done..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            *done += n;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Takes `head` (hyper's whole write) in place of an automatic
+    /// refusal: true if it was one.
+    fn replace(&mut self, cx: &mut Context<'_>, head: &[u8]) -> bool {
+        let Some(ours) = refusal_for(head) else {
+            return false;
+        };
+        self.pending = Some((ours, 0));
+        // What is not out yet goes with the next write, flush or shutdown.
+        let _ = self.drain(cx);
+        true
+    }
+}
+
+impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for Refusals<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Refusals<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        ready!(this.drain(cx))?;
+        if this.replace(cx, buf) {
+            return Poll::Ready(Ok(buf.len()));
+        }
+        Pin::new(&mut this.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        ready!(this.drain(cx))?;
+        // hyper writes an automatic refusal's head as its only buffer.
+        if let [head] = bufs
+            && this.replace(cx, head)
+        {
+            return Poll::Ready(Ok(head.len()));
+        }
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.drain(cx))?;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.drain(cx))?;
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_hyper_s_empty_refusals_are_replaced() {
+        let hyper = b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\ndate: Sun, 06 Dec 2026 18:29:59 GMT\r\n\r\n";
+        let ours = String::from_utf8(refusal_for(hyper).unwrap()).unwrap();
+        assert!(ours.starts_with("HTTP/1.1 431 "), "{ours}");
+        let (head, body) = ours.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.contains(&format!("content-length: {}", body.len())),
+            "{head}"
+        );
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["resourceType"], "OperationOutcome");
+        assert_eq!(v["issue"][0]["code"], "too-long");
+        // An answer of the application, or another status, is left alone.
+        assert!(refusal_for(b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/fhir+json\r\ncontent-length: 120\r\n\r\n").is_none());
+        assert!(refusal_for(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").is_none());
+    }
 }

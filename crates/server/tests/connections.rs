@@ -187,3 +187,52 @@ fn shutdown_ends_within_its_grace_period() {
     });
     assert!(matches!(refused, Err(_) | Ok(0)), "{refused:?}");
 }
+
+/// What hyper refuses before any handler runs — a URI over 64 KiB, too
+/// many headers, a NUL in a header — is answered with its status and an
+/// OperationOutcome, like every other refusal.
+#[test]
+fn requests_hyper_cannot_read_are_answered_with_an_operation_outcome() {
+    let server = start();
+    let many: String = (0..200).map(|i| format!("X-{i}: y\r\n")).collect();
+    let cases: [(Vec<u8>, &str, &str); 3] = [
+        (
+            format!(
+                "GET /r4/metadata?x={} HTTP/1.1\r\nHost: x\r\n\r\n",
+                "a".repeat(70_000)
+            )
+            .into_bytes(),
+            " 414 ",
+            "too-long",
+        ),
+        (
+            format!("GET /health HTTP/1.1\r\nHost: x\r\n{many}\r\n").into_bytes(),
+            " 431 ",
+            "too-long",
+        ),
+        (
+            b"GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n".to_vec(),
+            " 400 ",
+            "invalid",
+        ),
+    ];
+    for (request, status, code) in cases {
+        let mut s = connect(server.addr);
+        s.write_all(&request).unwrap();
+        let r = read_all(&mut s).unwrap();
+        assert!(status_line(&r).contains(status), "{r}");
+        let (head, body) = r.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.contains("content-type: application/fhir+json"),
+            "{head}"
+        );
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["resourceType"], "OperationOutcome", "{body}");
+        assert_eq!(v["issue"][0]["code"], code, "{body}");
+    }
+    // The server goes on answering.
+    let mut s = connect(server.addr);
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    assert!(status_line(&read_all(&mut s).unwrap()).contains(" 200 "));
+}
