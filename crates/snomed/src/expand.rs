@@ -54,30 +54,6 @@ struct Options {
     language: DisplayLanguage,
 }
 
-fn number(params: &Params, name: &str) -> Result<Option<usize>, Error> {
-    params
-        .text(name)?
-        .map(|t| {
-            t.trim().parse::<usize>().map_err(|_| {
-                Error::invalid(format!(
-                    "the parameter {name:?} must be a non-negative integer, not {t:?}"
-                ))
-            })
-        })
-        .transpose()
-}
-
-fn flag(params: &Params, name: &str) -> Result<bool, Error> {
-    match params.text(name)? {
-        None => Ok(false),
-        Some("true") => Ok(true),
-        Some("false") => Ok(false),
-        Some(other) => Err(Error::invalid(format!(
-            "the parameter {name:?} must be true or false, not {other:?}"
-        ))),
-    }
-}
-
 /// The request parameters echoed in `expansion.parameter`, typed.
 fn echoed(params: &Params) -> Vec<Value> {
     let mut out = Vec::new();
@@ -123,16 +99,16 @@ pub fn expand<B: AsRef<[u8]>>(
     } = resolve_value_set(params)?;
     let limit = call.expansion_limit()?;
     let options = Options {
-        count: number(params, "count")?,
-        offset: number(params, "offset")?.unwrap_or(0),
+        count: params.number("count")?,
+        offset: params.number("offset")?.unwrap_or(0),
         offset_given: params.text("offset")?.is_some(),
         filter: params
             .text("filter")?
             .map(str::trim)
             .filter(|f| !f.is_empty())
             .map(str::to_owned),
-        active_only: flag(params, "activeOnly")?,
-        designations: flag(params, "includeDesignations")?,
+        active_only: params.flag("activeOnly")?.unwrap_or(false),
+        designations: params.flag("includeDesignations")?.unwrap_or(false),
         limit,
         language: DisplayLanguage::parse(call.display_language_param()?),
     };

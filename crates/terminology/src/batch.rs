@@ -1,7 +1,7 @@
 //! `ValueSet/$batch-validate-code`: each `validation` parameter is a
 //! Parameters resource of one `$validate-code`, answered with the
 //! request's other parameters (`url`, `valueSet`, `tx-resource`s...)
-//! added after its own; each answer (Parameters, or the OperationOutcome
+//! added after its own, those it does not give itself; each answer (Parameters, or the OperationOutcome
 //! of an error) comes back as a `validation` parameter, in order.
 
 use std::sync::Arc;
@@ -86,11 +86,31 @@ pub fn batch_validate(
             .ok_or_else(|| {
                 Error::Invalid("A 'validation' parameter must hold a Parameters resource".into())
             })?;
-        let list: Vec<Value> = own.iter().chain(shared.iter().copied()).cloned().collect();
+        // The validation's own parameters win: a shared one it gives
+        // itself is not added (so each parameter has one value).
+        let given = |p: &&Value| own.iter().any(|o| name(o) == name(p));
+        let list: Vec<Value> = own
+            .iter()
+            .chain(shared.iter().copied().filter(|p| !given(p)))
+            .cloned()
+            .collect();
         let has_code = list
             .iter()
             .any(|p| matches!(name(p), Some("coding" | "codeableConcept" | "code")));
-        let mut req = Request::new(json!({"resourceType": "Parameters", "parameter": list}));
+        // Read as strictly as any request: a validation whose parameters
+        // do not read is answered by its own OperationOutcome.
+        let mut req = match Request::from_parameters(
+            json!({"resourceType": "Parameters", "parameter": list}),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(Param {
+                    name: "validation".into(),
+                    body: Body::Resource(Resource::Json(plain_outcome(e.outcome()))),
+                });
+                continue;
+            }
+        };
         setup(&mut req);
         req.resolver
             .set_external(Some(Arc::clone(&shared_resources)));

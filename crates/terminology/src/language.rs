@@ -86,12 +86,20 @@ pub fn is_valid_list(text: &str) -> bool {
         })
 }
 
-/// Rejects a request whose `displayLanguage` is not a language tag.
+/// The most languages a `displayLanguage` list may name: a client that
+/// means more means any (`*`).
+pub const MAX_LANGUAGES: usize = 32;
+
+/// Whether `text` is a `displayLanguage` this server takes: a valid list
+/// ([`is_valid_list`]) of at most [`MAX_LANGUAGES`] languages.
+pub fn is_valid_param(text: &str) -> bool {
+    text.split(',').count() <= MAX_LANGUAGES && is_valid_list(text)
+}
+
+/// Rejects a request whose `displayLanguage` is not a language tag (or
+/// list); every operation's reader ([`crate::Request::display_language_param`]).
 pub fn check_request(req: &crate::request::Request) -> Result<(), crate::error::Error> {
-    match req.text("displayLanguage") {
-        Some(l) if !is_valid_list(&l) => Err(crate::error::Error::InvalidDisplayLanguage(l)),
-        _ => Ok(()),
-    }
+    req.display_language_param().map(|_| ())
 }
 
 /// Whether the tag `pref` covers `lang` (`de` covers `de-CH`).

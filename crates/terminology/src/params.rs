@@ -49,6 +49,39 @@ pub enum ParamValue {
     Resource(Arc<Value>),
 }
 
+/// The parameters every operation reads as integers: sent as a FHIR
+/// Parameters resource they must be `valueInteger` (or an unsigned or
+/// positive one); in a query string, digits.
+pub const INTEGERS: [&str; 3] = ["count", "offset", "limit"];
+
+/// The parameters every operation reads as booleans: `valueBoolean`, or
+/// `true`/`false` in a query string.
+pub const BOOLEANS: [&str; 8] = [
+    "activeOnly",
+    "includeDesignations",
+    "excludeNested",
+    "includeDefinition",
+    "abstract",
+    "lenient-display-validation",
+    "valueset-membership-only",
+    "inferSystem",
+];
+
+/// Whether the `value[x]` element `key` is a type parameter `name` may
+/// take; parameters without a declared type take any.
+fn typed_as(name: &str, key: &str) -> bool {
+    if INTEGERS.contains(&name) {
+        matches!(
+            key,
+            "valueInteger" | "valueUnsignedInt" | "valuePositiveInt" | "valueInteger64"
+        )
+    } else if BOOLEANS.contains(&name) {
+        key == "valueBoolean"
+    } else {
+        true
+    }
+}
+
 /// The parameters of one request, in order; repeats kept. Parameters with
 /// parts and complex values other than Coding and CodeableConcept are not
 /// kept; a `resource` is kept as JSON.
@@ -127,6 +160,31 @@ impl Params {
                 .iter()
                 .find(|(k, _)| k.starts_with("value") && k.len() > 5)
                 .map(|(k, v)| (k.as_str(), v));
+            // One rule for every operation: a parameter of a declared type
+            // sent as another (`count` as "3", null, [1, 2] or 2.5) is
+            // refused, not read as whatever it can be read as.
+            if INTEGERS.contains(&name.as_str()) || BOOLEANS.contains(&name.as_str()) {
+                let ok = match value {
+                    Some(("valueBoolean", Value::String(t))) => {
+                        // The HL7 suite sends `"valueBoolean": "true"`, and
+                        // tx.fhir.org reads it: so does this.
+                        t == "true" || t == "false"
+                    }
+                    Some((key, v)) => typed_as(&name, key) && (v.is_u64() || v.is_boolean()),
+                    None => false,
+                };
+                if !ok {
+                    let sent = value.map_or("no value".to_owned(), |(k, v)| format!("{k} {v}"));
+                    let want = if INTEGERS.contains(&name.as_str()) {
+                        "a valueInteger"
+                    } else {
+                        "a valueBoolean"
+                    };
+                    return Err(Error::invalid(format!(
+                        "the parameter {name:?} must be {want}, not {sent}"
+                    )));
+                }
+            }
             let value = match value {
                 Some(("valueCoding", c)) => Some(ParamValue::Coding(coding(c))),
                 Some(("valueCodeableConcept", c)) => Some(ParamValue::CodeableConcept(
@@ -181,6 +239,36 @@ impl Params {
             }
         }
         Ok(found)
+    }
+
+    /// A single-valued non-negative integer parameter (digits, nothing
+    /// else); the one reader of [`INTEGERS`] for every operation.
+    pub fn number(&self, name: &str) -> Result<Option<usize>, Error> {
+        self.text(name)?
+            .map(|t| {
+                t.parse::<usize>()
+                    .ok()
+                    .filter(|_| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "the parameter {name:?} must be a non-negative integer, not {t:?}"
+                        ))
+                    })
+            })
+            .transpose()
+    }
+
+    /// A single-valued boolean parameter; the one reader of [`BOOLEANS`]
+    /// for every operation.
+    pub fn flag(&self, name: &str) -> Result<Option<bool>, Error> {
+        match self.text(name)? {
+            None => Ok(None),
+            Some("true") => Ok(Some(true)),
+            Some("false") => Ok(Some(false)),
+            Some(other) => Err(Error::invalid(format!(
+                "the parameter {name:?} must be true or false, not {other:?}"
+            ))),
+        }
     }
 
     /// A single-valued Coding parameter.

@@ -216,29 +216,15 @@ impl Request {
             .collect()
     }
 
-    /// A boolean parameter; absent is `None`.
-    pub fn flag<'s>(&'s self, name: &'s str) -> Result<Option<bool>, Error> {
-        match self.text(name).as_deref() {
-            None => Ok(None),
-            Some("true") => Ok(Some(true)),
-            Some("false") => Ok(Some(false)),
-            Some(other) => Err(Error::Invalid(format!(
-                "The parameter '{name}' must be true or false, not '{other}'"
-            ))),
-        }
+    /// A boolean parameter; absent is `None` ([`Params::flag`]: one
+    /// reader for every operation).
+    pub fn flag(&self, name: &str) -> Result<Option<bool>, Error> {
+        self.params.flag(name)
     }
 
-    /// A non-negative integer parameter.
-    pub fn number<'s>(&'s self, name: &'s str) -> Result<Option<usize>, Error> {
-        self.text(name)
-            .map(|t| {
-                t.trim().parse::<usize>().map_err(|_| {
-                    Error::Invalid(format!(
-                        "The parameter '{name}' must be a non-negative integer, not '{t}'"
-                    ))
-                })
-            })
-            .transpose()
+    /// A non-negative integer parameter ([`Params::number`]).
+    pub fn number(&self, name: &str) -> Result<Option<usize>, Error> {
+        self.params.number(name)
     }
 
     /// The most codes this `$expand` may hold: [`max_expansion`](Self::max_expansion)
@@ -252,15 +238,23 @@ impl Request {
         })
     }
 
-    /// The languages displays are asked in, read strictly:
-    /// `displayLanguage`, else `Accept-Language`.
+    /// The languages displays are asked in, read strictly — the same rule
+    /// for every operation and code system: `displayLanguage` (a language
+    /// tag or a weighted list of at most
+    /// [`MAX_LANGUAGES`](crate::language::MAX_LANGUAGES), else 400), else
+    /// `Accept-Language`.
     pub fn display_language_param(&self) -> Result<Option<&str>, Error> {
-        Ok(self
+        let asked = self
             .params
             .text("displayLanguage")?
             .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .or(self.accept_language.as_deref()))
+            .filter(|l| !l.is_empty());
+        if let Some(l) = asked
+            && !crate::language::is_valid_param(l)
+        {
+            return Err(Error::InvalidDisplayLanguage(l.to_owned()));
+        }
+        Ok(asked.or(self.accept_language.as_deref()))
     }
 
     /// An error once the time budget has run out.
