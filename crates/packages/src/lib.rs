@@ -239,6 +239,11 @@ impl Package {
                 );
                 continue;
             }
+            // A file that is not JSON is a damaged package, not a file to
+            // skip: the resource it held would be missing without a word.
+            if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&scratch) {
+                return Err(format(format!("{path}: not JSON: {e}")));
+            }
             let Ok(head) = serde_json::from_slice::<Head>(&scratch) else {
                 continue;
             };

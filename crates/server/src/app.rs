@@ -124,8 +124,16 @@ impl Limits {
                 c.shutdown_grace_seconds,
                 d.shutdown_grace,
             )?,
-            max_expansion: c.max_expansion.unwrap_or(d.max_expansion),
-            ecl_max_work: c.ecl_max_work.unwrap_or(d.ecl_max_work),
+            max_expansion: match c.max_expansion {
+                None => d.max_expansion,
+                Some(n) if n >= 1 => n,
+                Some(_) => return Err("[limits] max_expansion must be at least 1".into()),
+            },
+            ecl_max_work: match c.ecl_max_work {
+                None => d.ecl_max_work,
+                Some(n) if n >= 1 => n,
+                Some(_) => return Err("[limits] ecl_max_work must be at least 1".into()),
+            },
             heavy_concurrency: match c.heavy_concurrency {
                 None => d.heavy_concurrency,
                 Some(n) if n >= 1 => n,
@@ -312,6 +320,8 @@ mod tests {
             "max_body = 10",
             "max_body = \"lots\"",
             "shutdown_grace_seconds = 1e9",
+            "max_expansion = 0",
+            "ecl_max_work = 0",
         ] {
             let e = limits(&format!("[limits]\n{bad}\n")).unwrap_err();
             let key = bad.split(' ').next().unwrap();

@@ -148,7 +148,10 @@ impl Editions {
 }
 
 /// The edition files a config names: files as given, directories scanned
-/// for `*.txmap` (sorted by name). A missing file or directory is fatal.
+/// for `*.txmap` (sorted by name). A missing file or directory, or a
+/// directory that holds no `*.txmap` file, is fatal; a file named twice
+/// (listed twice, or listed and in a listed directory, by whatever path)
+/// is loaded once, with a warning.
 pub fn edition_files(config: &Config, base: &Path) -> Result<Vec<PathBuf>, ServeError> {
     let mut files = Vec::new();
     for entry in &config.editions {
@@ -161,12 +164,30 @@ pub fn edition_files(config: &Config, base: &Path) -> Result<Vec<PathBuf>, Serve
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "txmap") && p.is_file())
                 .collect();
+            if found.is_empty() {
+                return Err(ServeError::Config(format!(
+                    "editions: {} holds no *.txmap file",
+                    path.display()
+                )));
+            }
             found.sort();
             files.extend(found);
         } else {
             files.push(path);
         }
     }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| {
+        let same = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        let first = seen.insert(same);
+        if !first {
+            tracing::warn!(
+                "editions: {} is named more than once; loaded once",
+                f.display()
+            );
+        }
+        first
+    });
     Ok(files)
 }
 
@@ -255,6 +276,20 @@ pub fn load_editions(
                 edition_uri: get("edition_uri"),
             }
         });
+    }
+    // Two files of one version would answer the same requests two ways.
+    for (i, a) in names.iter().enumerate() {
+        if let Some(j) = names[..i]
+            .iter()
+            .position(|b| b.version_uri == a.version_uri)
+        {
+            return Err(ServeError::Config(format!(
+                "editions: {} and {} are the same version, {}: serve one of them",
+                files[j].display(),
+                files[i].display(),
+                a.version_uri
+            )));
+        }
     }
     let (modes, warnings) = config::load_modes(config.snomed.as_ref(), &names);
     for w in warnings {

@@ -148,6 +148,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         txmap_memory::effective_limit(&root, limit),
         editions.any_mapped(),
     );
+    check_limit(&guard, limit)?;
     let state = Arc::new(AppState {
         editions,
         guard,
@@ -178,6 +179,40 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         .or(config.listen.clone())
         .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
     Ok(Prepared { state, listen })
+}
+
+/// The least `[memory] limit` a server may have: below it no request
+/// would find room (the runtime, the parsed packages and a request's
+/// working set take more).
+pub const MIN_MEMORY_LIMIT: u64 = 64 << 20;
+
+/// A configured `[memory] limit` the server could not serve under —
+/// below [`MIN_MEMORY_LIMIT`], or with what the server holds once loaded
+/// already above `refuse_at` of it (every request would be refused,
+/// forever) — stops the start.
+fn check_limit(guard: &Guard, configured: Option<u64>) -> Result<(), ServeError> {
+    let Some(limit) = configured else {
+        return Ok(());
+    };
+    let mib = |b: u64| format!("{:.0} MiB", b as f64 / f64::from(1 << 20));
+    if limit < MIN_MEMORY_LIMIT {
+        return Err(ServeError::Config(format!(
+            "[memory] limit = {}: below the least a server needs ({})",
+            mib(limit),
+            mib(MIN_MEMORY_LIMIT)
+        )));
+    }
+    if let Some(m) = guard.measure()
+        && guard.check_new_request() != txmap_memory::GuardDecision::Accept
+    {
+        return Err(ServeError::Config(format!(
+            "[memory] limit = {}: the server holds {} itself once loaded, above refuse_at ({}) of the limit, so it would refuse every request; raise the limit",
+            mib(limit),
+            mib(m.bytes),
+            guard.config().refuse_at
+        )));
+    }
+    Ok(())
 }
 
 fn show(v: Option<u64>) -> String {

@@ -15,9 +15,10 @@ use txmap_memory::{Guard, GuardConfig, Limit, LimitSource, ProcessMemory, Root};
 use txmap_server::app::{AppState, router};
 use txmap_server::{ServeOptions, prepare};
 
-/// A small edition file, made once per test in `dir`.
+/// A small edition file, made once per test in `dir`; each seed a
+/// version of its own (a server refuses two files of one version).
 fn edition(dir: &Path, name: &str, seed: u64) -> PathBuf {
-    common::edition(dir, name, 800, seed, txmap_synth::DEFAULT_EFFECTIVE_TIME)
+    common::edition(dir, name, 800, seed, 20250100 + seed as u32)
 }
 
 fn config(dir: &Path, text: &str) -> ServeOptions {
@@ -209,6 +210,73 @@ fn unusable_configs_stop_startup_naming_file_and_key() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("junk.txmap"), "{err}");
+}
+
+/// The config mistakes a server cannot serve well under stop the start
+/// with one line naming the file or key; the one it can serve on under
+/// (a file named twice) is loaded once, with a warning.
+#[test]
+fn config_mistakes_are_refused_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = edition(dir.path(), "a", 1);
+    // The same version in two files.
+    std::fs::copy(&a, dir.path().join("copy.txmap")).unwrap();
+    let refused = |text: &str| {
+        prepare(&config(dir.path(), text), &Loader::new())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    let e = refused("editions = [\"a.txmap\", \"copy.txmap\"]\n");
+    assert!(
+        e.contains("a.txmap") && e.contains("copy.txmap") && e.contains("same version"),
+        "{e}"
+    );
+    // A directory of no edition file.
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let e = refused("editions = [\"empty\"]\n");
+    assert!(e.contains("empty") && e.contains("no *.txmap"), "{e}");
+    // Limits no request could live under.
+    for (text, key) in [
+        ("[memory]\nlimit = \"1MiB\"\n", "limit"),
+        ("[memory]\nlimit = \"0\"\n", "limit"),
+        ("[limits]\nmax_expansion = 0\n", "max_expansion"),
+    ] {
+        let e = refused(&format!("editions = [\"a.txmap\"]\n{text}"));
+        assert!(e.contains(key), "{text}: {e}");
+    }
+    // A package resource that is not JSON.
+    let tgz = txmap_packages::pack(&[
+        (
+            "package/package.json",
+            br#"{"name": "broken", "version": "1.0.0"}"#,
+        ),
+        (
+            "package/ValueSet-x.json",
+            br#"{"resourceType": "ValueSet", "url": "#,
+        ),
+    ])
+    .unwrap();
+    std::fs::write(dir.path().join("broken.tgz"), tgz).unwrap();
+    let e = refused("packages = [\"broken.tgz\"]\n");
+    assert!(
+        e.contains("ValueSet-x.json") && e.contains("not JSON"),
+        "{e}"
+    );
+    // The same file named twice (as a file and in its directory): once.
+    std::fs::remove_file(dir.path().join("copy.txmap")).unwrap();
+    let sub = dir.path().join("eds");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::rename(&a, sub.join("a.txmap")).unwrap();
+    let (prepared, log) = logged(|| {
+        prepare(
+            &config(dir.path(), "editions = [\"eds\", \"eds/a.txmap\"]\n"),
+            &Loader::new(),
+        )
+        .unwrap()
+    });
+    assert_eq!(prepared.state.editions.list.len(), 1);
+    assert!(log.contains("named more than once"), "{log}");
 }
 
 #[tokio::test]
