@@ -28,6 +28,8 @@ pub struct AppState {
     pub heavy: tokio::sync::Semaphore,
     /// FHIR packages from the config (`packages`).
     pub packages: crate::packages::FhirPackages,
+    /// `[http]`: links, CORS, the admin token ([`crate::public`]).
+    pub public: crate::public::Public,
     /// Set when shutdown's grace period is over: running work stops.
     pub stopping: std::sync::atomic::AtomicBool,
     /// Requests answered 500 because a store could not be read.
@@ -160,6 +162,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/status", get(status_handler))
         .route("/metrics", get(metrics))
         .merge(guarded)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::public::cors,
+        ))
         .with_state(state)
 }
 
@@ -174,8 +180,16 @@ async fn health() -> Response {
         .into_response()
 }
 
-async fn status_handler(State(state): State<Arc<AppState>>) -> Response {
-    axum::Json(status::status_json(&state)).into_response()
+async fn status_handler(
+    State(state): State<Arc<AppState>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let view = if state.public.is_admin(&headers) {
+        status::View::Admin
+    } else {
+        status::View::Public
+    };
+    axum::Json(status::status_json(&state, view)).into_response()
 }
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {

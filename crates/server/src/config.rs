@@ -40,6 +40,31 @@ pub struct Config {
     pub memory: MemoryConfig,
     #[serde(default)]
     pub limits: LimitsConfig,
+    #[serde(default)]
+    pub http: HttpConfig,
+}
+
+/// `[http]`: what the server tells strangers, and whom it believes.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// The URL clients reach the server at (`https://tx.example.org`, a
+    /// path prefix allowed), for the links and `fullUrl`s of answers. Set
+    /// it behind a proxy. Unset, links name the address the connection
+    /// reached (or what a trusted proxy forwards).
+    pub public_base_url: Option<String>,
+    /// Addresses of proxies whose `X-Forwarded-Proto`, `X-Forwarded-Host`
+    /// and `Host` headers are believed; from anyone else they are ignored.
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
+    /// Origins (`https://app.example.org`, or `"*"`) whose browser apps may
+    /// call the FHIR API (CORS). None by default: no CORS headers.
+    #[serde(default)]
+    pub cors_origins: Vec<String>,
+    /// A token that, sent as `Authorization: Bearer …`, shows `/status`
+    /// whole (files' paths); without it `/status` names files by their
+    /// file name.
+    pub admin_token: Option<String>,
 }
 
 /// `[limits]`: how much work one request may ask for.

@@ -73,9 +73,9 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, remote) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors, or the peer gave up before we
                     // took it: wait a moment rather than spin.
@@ -87,7 +87,20 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // Each request knows the connection's addresses: links come from
+        // the address reached, proxies are believed by theirs
+        // ([`crate::public`]).
+        let conn = crate::public::Connection {
+            remote,
+            local: stream.local_addr().unwrap_or(remote),
+        };
+        let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut r: axum::http::Request<hyper::body::Incoming>| {
+                r.extensions_mut().insert(conn);
+                r
+            },
+        ));
         let builder = Arc::clone(&builder);
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {

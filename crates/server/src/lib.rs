@@ -21,6 +21,7 @@ pub mod fhir;
 pub mod http;
 pub mod outcome;
 pub mod packages;
+pub mod public;
 pub mod status;
 
 use std::fmt;
@@ -135,6 +136,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         guard_config = GuardConfig::default();
     }
     let limits = app::Limits::from_config(&config.limits).map_err(ServeError::Config)?;
+    let public = public::Public::from_config(&config.http).map_err(ServeError::Config)?;
     let editions = editions::load_editions(&config, &files, loader)?;
     let packages = packages::FhirPackages::load(&config, &base, &editions, limits.ecl_max_work)?;
     // Every edition is open: background prewarm reads may take the disk now.
@@ -158,6 +160,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         heavy: tokio::sync::Semaphore::new(limits.heavy_concurrency),
         limits,
         packages,
+        public,
         stopping: std::sync::atomic::AtomicBool::new(false),
         store_errors: std::sync::atomic::AtomicU64::new(0),
     });

@@ -42,7 +42,7 @@ pub fn snapshot(state: &AppState) -> Snapshot {
 /// What `/status` says of any served file, edition or code system: where
 /// and how it was loaded, what of it is resident, its prewarm and its
 /// verification.
-fn file_json(f: &ServedFile, resident: Option<u64>) -> serde_json::Map<String, Value> {
+fn file_json(f: &ServedFile, resident: Option<u64>, view: View) -> serde_json::Map<String, Value> {
     let prewarm = f.prewarm.as_ref().map(|p| {
         json!({
             "done": p.is_done(),
@@ -53,7 +53,13 @@ fn file_json(f: &ServedFile, resident: Option<u64>) -> serde_json::Map<String, V
         })
     });
     [
-        ("file", json!(f.path)),
+        (
+            "file",
+            match view {
+                View::Admin => json!(f.path),
+                View::Public => json!(f.names.file_name),
+            },
+        ),
         ("versionUri", json!(f.names.version_uri)),
         ("modeAsked", json!(f.asked.to_string())),
         ("mode", json!(f.obtained.to_string())),
@@ -77,7 +83,15 @@ fn file_json(f: &ServedFile, resident: Option<u64>) -> serde_json::Map<String, V
     .collect()
 }
 
-pub fn status_json(state: &AppState) -> Value {
+/// Whom `/status` answers: anyone (files by their name), or an operator
+/// with the admin token (`[http] admin_token`: files by their path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Public,
+    Admin,
+}
+
+pub fn status_json(state: &AppState, view: View) -> Value {
     let s = snapshot(state);
     let editions: Vec<Value> = state
         .editions
@@ -90,6 +104,7 @@ pub fn status_json(state: &AppState) -> Value {
                 // Page cache holding the file (mincore) for a mapping, the
                 // whole buffer for a read edition.
                 e.edition.bytes().resident_bytes(),
+                view,
             );
             v.extend([
                 ("editionUri".into(), json!(e.file.names.edition_uri)),
@@ -112,7 +127,7 @@ pub fn status_json(state: &AppState) -> Value {
         .code_systems
         .iter()
         .map(|c| {
-            let mut v = file_json(&c.file, c.code_system.bytes().resident_bytes());
+            let mut v = file_json(&c.file, c.code_system.bytes().resident_bytes(), view);
             v.extend([
                 ("url".into(), json!(c.file.names.edition_uri)),
                 ("concepts".into(), json!(c.code_system.len())),

@@ -236,3 +236,20 @@ fn requests_hyper_cannot_read_are_answered_with_an_operation_outcome() {
         .unwrap();
     assert!(status_line(&read_all(&mut s).unwrap()).contains(" 200 "));
 }
+
+/// Over a real connection, links name the address the client reached,
+/// whatever `Host` it sent.
+#[test]
+fn links_name_the_address_reached() {
+    let server = start();
+    let mut s = connect(server.addr);
+    s.write_all(b"GET /r4/CodeSystem?_count=1 HTTP/1.1\r\nHost: evil.example\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let r = read_all(&mut s).unwrap();
+    assert!(status_line(&r).contains(" 200 "), "{r}");
+    assert!(!r.contains("evil.example"), "{r}");
+    assert!(
+        r.contains(&format!("http://{}/r4/CodeSystem", server.addr)),
+        "{r}"
+    );
+}

@@ -130,7 +130,8 @@ async fn a_damaged_section_is_never_served() {
                     );
                 }
             }
-            let status = txmap_server::status::status_json(&state);
+            let status =
+                txmap_server::status::status_json(&state, txmap_server::status::View::Admin);
             assert_eq!(
                 status["editions"][0]["verification"]["state"], "failed",
                 "{status}"
@@ -151,7 +152,8 @@ async fn a_damaged_section_is_never_served() {
     }
     std::fs::write(&file, &bad).unwrap();
     let state = server(dir.path(), "[snomed]\ntrust_unverified = [\"ed\"]\n").unwrap();
-    let status: Value = txmap_server::status::status_json(&state);
+    let status: Value =
+        txmap_server::status::status_json(&state, txmap_server::status::View::Admin);
     assert_eq!(status["editions"][0]["verification"]["state"], "trusted");
     // A trusted damaged file may answer; a store error it meets is a 500
     // that names the file, and is counted.

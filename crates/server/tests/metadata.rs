@@ -127,10 +127,9 @@ async fn capability_statements_for_r4_and_r5() {
                 .unwrap()
                 .contains(&"application/fhir+json".into())
         );
-        assert_eq!(
-            cs["url"],
-            format!("http://tx.example.org:8080{base}/metadata")
-        );
+        // Not from the request's Host: from the configured public base
+        // URL, a trusted proxy or the address reached (none in process).
+        assert_eq!(cs["url"], format!("http://localhost{base}/metadata"));
         assert_eq!(cs["date"], RELEASE_DATE);
         assert_eq!(cs["version"], SOFTWARE_VERSION);
         assert_eq!(cs["software"]["name"], "txmap");
@@ -436,6 +435,7 @@ async fn metadata_goes_through_the_memory_guard() {
         limits: Default::default(),
         heavy: tokio::sync::Semaphore::new(1),
         packages: Default::default(),
+        public: Default::default(),
         stopping: Default::default(),
         store_errors: Default::default(),
     });

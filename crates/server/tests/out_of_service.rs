@@ -285,7 +285,7 @@ async fn a_file_out_of_service_is_503_on_every_path() {
         damage(&dir.path().join(name));
     }
     let damaged = common::serve(dir.path(), config);
-    let status = txmap_server::status::status_json(&damaged);
+    let status = txmap_server::status::status_json(&damaged, txmap_server::status::View::Admin);
     for (name, system, code) in &files {
         for (uri, body) in requests(name, system, code) {
             let (status, v) = ask(&damaged, &uri, &body).await;

@@ -104,8 +104,8 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
         .route(
             "/metadata",
             get(
-                move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
-                    metadata_handler(v, &state, &uri, &headers)
+                move |State(state): State<Arc<AppState>>, request: HttpRequest| async move {
+                    metadata_handler(v, &state, &request)
                 },
             )
             .fallback(method_not_allowed),
@@ -237,12 +237,12 @@ fn body_refused(e: &crate::http::BodyError) -> Response {
     r
 }
 
-fn metadata_handler(v: FhirVersion, state: &AppState, uri: &Uri, headers: &HeaderMap) -> Response {
-    let params = match format::query_pairs(uri) {
+fn metadata_handler(v: FhirVersion, state: &AppState, request: &HttpRequest) -> Response {
+    let params = match format::query_pairs(request.uri()) {
         Ok(p) => p,
         Err(e) => return outcome::response(StatusCode::BAD_REQUEST, "invalid", &e),
     };
-    let base = base_url(v, uri, headers);
+    let base = base_url(v, state, request.headers(), request.extensions());
     let mode = params
         .iter()
         .find(|(k, _)| k == "mode")
@@ -276,36 +276,17 @@ pub(crate) async fn method_not_allowed(request: HttpRequest) -> Response {
     )
 }
 
-/// The base URL this request reached, e.g. `http://tx.example.org/r4`:
-/// the host from the URI or the `Host` header (`localhost` when neither
-/// gives a plausible one), the scheme from `X-Forwarded-Proto` when a
-/// proxy says so.
-pub fn base_url(v: FhirVersion, uri: &Uri, headers: &HeaderMap) -> String {
-    let host = uri
-        .authority()
-        .map(|a| a.as_str())
-        .or_else(|| headers.get(header::HOST).and_then(|h| h.to_str().ok()))
-        .filter(|h| plausible_host(h))
-        .unwrap_or("localhost");
-    let scheme = headers
-        .get("x-forwarded-proto")
-        .and_then(|h| h.to_str().ok())
-        .and_then(|s| s.split(',').next())
-        .map(str::trim)
-        .or(uri.scheme_str())
-        .filter(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
-        .unwrap_or("http")
-        .to_ascii_lowercase();
-    format!("{scheme}://{host}{}", v.path())
-}
-
-/// A host, optionally with a port: letters, digits, `.-_:` and the
-/// brackets of an IPv6 literal. Anything else is not echoed into URLs.
-fn plausible_host(h: &str) -> bool {
-    !h.is_empty()
-        && h.len() <= 255
-        && h.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._:[]".contains(&b))
+/// The base URL of endpoint `v` for this request's links, e.g.
+/// `https://tx.example.org/r4`: as [`crate::public`] decides, never from a
+/// stranger's `Host`.
+pub fn base_url(
+    v: FhirVersion,
+    state: &AppState,
+    headers: &HeaderMap,
+    request: &axum::http::Extensions,
+) -> String {
+    let conn = request.get::<crate::public::Connection>();
+    format!("{}{}", state.public.base_url(headers, conn), v.path())
 }
 
 /// A FHIR resource as `application/fhir+json`, `resourceType` first.
@@ -365,23 +346,5 @@ mod tests {
         );
         assert_eq!(serde_json::from_str::<Value>(&s).unwrap(), v);
         assert_eq!(to_fhir_json(&json!([1])), "[1]");
-    }
-
-    #[test]
-    fn the_base_url_comes_from_the_request() {
-        let mut h = HeaderMap::new();
-        let uri: Uri = "/r4/metadata".parse().unwrap();
-        assert_eq!(base_url(FhirVersion::R4, &uri, &h), "http://localhost/r4");
-        h.insert(
-            header::HOST,
-            HeaderValue::from_static("tx.example.org:8080"),
-        );
-        h.insert("x-forwarded-proto", HeaderValue::from_static("https, http"));
-        assert_eq!(
-            base_url(FhirVersion::R5, &uri, &h),
-            "https://tx.example.org:8080/r5"
-        );
-        h.insert(header::HOST, HeaderValue::from_static("evil host/x"));
-        assert_eq!(base_url(FhirVersion::R4, &uri, &h), "https://localhost/r4");
     }
 }

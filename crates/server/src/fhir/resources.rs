@@ -36,7 +36,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{StatusCode, Uri};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use txmap_packages::{Kind, Listed};
@@ -66,9 +66,9 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
         r.route(
             &format!("/{name}"),
             axum::routing::get(
-                move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
-                    let base = base_url(v, &uri, &headers);
-                    match search(&state, v, kind, &base, &uri) {
+                move |State(state): State<Arc<AppState>>, request: axum::extract::Request| async move {
+                    let base = base_url(v, &state, request.headers(), request.extensions());
+                    match search(&state, v, kind, &base, request.uri()) {
                         Ok(bundle) => fhir_json(StatusCode::OK, &bundle),
                         Err(e) => e.response(),
                     }
