@@ -7,7 +7,10 @@
 //! code system's implicit value sets import like any other. Imports
 //! recurse with the path kept, so a cycle is an error, and the depth is
 //! bounded ([`MAX_IMPORT_DEPTH`]), so a long chain is one too rather than
-//! a stack overflow.
+//! a stack overflow. Each value set is expanded, searched for a code and
+//! checked for cycles once per request (memoised by identity): a value
+//! set imported along many paths — a diamond of imports, 2^depth paths —
+//! costs what one path does, and an expansion is linear in its codes.
 
 use crate::request::Stop;
 use std::cell::{Cell, RefCell};
@@ -100,6 +103,22 @@ pub struct Engine<'r> {
     pub versions_matched: Cell<bool>,
     /// When the request's work must stop.
     stop: Stop,
+    /// Each value set's expansion, made once (by the value set's address:
+    /// a request's resources do not move while its engine lives).
+    expanded: RefCell<HashMap<usize, Vec<Entry<'r>>>>,
+    /// Each value set's membership of a code, found once: (value set,
+    /// system, version, code).
+    found: RefCell<HashMap<Asked, Membership>>,
+    /// Value sets whose imports are known to hold no cycle.
+    acyclic: RefCell<HashSet<usize>>,
+}
+
+/// A membership question: (value set, system, version, code).
+type Asked = (usize, String, Option<String>, String);
+
+/// A value set's identity within one request, for the memos.
+fn identity(vs: &ValueSet) -> usize {
+    std::ptr::from_ref(vs) as usize
 }
 
 impl<'r> Engine<'r> {
@@ -114,6 +133,9 @@ impl<'r> Engine<'r> {
             versions: Default::default(),
             versions_matched: Cell::new(false),
             stop: Stop::default(),
+            expanded: RefCell::default(),
+            found: RefCell::default(),
+            acyclic: RefCell::default(),
         }
     }
 
@@ -271,19 +293,46 @@ impl<'r> Engine<'r> {
     /// before any code is tested: membership would not always meet it.
     /// Imports that cannot be found are left to the evaluation.
     pub fn check_cycles(&self, vs: &'r ValueSet, path: &mut Vec<String>) -> Result<(), Error> {
+        if self.acyclic.borrow().contains(&identity(vs)) {
+            return Ok(());
+        }
         enter(vs, path)?;
         for rule in vs.compose.include.iter().chain(&vs.compose.exclude) {
             for canonical in &rule.value_sets {
+                self.check_deadline()?;
                 if let Ok(Imported::Set(imported)) = self.import(vs, canonical) {
                     self.check_cycles(imported, path)?;
                 }
             }
         }
         path.pop();
+        self.acyclic.borrow_mut().insert(identity(vs));
         Ok(())
     }
 
     fn contains_in(
+        &self,
+        vs: &'r ValueSet,
+        system: &str,
+        version: Option<&str>,
+        code: &str,
+        path: &mut Vec<String>,
+    ) -> Result<Membership, Error> {
+        let key = (
+            identity(vs),
+            system.to_owned(),
+            version.map(str::to_owned),
+            code.to_owned(),
+        );
+        if let Some(m) = self.found.borrow().get(&key) {
+            return Ok(m.clone());
+        }
+        let m = self.contains_once(vs, system, version, code, path)?;
+        self.found.borrow_mut().insert(key, m.clone());
+        Ok(m)
+    }
+
+    fn contains_once(
         &self,
         vs: &'r ValueSet,
         system: &str,
@@ -389,6 +438,19 @@ impl<'r> Engine<'r> {
     }
 
     fn expand_in(&self, vs: &'r ValueSet, path: &mut Vec<String>) -> Result<Vec<Entry<'r>>, Error> {
+        if let Some(done) = self.expanded.borrow().get(&identity(vs)) {
+            return Ok(done.clone());
+        }
+        let out = self.expand_once(vs, path)?;
+        self.expanded.borrow_mut().insert(identity(vs), out.clone());
+        Ok(out)
+    }
+
+    fn expand_once(
+        &self,
+        vs: &'r ValueSet,
+        path: &mut Vec<String>,
+    ) -> Result<Vec<Entry<'r>>, Error> {
         enter(vs, path)?;
         let name = vs.versioned_url();
         self.use_vs(vs);
@@ -398,6 +460,11 @@ impl<'r> Engine<'r> {
         let separate_excludes = vs.expansion_parameter("versionsMatch").as_deref() == Some("false");
         let mut out: Vec<Entry<'r>> = Vec::new();
         let mut seen: HashMap<(&str, Option<&str>, Cow<str>), usize> = HashMap::new();
+        // Codes held in some version: a code new in every version goes at
+        // the end without a search (the common case, so expansion is
+        // linear); only another version of a held code is placed beside
+        // it.
+        let mut held: HashSet<(&str, Cow<str>)> = HashSet::new();
         for rule in &vs.compose.include {
             self.check_deadline()?;
             for e in self.rule_entries(vs, rule, path, true)? {
@@ -419,7 +486,9 @@ impl<'r> Engine<'r> {
                 // Another version of a code already there: an include that
                 // names its version goes first, one that does not after
                 // them (the pinned versions lead, the latest pinned first).
-                let at = if rule.version.is_some() {
+                let at = if held.insert(e.key()) {
+                    None
+                } else if rule.version.is_some() {
                     out.iter().position(|o| o.key() == e.key())
                 } else {
                     out.iter().rposition(|o| o.key() == e.key()).map(|i| i + 1)

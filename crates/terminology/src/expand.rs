@@ -709,6 +709,63 @@ mod tests {
         }
     }
 
+    /// A diamond of imports `depth` deep: each level's value set imports
+    /// the two of the level below (`http://d{level}a`, `…b`), which
+    /// import the two below them, down to a code system of `codes` codes
+    /// — 2^depth paths to the bottom.
+    fn diamond(depth: usize, codes: usize) -> Vec<Value> {
+        let concepts: Vec<Value> = (0..codes)
+            .map(|i| json!({"code": format!("c{i}")}))
+            .collect();
+        let mut params = vec![json!({"name": "tx-resource", "resource": {
+            "resourceType": "CodeSystem", "url": "http://cs", "content": "complete",
+            "concept": concepts}})];
+        for level in 0..depth {
+            for side in ["a", "b"] {
+                let include = if level + 1 < depth {
+                    json!([{"valueSet": [format!("http://d{}a", level + 1), format!("http://d{}b", level + 1)]}])
+                } else {
+                    json!([{"system": "http://cs"}])
+                };
+                params.push(json!({"name": "tx-resource", "resource": {
+                    "resourceType": "ValueSet", "url": format!("http://d{level}{side}"),
+                    "compose": {"include": include}}}));
+            }
+        }
+        params
+    }
+
+    /// Each value set is expanded (and searched for a code) once per
+    /// request: a 60-deep diamond — 2^60 paths — answers within its time
+    /// budget, with the bottom's codes, each once.
+    #[test]
+    fn a_diamond_of_imports_is_expanded_once_per_value_set() {
+        let mut params = diamond(60, 500);
+        params.push(json!({"name": "url", "valueUri": "http://d0a"}));
+        let mut req =
+            Request::new(json!({"resourceType": "Parameters", "parameter": params.clone()}));
+        req.deadline = Some(std::time::Instant::now() + std::time::Duration::from_secs(20));
+        let out = expand(&req, "u", "t").unwrap();
+        assert_eq!(out["expansion"]["total"], 500);
+        let codes: std::collections::HashSet<&str> = out["expansion"]["contains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes.len(), 500);
+        params.extend([
+            json!({"name": "system", "valueUri": "http://cs"}),
+            json!({"name": "code", "valueCode": "c499"}),
+        ]);
+        let mut req = Request::new(json!({"resourceType": "Parameters", "parameter": params}));
+        req.deadline = Some(std::time::Instant::now() + std::time::Duration::from_secs(20));
+        let v = crate::validate::validate_code(&req, true)
+            .unwrap()
+            .to_json();
+        assert!(v.contains(r#""name":"result","valueBoolean":true"#), "{v}");
+    }
+
     /// tx.fhir.org's `limit` lowers the expansion limit for one request
     /// (0 is no limit), never raises the operator's; past it the answer is
     /// the suite's `too-costly` wording (tx.fhir.org/loinc-expand-all).
