@@ -24,8 +24,9 @@ pub struct AppState {
     pub configured_limit: Option<u64>,
     pub started: Instant,
     pub limits: Limits,
-    /// Permits for heavy operations ([`Limits::heavy_concurrency`]).
-    pub heavy: tokio::sync::Semaphore,
+    /// Where heavy operations wait their turn
+    /// ([`Limits::heavy_concurrency`], [`Limits::heavy_per_client`]).
+    pub lanes: crate::fhir::work::Lanes,
     /// FHIR packages from the config (`packages`).
     pub packages: crate::packages::FhirPackages,
     /// `[http]`: links, CORS, the admin token ([`crate::public`]).
@@ -48,8 +49,10 @@ pub struct Limits {
     pub max_expansion: usize,
     /// The most elements one ECL evaluation may touch.
     pub ecl_max_work: u64,
-    /// How many heavy operations run at once.
+    /// How many heavy operations run at once, in all.
     pub heavy_concurrency: usize,
+    /// How many of them one client (by its address) may run at once.
+    pub heavy_per_client: usize,
     /// How many connections are open at once.
     pub max_connections: usize,
     /// How long a request's headers may take (and a keep-alive
@@ -69,9 +72,8 @@ impl Default for Limits {
             request: Duration::from_secs(10),
             max_expansion: 10_000,
             ecl_max_work: 50_000_000,
-            heavy_concurrency: std::thread::available_parallelism()
-                .map_or(1, |n| n.get().saturating_sub(1))
-                .max(1),
+            heavy_concurrency: 2 * cpus(),
+            heavy_per_client: cpus().saturating_sub(1).max(1),
             max_connections: 512,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
@@ -79,6 +81,11 @@ impl Default for Limits {
             shutdown_grace: Duration::from_secs(10),
         }
     }
+}
+
+/// The CPUs this process may use.
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// A number of seconds from the config: above 0 and at most a day.
@@ -140,6 +147,11 @@ impl Limits {
                 None => d.heavy_concurrency,
                 Some(n) if n >= 1 => n,
                 Some(_) => return Err("[limits] heavy_concurrency must be at least 1".into()),
+            },
+            heavy_per_client: match c.heavy_per_client {
+                None => d.heavy_per_client,
+                Some(n) if n >= 1 => n,
+                Some(_) => return Err("[limits] heavy_per_client must be at least 1".into()),
             },
         })
     }

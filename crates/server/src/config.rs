@@ -80,10 +80,15 @@ pub struct LimitsConfig {
     /// The most elements one ECL evaluation may touch (concepts,
     /// relationships, members); 50000000.
     pub ecl_max_work: Option<u64>,
-    /// How many heavy operations (expansions, ECL, text search) run at
-    /// once; others wait their turn. Default: one less than the CPUs (at
-    /// least 1), so cheap operations always have a CPU.
+    /// How many heavy operations (expansions, ECL, text search, FHIR
+    /// search) run at once, in all; others wait their turn. Default: twice
+    /// the CPUs. They run at a lower priority, so cheap operations always
+    /// have a CPU.
     pub heavy_concurrency: Option<usize>,
+    /// How many heavy operations one client (by its address) runs at
+    /// once; its others wait behind them, not in front of other clients'.
+    /// Default: one less than the CPUs (at least 1).
+    pub heavy_per_client: Option<usize>,
     /// How many connections are open at once; past it new ones wait in
     /// the kernel's backlog. 512.
     pub max_connections: Option<usize>,

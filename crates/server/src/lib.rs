@@ -157,7 +157,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         root,
         configured_limit: limit,
         started,
-        heavy: tokio::sync::Semaphore::new(limits.heavy_concurrency),
+        lanes: fhir::work::Lanes::new(limits.heavy_concurrency, limits.heavy_per_client),
         limits,
         packages,
         public,

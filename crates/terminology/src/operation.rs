@@ -94,8 +94,12 @@ pub struct Plan {
 }
 
 /// Decides who answers `request`: the source's native operations if they
-/// claim it, else the generic engine, whose work (parsing and indexing
-/// the request's resources, walking value sets) is always heavy.
+/// claim it, else the generic engine. The generic engine's work is
+/// planned by what it is: a `$lookup`, `$subsumes` or
+/// `CodeSystem/$validate-code` of one code that sends no resources is a
+/// few lookups in one code system ([`Cost::Cheap`]); anything that walks
+/// value sets, expands, or parses and indexes the request's resources is
+/// heavy.
 pub fn plan(op: Operation, request: &Request, source: &dyn ResourceSource) -> Plan {
     match source.native().and_then(|n| n.claims(op, request)) {
         Some(cost) => Plan {
@@ -105,9 +109,36 @@ pub fn plan(op: Operation, request: &Request, source: &dyn ResourceSource) -> Pl
         },
         None => Plan {
             op,
-            cost: Cost::Heavy,
+            cost: generic_cost(op, request),
             native: false,
         },
+    }
+}
+
+/// What the generic engine's answer to `request` costs: see [`plan`].
+fn generic_cost(op: Operation, request: &Request) -> Cost {
+    let one_code = matches!(
+        op,
+        Operation::Lookup | Operation::Subsumes | Operation::CsValidate
+    );
+    let sends_resources = request
+        .params
+        .0
+        .iter()
+        .any(|(_, v)| matches!(v, crate::params::ParamValue::Resource(_)));
+    let codings = request
+        .params
+        .0
+        .iter()
+        .map(|(_, v)| match v {
+            crate::params::ParamValue::CodeableConcept(c) => c.len(),
+            _ => 1,
+        })
+        .sum::<usize>();
+    if one_code && !sends_resources && codings <= 16 {
+        Cost::Cheap
+    } else {
+        Cost::Heavy
     }
 }
 

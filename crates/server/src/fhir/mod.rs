@@ -26,6 +26,7 @@ pub mod work;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::Extension;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request as HttpRequest, State};
@@ -42,6 +43,7 @@ use self::params::{Error, Request, Respond};
 
 use crate::app::AppState;
 use crate::outcome;
+use crate::public::Connection;
 
 /// The content type of every FHIR response. The HL7 runner cuts the
 /// parameters off at the first `;` and matches the rest exactly.
@@ -146,16 +148,24 @@ const GRACE: Duration = Duration::from_millis(250);
 /// methods are 405.
 fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<AppState>> {
     get(
-        move |State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri| async move {
+        move |State(state): State<Arc<AppState>>,
+              conn: Option<Extension<Connection>>,
+              headers: HeaderMap,
+              uri: Uri| async move {
             let arrived = Instant::now();
+            let client = conn.map(|c| c.remote.ip());
             match params::from_query(&uri) {
-                Ok(r) => run(state, v, op, r, &headers, arrived).await,
+                Ok(r) => run(state, v, op, r, &headers, client, arrived).await,
                 Err(e) => e.response(),
             }
         },
     )
     .post(
-        move |State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body| async move {
+        move |State(state): State<Arc<AppState>>,
+              conn: Option<Extension<Connection>>,
+              headers: HeaderMap,
+              body: Body| async move {
+            let client = conn.map(|c| c.remote.ip());
             let body = match crate::http::read_body(&headers, body, &state.limits).await {
                 Ok(b) => b,
                 Err(e) => return body_refused(&e),
@@ -170,7 +180,7 @@ fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<A
             // body count against it (the body's arrival has its own limit).
             let arrived = Instant::now();
             match params::from_body(&headers, &body) {
-                Ok(r) => run(state, v, op, r, &headers, arrived).await,
+                Ok(r) => run(state, v, op, r, &headers, client, arrived).await,
                 Err(e) => e.response(),
             }
         },
@@ -186,6 +196,7 @@ async fn run(
     op: Operation,
     mut call: Request,
     headers: &HeaderMap,
+    client: Option<std::net::IpAddr>,
     arrived: Instant,
 ) -> Response {
     let budget = state.limits.request;
@@ -199,7 +210,7 @@ async fn run(
         FhirVersion::R4 => Fhir::R4,
         FhirVersion::R5 => Fhir::R5,
     };
-    let answer = work::run(Arc::clone(&state), plan.cost, move || {
+    let answer = work::run(Arc::clone(&state), plan.cost, client, move || {
         operation::answer(plan, call, source, fhir)
     });
     let give_up = tokio::time::Instant::from_std(arrived + budget + GRACE);

@@ -48,6 +48,7 @@ use super::{FhirVersion, base_url, fhir_json, format};
 use crate::app::AppState;
 use txmap_load::EditionBytes;
 use txmap_snomed::SnomedCt;
+use txmap_terminology::operation::Cost;
 
 /// Resources per page when `_count` is not given.
 pub const DEFAULT_COUNT: usize = 100;
@@ -68,9 +69,27 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
             axum::routing::get(
                 move |State(state): State<Arc<AppState>>, request: axum::extract::Request| async move {
                     let base = base_url(v, &state, request.headers(), request.extensions());
-                    match search(&state, v, kind, &base, request.uri()) {
-                        Ok(bundle) => fhir_json(StatusCode::OK, &bundle),
-                        Err(e) => e.response(),
+                    let client = request
+                        .extensions()
+                        .get::<crate::public::Connection>()
+                        .map(|c| c.remote.ip());
+                    // A search can list a thousand resources (8 MB): it is
+                    // heavy work, run where heavy work runs, within the
+                    // time budget and the memory guard.
+                    let uri = request.uri().clone();
+                    let searched = Arc::clone(&state);
+                    let work = super::work::run(Arc::clone(&state), Cost::Heavy, client, move || {
+                        search(&searched, v, kind, &base, &uri).map(|b| super::to_fhir_json(&b))
+                    });
+                    let budget = state.limits.request;
+                    match tokio::time::timeout(budget, work).await {
+                        Ok(Ok(json)) => super::fhir_json_text(StatusCode::OK, json),
+                        Ok(Err(e)) => e.response(),
+                        Err(_) => Error::too_costly(format!(
+                            "the search did not finish within its time budget of {:.1} s",
+                            budget.as_secs_f64()
+                        ))
+                        .response(),
                     }
                 },
             )
