@@ -55,6 +55,8 @@ pub struct Limits {
     pub heavy_per_client: usize,
     /// How many connections are open at once.
     pub max_connections: usize,
+    /// How many of them one client (by address) holds.
+    pub max_connections_per_client: usize,
     /// How long a request's headers may take (and a keep-alive
     /// connection may sit idle).
     pub header_timeout: Duration,
@@ -75,6 +77,7 @@ impl Default for Limits {
             heavy_concurrency: 2 * cpus(),
             heavy_per_client: cpus().saturating_sub(1).max(1),
             max_connections: 512,
+            max_connections_per_client: 128,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_body: 8 << 20,
@@ -124,6 +127,13 @@ impl Limits {
                 None => d.max_connections,
                 Some(n) if n >= 1 => n,
                 Some(_) => return Err("[limits] max_connections must be at least 1".into()),
+            },
+            max_connections_per_client: match c.max_connections_per_client {
+                None => d.max_connections_per_client,
+                Some(n) if n >= 1 => n,
+                Some(_) => {
+                    return Err("[limits] max_connections_per_client must be at least 1".into());
+                }
             },
             header_timeout: seconds("header_seconds", c.header_seconds, d.header_timeout)?,
             body_timeout: seconds("body_seconds", c.body_seconds, d.body_timeout)?,

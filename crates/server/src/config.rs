@@ -89,9 +89,13 @@ pub struct LimitsConfig {
     /// once; its others wait behind them, not in front of other clients'.
     /// Default: one less than the CPUs (at least 1).
     pub heavy_per_client: Option<usize>,
-    /// How many connections are open at once; past it new ones wait in
-    /// the kernel's backlog. 512.
+    /// How many connections are open at once; past it the one idle
+    /// longest is closed to make room, and when none is idle new ones
+    /// wait in the kernel's backlog. 512.
     pub max_connections: Option<usize>,
+    /// How many of them one client (by address) holds; past it its own
+    /// idle connection that waited longest is closed. 128.
+    pub max_connections_per_client: Option<usize>,
     /// Seconds a request's headers may take to arrive (also how long a
     /// keep-alive connection may sit idle); 10.
     pub header_seconds: Option<f64>,

@@ -64,15 +64,9 @@ pub async fn serve(
         .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
     let builder = Arc::new(builder);
+    let open = Arc::new(Open::default());
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = Arc::clone(&permits).acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
         let (stream, remote) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(accepted) => accepted,
@@ -86,7 +80,31 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // A slot for it: a free one, or one made by closing the connection
+        // that has sat idle longest (a keep-alive with nothing to ask, a
+        // request that never finishes its headers), so idle connections
+        // cannot keep a new one — a health check's — waiting. When every
+        // connection is busy, it waits for one to finish.
+        let permit = match Arc::clone(&permits).try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                open.shed_idle(None);
+                tokio::select! {
+                    p = Arc::clone(&permits).acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
+        // One client holds at most its share of the connections: past it,
+        // its own idle connection that waited longest goes.
+        if open.count(remote.ip()) >= limits.max_connections_per_client {
+            open.shed_idle(Some(remote.ip()));
+        }
+        let tracked = open.add(remote.ip());
         // Each request knows the connection's addresses: links come from
         // the address reached, proxies are believed by theirs
         // ([`crate::public`]).
@@ -94,15 +112,35 @@ pub async fn serve(
             remote,
             local: stream.local_addr().unwrap_or(remote),
         };
-        let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+        let busy = Arc::clone(&tracked);
+        let service = tower::ServiceExt::map_request(
             app.clone(),
             move |mut r: axum::http::Request<hyper::body::Incoming>| {
                 r.extensions_mut().insert(conn);
                 r
             },
-        ));
+        );
+        // Busy from a request's arrival until its answer's last byte is
+        // out: such a connection is never closed to make room.
+        let service =
+            TowerToHyperService::new(tower::ServiceExt::map_future(service, move |answer| {
+                let guard = Busy::new(Arc::clone(&busy));
+                async move {
+                    let r: Result<axum::response::Response, std::convert::Infallible> =
+                        answer.await;
+                    r.map(|r| {
+                        r.map(|body| {
+                            Body::new(Held {
+                                inner: body,
+                                _busy: guard,
+                            })
+                        })
+                    })
+                }
+            }));
         let builder = Arc::clone(&builder);
         let mut stop = stop_rx.clone();
+        let open = Arc::clone(&open);
         tokio::spawn(async move {
             let _permit = permit;
             let conn = builder.serve_connection(Refusals::new(TokioIo::new(stream)), service);
@@ -117,7 +155,11 @@ pub async fn serve(
                     conn.as_mut().graceful_shutdown();
                     let _ = conn.await;
                 }
+                () = tracked.shed.notified() => {
+                    tracing::debug!("closed an idle connection to make room");
+                }
             }
+            open.remove(&tracked);
         });
     }
     let open = max as usize - permits.available_permits();
@@ -397,5 +439,132 @@ mod tests {
         // An answer of the application, or another status, is left alone.
         assert!(refusal_for(b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/fhir+json\r\ncontent-length: 120\r\n\r\n").is_none());
         assert!(refusal_for(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").is_none());
+    }
+}
+
+/// How long a connection must have said nothing before it may be closed
+/// to make room.
+const IDLE_FOR: Duration = Duration::from_millis(100);
+
+/// One open connection, as the accept loop sees it.
+#[derive(Debug)]
+struct Tracked {
+    client: std::net::IpAddr,
+    /// Requests of it being answered now.
+    in_flight: std::sync::atomic::AtomicUsize,
+    /// When it last started or finished a request (or opened).
+    active: std::sync::Mutex<std::time::Instant>,
+    /// Told to close.
+    shed: tokio::sync::Notify,
+}
+
+impl Tracked {
+    fn touch(&self) {
+        if let Ok(mut at) = self.active.lock() {
+            *at = std::time::Instant::now();
+        }
+    }
+}
+
+/// Marks a connection busy while one of its requests is being answered
+/// ([`Held`] carries it with the answer's body).
+#[derive(Debug)]
+struct Busy(Arc<Tracked>);
+
+impl Busy {
+    fn new(t: Arc<Tracked>) -> Busy {
+        t.in_flight.fetch_add(1, Ordering::Relaxed);
+        t.touch();
+        Busy(t)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.0.touch();
+    }
+}
+
+/// An answer's body, with its connection marked busy until it is sent.
+struct Held {
+    inner: Body,
+    _busy: Busy,
+}
+
+impl hyper::body::Body for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        hyper::body::Body::is_end_stream(&self.inner)
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::Body::size_hint(&self.inner)
+    }
+}
+
+/// The open connections: how many each client has, and which has sat
+/// idle longest.
+#[derive(Debug, Default)]
+struct Open(std::sync::Mutex<Vec<Arc<Tracked>>>);
+
+impl Open {
+    fn add(&self, client: std::net::IpAddr) -> Arc<Tracked> {
+        let t = Arc::new(Tracked {
+            client,
+            in_flight: Default::default(),
+            active: std::sync::Mutex::new(std::time::Instant::now()),
+            shed: tokio::sync::Notify::new(),
+        });
+        if let Ok(mut list) = self.0.lock() {
+            list.push(Arc::clone(&t));
+        }
+        t
+    }
+
+    fn remove(&self, t: &Arc<Tracked>) {
+        if let Ok(mut list) = self.0.lock() {
+            list.retain(|x| !Arc::ptr_eq(x, t));
+        }
+    }
+
+    fn count(&self, client: std::net::IpAddr) -> usize {
+        self.0
+            .lock()
+            .map_or(0, |list| list.iter().filter(|t| t.client == client).count())
+    }
+
+    /// Closes the connection (of `client`, or anyone's) that has been
+    /// idle longest, if one has been idle a moment ([`IDLE_FOR`]: one just
+    /// opened has not had the time to send its request).
+    fn shed_idle(&self, client: Option<std::net::IpAddr>) {
+        let Ok(list) = self.0.lock() else { return };
+        let now = std::time::Instant::now();
+        let idle = list
+            .iter()
+            .filter(|t| client.is_none_or(|c| t.client == c))
+            .filter(|t| t.in_flight.load(Ordering::Relaxed) == 0)
+            .filter(|t| {
+                t.active
+                    .lock()
+                    .is_ok_and(|a| now.duration_since(*a) >= IDLE_FOR)
+            })
+            .min_by_key(|t| {
+                t.active
+                    .lock()
+                    .map_or_else(|_| std::time::Instant::now(), |a| *a)
+            });
+        if let Some(t) = idle {
+            t.shed.notify_one();
+        }
     }
 }

@@ -24,10 +24,14 @@ struct Running {
 const LIMITS: &str = "[limits]\nheader_seconds = 1\nbody_seconds = 1\nmax_connections = 4\nmax_body = \"64KiB\"\nshutdown_grace_seconds = 1\n";
 
 fn start() -> Running {
+    start_with(LIMITS)
+}
+
+fn start_with(limits: &str) -> Running {
     let dir = tempfile::tempdir().unwrap();
     common::edition(dir.path(), "ed", 300, 1, 20250131);
     let state: Arc<AppState> =
-        common::serve(dir.path(), &format!("editions = [\"ed.txmap\"]\n{LIMITS}"));
+        common::serve(dir.path(), &format!("editions = [\"ed.txmap\"]\n{limits}"));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -144,9 +148,17 @@ fn a_slow_body_is_answered_408() {
 #[test]
 fn connections_past_the_cap_wait_for_a_free_one() {
     let server = start();
-    // Four connections that say nothing hold every slot until the header
-    // timeout closes them.
-    let idle: Vec<TcpStream> = (0..4).map(|_| connect(server.addr)).collect();
+    // Four connections whose requests are being answered (their bodies
+    // are awaited) hold every slot until the body timeout answers them;
+    // none is idle, so none is closed to make room.
+    let idle: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = connect(server.addr);
+            s.write_all(b"POST /r4/ValueSet/$expand HTTP/1.1\r\nHost: x\r\nContent-Type: application/fhir+json\r\nContent-Length: 100\r\n\r\n{")
+                .unwrap();
+            s
+        })
+        .collect();
     std::thread::sleep(Duration::from_millis(200));
     let started = Instant::now();
     let mut s = connect(server.addr);
@@ -252,4 +264,54 @@ fn links_name_the_address_reached() {
         r.contains(&format!("http://{}/r4/CodeSystem", server.addr)),
         "{r}"
     );
+}
+
+/// Connections that hold a slot and say nothing — half a request, or a
+/// keep-alive with nothing to ask — give way: at the cap the one idle
+/// longest is closed for a new one, so a health check from a fresh
+/// connection is answered at once, not after the idle ones time out; and
+/// one client holds at most its share.
+#[test]
+fn idle_connections_give_way_to_new_ones() {
+    let server = start_with(
+        "[limits]\nheader_seconds = 60\nmax_connections = 4\nmax_connections_per_client = 3\n",
+    );
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        let mut s = connect(server.addr);
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            .unwrap();
+        idle.push(s);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // A fourth from the same client: its first idle one is closed.
+    let mut fourth = connect(server.addr);
+    fourth
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .unwrap();
+    idle[0]
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    // Closed (0 bytes, or reset), not held until header_seconds (60 s)
+    // is over (the read would time out).
+    let closed = idle[0].read(&mut buf);
+    assert!(
+        matches!(&closed, Ok(0))
+            || closed
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "{closed:?}"
+    );
+    // Every slot is taken by a silent connection; a health check is
+    // answered anyway, well before any of them times out.
+    let started = Instant::now();
+    let mut s = connect(server.addr);
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let r = read_all(&mut s).unwrap();
+    assert!(status_line(&r).contains(" 200 "), "{r}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    drop(idle);
 }
