@@ -64,6 +64,8 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// The largest request body, in bytes.
     pub max_body: usize,
+    /// The largest answer, in bytes.
+    pub max_answer: usize,
     /// How long shutdown waits for open requests.
     pub shutdown_grace: Duration,
 }
@@ -81,6 +83,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_body: 8 << 20,
+            max_answer: 32 << 20,
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -121,7 +124,22 @@ impl Limits {
                 ));
             }
         };
+        let max_answer = match &c.max_answer_bytes {
+            None => d.max_answer,
+            Some(toml::Value::Integer(n)) if *n >= 1 << 16 => *n as usize,
+            Some(toml::Value::String(s)) => match crate::config::parse_size(s) {
+                Ok(n) if n >= 1 << 16 => n as usize,
+                Ok(_) => return Err("[limits] max_answer_bytes must be at least 64KiB".into()),
+                Err(e) => return Err(format!("[limits] max_answer_bytes: {e}")),
+            },
+            Some(other) => {
+                return Err(format!(
+                    "[limits] max_answer_bytes = {other}: must be a size like \"32MiB\" or a number of bytes of at least 65536"
+                ));
+            }
+        };
         Ok(Limits {
+            max_answer,
             request: seconds("request_seconds", c.request_seconds, d.request)?,
             max_connections: match c.max_connections {
                 None => d.max_connections,

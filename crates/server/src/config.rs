@@ -106,6 +106,9 @@ pub struct LimitsConfig {
     pub max_body: Option<toml::Value>,
     /// Seconds shutdown waits for open requests before it stops them; 10.
     pub shutdown_grace_seconds: Option<f64>,
+    /// The largest answer an operation sends, e.g. `"32MiB"` or a number
+    /// of bytes; 32 MiB. A larger one is a 422 `too-costly`.
+    pub max_answer_bytes: Option<toml::Value>,
 }
 
 /// `[snomed]`: how editions are loaded.

@@ -128,14 +128,7 @@ pub async fn serve(
                 async move {
                     let r: Result<axum::response::Response, std::convert::Infallible> =
                         answer.await;
-                    r.map(|r| {
-                        r.map(|body| {
-                            Body::new(Held {
-                                inner: body,
-                                _busy: guard,
-                            })
-                        })
-                    })
+                    r.map(|r| r.map(|body| Body::new(Holding::new(body, guard))))
                 }
             }));
         let builder = Arc::clone(&builder);
@@ -467,7 +460,7 @@ impl Tracked {
 }
 
 /// Marks a connection busy while one of its requests is being answered
-/// ([`Held`] carries it with the answer's body).
+/// ([`Holding`] carries it with the answer's body).
 #[derive(Debug)]
 struct Busy(Arc<Tracked>);
 
@@ -486,13 +479,21 @@ impl Drop for Busy {
     }
 }
 
-/// An answer's body, with its connection marked busy until it is sent.
-struct Held {
+/// An answer's body holding `T` until it is sent: its connection marked
+/// busy ([`Busy`]), the memory it takes reserved with the guard.
+#[derive(Debug)]
+pub struct Holding<T> {
     inner: Body,
-    _busy: Busy,
+    _held: T,
 }
 
-impl hyper::body::Body for Held {
+impl<T> Holding<T> {
+    pub fn new(inner: Body, held: T) -> Holding<T> {
+        Holding { inner, _held: held }
+    }
+}
+
+impl<T: Unpin + Send + 'static> hyper::body::Body for Holding<T> {
     type Data = Bytes;
     type Error = axum::Error;
 

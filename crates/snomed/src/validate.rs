@@ -454,6 +454,10 @@ fn parameters<'a, B: AsRef<[u8]>>(
         .map(|i| i.text.as_str())
         .collect();
     if !errors.is_empty() {
+        let errors: Vec<_> = errors
+            .iter()
+            .map(|e| txmap_terminology::error::shown(e))
+            .collect();
         p.push(Param::text("message", "valueString", errors.join("; ")));
     }
     if !out.issues.is_empty() {

@@ -114,7 +114,8 @@ pub fn batch_validate(
         setup(&mut req);
         req.resolver
             .set_external(Some(Arc::clone(&shared_resources)));
-        req.check_deadline()?;
+        // The request controls how many validations there are.
+        req.check()?;
         let result = if has_code {
             crate::validate::validate_code(&req, true)
         } else {

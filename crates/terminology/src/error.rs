@@ -32,6 +32,24 @@ pub struct Issue {
     pub expression: Option<String>,
 }
 
+/// The most bytes of one issue's text an answer carries: a request's
+/// input (a megabyte code) is shown once, in its own parameter, not again
+/// in every issue and message that names it.
+pub const MAX_ISSUE_TEXT: usize = 1024;
+
+/// `text` as an answer shows it: cut at [`MAX_ISSUE_TEXT`] bytes (on a
+/// character boundary), saying how long it was.
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_ISSUE_TEXT {
+        return text.into();
+    }
+    let mut end = MAX_ISSUE_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len()).into()
+}
+
 impl Issue {
     pub fn to_json(&self) -> Value {
         let mut issue = serde_json::Map::new();
@@ -43,7 +61,7 @@ impl Issue {
         }
         issue.insert("severity".into(), json!(self.severity));
         issue.insert("code".into(), json!(self.code));
-        let mut details = json!({ "text": self.text });
+        let mut details = json!({ "text": shown(&self.text) });
         if !self.tx_type.is_empty() {
             details["coding"] = json!([{ "system": TX_ISSUE_TYPE, "code": self.tx_type }]);
         }

@@ -210,14 +210,18 @@ async fn run(
         FhirVersion::R4 => Fhir::R4,
         FhirVersion::R5 => Fhir::R5,
     };
+    // The answer is written as text where it was made (on the heavy
+    // lane for heavy work), not on the async worker.
     let answer = work::run(Arc::clone(&state), plan.cost, client, move || {
-        operation::answer(plan, call, source, fhir)
+        operation::answer(plan, call, source, fhir).map(|a| match a {
+            Answer::Text(json) => json,
+            Answer::Parameters(p) => p.to_json(),
+            Answer::Resource(r) => to_fhir_json(&r),
+        })
     });
     let give_up = tokio::time::Instant::from_std(arrived + budget + GRACE);
     match tokio::time::timeout_at(give_up, answer).await {
-        Ok(Ok(Answer::Text(json))) => fhir_json_text(StatusCode::OK, json),
-        Ok(Ok(Answer::Parameters(p))) => fhir_json_text(StatusCode::OK, p.to_json()),
-        Ok(Ok(Answer::Resource(r))) => fhir_json(StatusCode::OK, &r),
+        Ok(Ok(json)) => answered(&state, json),
         Ok(Err(e)) => {
             if matches!(e, Error::Store(_)) {
                 state
@@ -230,6 +234,37 @@ async fn run(
             "the operation did not finish within its time budget of {:.1} s",
             budget.as_secs_f64()
         ))
+        .response(),
+    }
+}
+
+/// An answer as a response: one larger than `max_answer_bytes` is a 422
+/// (dropped, not sent), and what it takes counts with the memory guard's
+/// reservations until it is sent, so answers being sent together are
+/// judged together; one the guard has no room for is a 503.
+fn answered(state: &AppState, json: String) -> Response {
+    let limit = state.limits.max_answer;
+    if json.len() > limit {
+        return Error::too_costly(format!(
+            "the answer would be {} bytes, more than this server sends ({limit} bytes, [limits] max_answer_bytes): ask for less (count, a filter, fewer codings)",
+            json.len()
+        ))
+        .response();
+    }
+    if json.len() < crate::app::RESERVE_FROM {
+        return fhir_json_text(StatusCode::OK, json);
+    }
+    match state.guard.reserve(json.len() as u64) {
+        Ok(reservation) => {
+            let mut r = fhir_json_text(StatusCode::OK, json);
+            let body = std::mem::take(r.body_mut());
+            *r.body_mut() = Body::new(crate::http::Holding::new(body, reservation));
+            r
+        }
+        Err(_) => crate::app::NoRoom {
+            len: json.len(),
+            need: json.len() as u64,
+        }
         .response(),
     }
 }
