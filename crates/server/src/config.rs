@@ -133,6 +133,11 @@ pub struct SnomedConfig {
     /// Editions read into memory whatever `load` says.
     #[serde(default)]
     pub read: Vec<String>,
+    /// Seconds between re-readings of every served file's checksums, at
+    /// the lowest priority (a file changed under the server is taken out
+    /// of service); 0 turns the re-reading off (a file's identity is still
+    /// watched). 21600 (six hours).
+    pub scrub_seconds: Option<u64>,
     /// Editions served at once, without reading their checksums through
     /// first. Every other edition answers only once its file has been
     /// verified (503 until then; out of service if it fails).

@@ -40,6 +40,33 @@ pub struct ServedFile {
     /// ([`txmap_terminology::serving`]); shared with its code system
     /// provider.
     pub serving: Arc<Serving>,
+    /// The file as it was when loaded: a file whose identity changes under
+    /// the server is taken out of service ([`scrub`]).
+    pub identity: Option<FileIdentity>,
+}
+
+/// What says a file is still the one loaded: its device, inode, size and
+/// modification time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    /// The identity of the file at `path` now.
+    pub fn of(path: &Path) -> std::io::Result<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path)?;
+        Ok(FileIdentity {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
 }
 
 impl ServedFile {
@@ -71,7 +98,9 @@ impl ServedFile {
                 path.display()
             );
         }
+        let identity = FileIdentity::of(path).ok();
         let file = ServedFile {
+            identity,
             // Messages to clients name the file, not where it lives.
             serving: Arc::new(Serving::new(names.file_name.clone(), trusted)),
             names,
@@ -393,23 +422,7 @@ pub const VERIFY_BEFORE_SERVING: u64 = 64 << 20;
 /// mapped and prewarmed one after its prewarm read (so the verification
 /// reads the page cache rather than faulting page by page).
 pub fn verify(editions: &Editions) {
-    let files = editions
-        .list
-        .iter()
-        .map(|e| Checked {
-            file: e.file.path.display().to_string(),
-            size: e.file.size,
-            target: Target::Edition(Arc::clone(&e.edition)),
-            prewarm: e.file.prewarm.clone(),
-            serving: Arc::clone(&e.file.serving),
-        })
-        .chain(editions.code_systems.iter().map(|c| Checked {
-            file: c.file.path.display().to_string(),
-            size: c.file.size,
-            target: Target::CodeSystem(Arc::clone(&c.code_system)),
-            prewarm: c.file.prewarm.clone(),
-            serving: Arc::clone(&c.file.serving),
-        }));
+    let files = checked(editions);
     let mut later = Vec::new();
     for c in files {
         if c.serving.state() != txmap_terminology::serving::State::Verifying {
@@ -436,8 +449,36 @@ pub fn verify(editions: &Editions) {
     }
 }
 
+/// Every served file, to verify.
+fn checked(editions: &Editions) -> Vec<Checked> {
+    editions
+        .list
+        .iter()
+        .map(|e| Checked {
+            file: e.file.path.display().to_string(),
+            path: e.file.path.clone(),
+            identity: e.file.identity,
+            size: e.file.size,
+            target: Target::Edition(Arc::clone(&e.edition)),
+            prewarm: e.file.prewarm.clone(),
+            serving: Arc::clone(&e.file.serving),
+        })
+        .chain(editions.code_systems.iter().map(|c| Checked {
+            file: c.file.path.display().to_string(),
+            path: c.file.path.clone(),
+            identity: c.file.identity,
+            size: c.file.size,
+            target: Target::CodeSystem(Arc::clone(&c.code_system)),
+            prewarm: c.file.prewarm.clone(),
+            serving: Arc::clone(&c.file.serving),
+        }))
+        .collect()
+}
+
 /// A served file to verify.
 struct Checked {
+    path: PathBuf,
+    identity: Option<FileIdentity>,
     file: String,
     size: u64,
     target: Target,
@@ -472,6 +513,20 @@ fn verify_one(c: &Checked) {
         p.wait();
     }
     let started = std::time::Instant::now();
+    let result = read_through(c, |n| serving.progress(n));
+    match &result {
+        Ok(()) => tracing::info!(
+            "{file} verified in {:.1} ms: in service",
+            started.elapsed().as_secs_f64() * 1e3
+        ),
+        Err(e) => tracing::error!("{file} failed verification: {e}; out of service"),
+    }
+    serving.finish(result);
+}
+
+/// Reads every checksum of a file through, leaving the page cache as it
+/// found it.
+fn read_through(c: &Checked, mut progress: impl FnMut(u64)) -> Result<(), String> {
     // Verification reads every byte, but it must not warm a mapped edition
     // the config leaves cold (nor cool one it prewarmed): the pages that
     // were not in the page cache before are given back as each chunk is
@@ -487,7 +542,7 @@ fn verify_one(c: &Checked) {
         let _ = bytes.advise(0..ahead, Advice::WillNeed);
     }
     let result = c.target.verify(|n| {
-        serving.progress(n);
+        progress(n);
         if let Some(keep) = &before {
             let pos = n as usize;
             let _ = bytes.advise(pos..pos + ahead, Advice::WillNeed);
@@ -499,12 +554,87 @@ fn verify_one(c: &Checked) {
         // The word index is read again after the sections' checksums.
         let _ = bytes.release(0..bytes.len(), keep);
     }
-    match &result {
-        Ok(()) => tracing::info!(
-            "{file} verified in {:.1} ms: in service",
-            started.elapsed().as_secs_f64() * 1e3
-        ),
-        Err(e) => tracing::error!("{file} failed verification: {e}; out of service"),
+    result
+}
+
+/// How often the scrub looks at each file's identity (a `stat`).
+pub const IDENTITY_EVERY: Duration = Duration::from_secs(1);
+
+/// Files changed under a running server, found.
+///
+/// Served files are never to be changed in place (docs/config.md), but
+/// nothing stopped it: a mapped file rewritten in place silently changed
+/// 29 of 400 lookups while `/status` said "verified", and truncating one
+/// killed the server (SIGBUS). So, on a thread of its own at the lowest
+/// priority (which is also the kernel's I/O priority for it):
+///
+/// * every [`IDENTITY_EVERY`], each file's device, inode, size and
+///   modification time are compared with the ones loaded
+///   ([`check_identities`]): a file replaced, truncated or rewritten is
+///   taken out of service at once, before a request reads it again (503
+///   naming it; serve the new file by restarting);
+/// * every `interval` (`[snomed] scrub_seconds`), each file in service is
+///   read through again ([`scrub_once`]): a checksum that no longer
+///   matches takes it out of service. The page cache is left as found.
+///
+/// A file trusted unverified is left alone.
+pub fn scrub(editions: Arc<crate::app::AppState>, interval: Duration) {
+    let spawned = std::thread::Builder::new()
+        .name("txmap-scrub".into())
+        .spawn(move || {
+            let _ =
+                thread_priority::set_current_thread_priority(thread_priority::ThreadPriority::Min);
+            let mut last = std::time::Instant::now();
+            loop {
+                std::thread::sleep(IDENTITY_EVERY);
+                if editions.stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                check_identities(&editions.editions);
+                if last.elapsed() >= interval {
+                    scrub_once(&editions.editions);
+                    last = std::time::Instant::now();
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("could not start the scrub of served files: {e}");
     }
-    serving.finish(result);
+}
+
+/// Takes out of service every file in service whose identity is not the
+/// one loaded (see [`scrub`]).
+pub fn check_identities(editions: &Editions) {
+    for c in checked(editions) {
+        if !c.serving.is_serving()
+            || c.serving.state() == txmap_terminology::serving::State::Trusted
+        {
+            continue;
+        }
+        let now = FileIdentity::of(&c.path);
+        if now.as_ref().ok() != c.identity.as_ref() {
+            let why = match now {
+                Err(e) => format!("the file is gone ({e})"),
+                Ok(_) => {
+                    "the file was changed on disk while served; restart to serve the new one".into()
+                }
+            };
+            tracing::error!("{}: {why}; out of service", c.file);
+            c.serving.fail(why);
+        }
+    }
+}
+
+/// Reads every file in service through again (see [`scrub`]).
+pub fn scrub_once(editions: &Editions) {
+    check_identities(editions);
+    for c in checked(editions) {
+        if c.serving.state() != txmap_terminology::serving::State::Verified {
+            continue;
+        }
+        if let Err(e) = read_through(&c, |_| {}) {
+            tracing::error!("{} failed its scrub: {e}; out of service", c.file);
+            c.serving.fail(e);
+        }
+    }
 }

@@ -92,6 +92,9 @@ impl From<config::ConfigError> for ServeError {
 pub struct Prepared {
     pub state: Arc<AppState>,
     pub listen: String,
+    /// How often served files are read through again (`[snomed]
+    /// scrub_seconds`; never: `Duration::MAX`).
+    pub scrub: std::time::Duration,
 }
 
 /// Reads the config (or makes the demo edition) and loads the editions.
@@ -181,7 +184,16 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         .clone()
         .or(config.listen.clone())
         .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
-    Ok(Prepared { state, listen })
+    let scrub = match config.snomed.as_ref().and_then(|s| s.scrub_seconds) {
+        None => std::time::Duration::from_secs(6 * 3600),
+        Some(0) => std::time::Duration::MAX,
+        Some(n) => std::time::Duration::from_secs(n),
+    };
+    Ok(Prepared {
+        state,
+        listen,
+        scrub,
+    })
 }
 
 /// The least `[memory] limit` a server may have: below it no request
@@ -325,6 +337,7 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
             println!("  curl http://{addr}/r4/metadata");
         }
         let state = prepared.state;
+        editions::scrub(Arc::clone(&state), prepared.scrub);
         let app = app::router(Arc::clone(&state));
         http::serve(listener, app, state, shutdown()).await;
         Ok::<(), ServeError>(())

@@ -109,6 +109,14 @@ impl Serving {
         }
     }
 
+    /// Takes the file out of service for good, saying why (a later check
+    /// found it changed): requests that need it get the 503 of a failed
+    /// file.
+    pub fn fail(&self, why: impl Into<String>) {
+        let _ = self.failure.set(why.into());
+        self.state.store(State::Failed as u8, Ordering::Release);
+    }
+
     /// The outcome of the verification.
     pub fn finish(&self, result: Result<(), String>) {
         match result {
