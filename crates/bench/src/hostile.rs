@@ -14,6 +14,18 @@
 //! a connection the client completed gets no answer at all. After the run
 //! the server must still be alive, its memory guard's measure under its
 //! limit, and `$lookup` must answer 200.
+//!
+//! Status and time are not enough (issue 31: padded codes validated as
+//! true, damaged files answered "unknown", paging links wrapped, all with
+//! 200s in time), so the categories whose right answer is known check the
+//! answer itself ([`Expect`]): padded codes and SCTIDs with leading zeros
+//! must be invalid (FHIR's `code` type); codes read from the edition's RF2
+//! Snapshot (`--rf2`, read here independently of the server) must look up
+//! and validate as the RF2 says; searches must page without wrapping and
+//! list every resource under its own `fullUrl`; files the operator took
+//! out of service (`--out-of-service`) must be 503 on every path; and a
+//! fresh connection must reach `/health` while many idle connections are
+//! held.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -37,10 +49,91 @@ pub struct HostileOptions {
     pub budget: Duration,
     /// A SNOMED CT code the server's default edition has.
     pub code: String,
+    /// Concepts of the default edition and whether each is active, read
+    /// from its RF2 Snapshot: the right answers of `known-codes`.
+    pub known: Vec<(String, bool)>,
+    /// Code systems whose files are out of service (damaged): every
+    /// request that needs one must be a 503.
+    pub out_of_service: Vec<OutOfService>,
 }
 
-/// The categories of hostile requests, each a generator.
-pub const CATEGORIES: [&str; 17] = [
+/// A code system the server holds in a file that is out of service.
+#[derive(Clone, Debug)]
+pub struct OutOfService {
+    pub system: String,
+    /// The version to ask for (a second SNOMED CT edition), if any.
+    pub version: Option<String>,
+    /// A code of it.
+    pub code: String,
+}
+
+impl OutOfService {
+    /// `SYSTEM|CODE` or `SYSTEM|VERSION|CODE`.
+    pub fn parse(s: &str) -> Option<OutOfService> {
+        let parts: Vec<&str> = s.split('|').collect();
+        match parts.as_slice() {
+            [system, code] => Some(OutOfService {
+                system: (*system).to_owned(),
+                version: None,
+                code: (*code).to_owned(),
+            }),
+            [system, version, code] => Some(OutOfService {
+                system: (*system).to_owned(),
+                version: Some((*version).to_owned()),
+                code: (*code).to_owned(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The concepts of an RF2 Snapshot's concept file under `dir` (searched
+/// recursively), with their active flags: read here, not through the
+/// server, so that its answers can be checked.
+pub fn known_concepts(dir: &std::path::Path) -> std::io::Result<Vec<(String, bool)>> {
+    fn find(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        for e in std::fs::read_dir(dir).ok()?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if let Some(f) = find(&p) {
+                    return Some(f);
+                }
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("sct2_Concept_") && n.contains("Snapshot"))
+            {
+                return Some(p);
+            }
+        }
+        None
+    }
+    let file = find(dir).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{}: no sct2_Concept_*Snapshot* file", dir.display()),
+        )
+    })?;
+    let text = std::fs::read_to_string(&file)?;
+    // The latest row of each concept wins (a Snapshot has one).
+    let mut by_id = std::collections::BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() >= 3 {
+            by_id.insert(f[0].to_owned(), f[2] == "1");
+        }
+    }
+    Ok(by_id.into_iter().collect())
+}
+
+/// The categories of hostile requests, each a generator; `known-codes`
+/// and `out-of-service` run only when their facts are given.
+pub const CATEGORIES: [&str; 22] = [
+    "padded-codes",
+    "search-paging",
+    "idle-connections",
+    "known-codes",
+    "out-of-service",
     "malformed-json",
     "truncated-json",
     "wrong-types",
@@ -128,6 +221,25 @@ struct Req {
     target: String,
     body: Option<Vec<u8>>,
     content_type: &'static str,
+    /// What the answer must be, when that is known.
+    expect: Expect,
+}
+
+/// The right answer to a request, where it is known.
+#[derive(Clone, Debug, PartialEq)]
+enum Expect {
+    /// Only the general rules.
+    Any,
+    /// 200, and every `result` of the Parameters (a batch's too) is this.
+    Result(bool),
+    /// One of these statuses.
+    Status(&'static [u16]),
+    /// A 503 OperationOutcome (or, in a batch, each validation's
+    /// `transient` OperationOutcome).
+    Unavailable,
+    /// A searchset that pages: unique `fullUrl`s, at most `count`
+    /// entries, no link past the total or back to before itself.
+    Paging { count: usize },
 }
 
 fn get(target: String) -> Req {
@@ -136,6 +248,7 @@ fn get(target: String) -> Req {
         target,
         body: None,
         content_type: "",
+        expect: Expect::Any,
     }
 }
 
@@ -145,6 +258,123 @@ fn post(path: &str, body: Vec<u8>) -> Req {
         target: path.to_owned(),
         body: Some(body),
         content_type: "application/fhir+json",
+        expect: Expect::Any,
+    }
+}
+
+impl Req {
+    fn expect(mut self, e: Expect) -> Req {
+        self.expect = e;
+        self
+    }
+}
+
+/// Every `result` of an answer (a batch's validations' too).
+fn results(v: &Value, out: &mut Vec<bool>) {
+    for p in v["parameter"].as_array().into_iter().flatten() {
+        if p["name"] == "result" {
+            out.extend(p["valueBoolean"].as_bool());
+        }
+        if let Some(r) = p.get("resource") {
+            results(r, out);
+        }
+    }
+}
+
+/// Why an answer is not the right one, if it is not.
+fn judge(expect: &Expect, status: u16, body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let short = || {
+        String::from_utf8_lossy(body)
+            .chars()
+            .take(300)
+            .collect::<String>()
+    };
+    // Refused for load — the time budget spent waiting (422 too-costly),
+    // the memory guard (503 transient) — is not an answer, so not a wrong
+    // one; a 200 must be right.
+    let issue = v["issue"][0]["code"].as_str();
+    let refused = (status == 422 && issue == Some("too-costly"))
+        || (status == 503 && issue == Some("transient") && *expect != Expect::Unavailable);
+    if refused {
+        return None;
+    }
+    match expect {
+        Expect::Any => None,
+        Expect::Result(want) => {
+            if status != 200 {
+                return Some(format!(
+                    "status {status}, wanted 200 with result {want}: {}",
+                    short()
+                ));
+            }
+            let mut got = Vec::new();
+            results(&v, &mut got);
+            (got.is_empty() || got.iter().any(|r| r != want))
+                .then(|| format!("result {got:?}, wanted {want}: {}", short()))
+        }
+        Expect::Status(list) => (!list.contains(&status))
+            .then(|| format!("status {status}, wanted one of {list:?}: {}", short())),
+        Expect::Unavailable => {
+            let batch = v["resourceType"] == "Parameters";
+            let ok = if batch {
+                status == 200
+                    && v["parameter"].as_array().is_some_and(|ps| {
+                        ps.iter()
+                            .all(|p| p["resource"]["issue"][0]["code"] == "transient")
+                    })
+            } else {
+                status == 503 && v["resourceType"] == "OperationOutcome"
+            };
+            (!ok).then(|| format!("status {status}, wanted 503 (out of service): {}", short()))
+        }
+        Expect::Paging { count } => {
+            if status == 400 {
+                return None;
+            }
+            if status != 200 || v["resourceType"] != "Bundle" {
+                return Some(format!("status {status}, wanted a Bundle: {}", short()));
+            }
+            let total = v["total"].as_u64();
+            let entries = v["entry"].as_array().map_or(0, Vec::len);
+            if entries > *count {
+                return Some(format!("{entries} entries for _count={count}"));
+            }
+            let urls: Vec<&str> = v["entry"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e["fullUrl"].as_str())
+                .collect();
+            let unique: std::collections::HashSet<&&str> = urls.iter().collect();
+            if unique.len() != urls.len() {
+                return Some("two entries share a fullUrl".into());
+            }
+            let offset = |rel: &str| {
+                v["link"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|l| l["relation"] == rel)
+                    .map(|l| {
+                        l["url"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .split(['?', '&'])
+                            .find_map(|p| p.strip_prefix("_offset="))
+                            .and_then(|o| o.parse::<u64>().ok())
+                            .unwrap_or(0)
+                    })
+            };
+            let this = offset("self").unwrap_or(0);
+            match (offset("next"), total) {
+                (Some(n), _) if n <= this => Some(format!("next link at {n}, not after {this}")),
+                (Some(n), Some(t)) if n >= t => {
+                    Some(format!("next link at {n}, past the total {t}"))
+                }
+                _ => None,
+            }
+        }
     }
 }
 
@@ -214,12 +444,171 @@ fn codesystem(concepts: Vec<Value>) -> Value {
         "property": [{"code": "parent", "type": "code"}], "concept": concepts})
 }
 
+/// A code padded as a careless client or an attacker pads it, or an
+/// SCTID with leading zeros: never a code (FHIR's `code` type).
+fn padded(rng: &mut Rng, code: &str, sctid: bool) -> String {
+    let n = if sctid { 7 } else { 5 };
+    match rng.below(n) {
+        0 => format!(" {code}"),
+        1 => format!("{code}\n"),
+        2 => format!("\t{code}"),
+        3 => format!("\u{a0}{code}"),
+        4 => format!("{code} "),
+        5 => format!("0{code}"),
+        _ => format!("000{code}"),
+    }
+}
+
 /// The request of one category.
-fn make(category: &str, rng: &mut Rng, code: &str) -> Req {
+fn make(category: &str, rng: &mut Rng, options: &HostileOptions) -> Req {
+    let code = options.code.as_str();
     let b = base(rng);
     let op = |rng: &mut Rng| format!("{b}/{}", rng.pick(&OPS));
     let lookup = json!([{"name": "system", "valueUri": SCT}, {"name": "code", "valueCode": code}]);
     match category {
+        "padded-codes" => {
+            let systems = [
+                (SCT, code),
+                ("http://unitsofmeasure.org", "mg"),
+                ("urn:ietf:bcp:47", "en"),
+                ("urn:iso:std:iso:3166", "NZ"),
+            ];
+            let (system, plain) = *rng.pick(&systems);
+            let bad = padded(rng, plain, system == SCT);
+            let whitespace =
+                bad.starts_with(char::is_whitespace) || bad.ends_with(char::is_whitespace);
+            match rng.below(4) {
+                0 => post(
+                    &format!("{b}/CodeSystem/$validate-code"),
+                    parameters(vec![
+                        json!({"name": "url", "valueUri": system}),
+                        json!({"name": "code", "valueCode": bad}),
+                    ]),
+                )
+                .expect(Expect::Result(false)),
+                1 => post(
+                    &format!("{b}/ValueSet/$validate-code"),
+                    parameters(vec![
+                        json!({"name": "valueSet", "resource": {"resourceType": "ValueSet", "status": "active",
+                            "compose": {"include": [{"system": system}]}}}),
+                        json!({"name": "coding", "valueCoding": {"system": system, "code": bad}}),
+                    ]),
+                )
+                .expect(Expect::Result(false)),
+                2 => post(
+                    &format!("{b}/ValueSet/$batch-validate-code"),
+                    parameters(vec![
+                        json!({"name": "valueSet", "resource": {"resourceType": "ValueSet", "status": "active",
+                            "compose": {"include": [{"system": system}]}}}),
+                        json!({"name": "validation", "resource": {"resourceType": "Parameters", "parameter": [
+                            {"name": "coding", "valueCoding": {"system": system, "code": bad}}]}}),
+                    ]),
+                )
+                .expect(Expect::Result(false)),
+                _ => post(
+                    &format!("{b}/CodeSystem/$lookup"),
+                    parameters(vec![
+                        json!({"name": "system", "valueUri": system}),
+                        json!({"name": "code", "valueCode": bad}),
+                    ]),
+                )
+                // White space: not a code (400); leading zeros: no such
+                // SCTID (404).
+                .expect(Expect::Status(if whitespace { &[400] } else { &[404] })),
+            }
+        }
+        "search-paging" => {
+            let kind = rng.pick(&["CodeSystem", "ValueSet", "ConceptMap"]);
+            let offsets = [
+                "18446744073709551615".to_owned(),
+                "18446744073709551611".to_owned(),
+                "9223372036854775808".to_owned(),
+                rng.below(5000).to_string(),
+                "0".to_owned(),
+            ];
+            let offset = rng.pick(&offsets).clone();
+            let count = *rng.pick(&[0usize, 1, 5, 100, 1000, 5000]);
+            let extra = rng.pick(&[
+                "",
+                "&_summary=true",
+                "&_elements=url",
+                "&_total=none",
+                "&name=a",
+            ]);
+            get(format!("{b}/{kind}?_offset={offset}&_count={count}{extra}")).expect(
+                Expect::Paging {
+                    count: count.min(1000),
+                },
+            )
+        }
+        "known-codes" if !options.known.is_empty() => {
+            let (known, active) = rng.pick(&options.known).clone();
+            match rng.below(3) {
+                // Every concept of the release looks up.
+                0 => get(format!("{b}/CodeSystem/$lookup?system={SCT}&code={known}"))
+                    .expect(Expect::Status(&[200])),
+                // An active concept is in the implicit value set of all
+                // concepts; an inactive one is a code all the same.
+                1 if active => get(format!(
+                    "{b}/ValueSet/$validate-code?url={SCT}%3Ffhir_vs&system={SCT}&code={known}"
+                ))
+                .expect(Expect::Result(true)),
+                1 => get(format!(
+                    "{b}/CodeSystem/$validate-code?url={SCT}&code={known}"
+                ))
+                .expect(Expect::Result(true)),
+                // The last digit changed: the Verhoeff check fails, so it
+                // is no SCTID.
+                _ => {
+                    let (head, last) = known.split_at(known.len() - 1);
+                    let other = (last.parse::<u8>().unwrap_or(0) + 1) % 10;
+                    get(format!(
+                        "{b}/CodeSystem/$validate-code?url={SCT}&code={head}{other}"
+                    ))
+                    .expect(Expect::Result(false))
+                }
+            }
+        }
+        "out-of-service" if !options.out_of_service.is_empty() => {
+            let f = rng.pick(&options.out_of_service).clone();
+            let version = f.version.clone();
+            let vs = json!({"resourceType": "ValueSet", "status": "active", "url": "http://example.org/oos",
+                "compose": {"include": [{"system": f.system, "version": version}]}});
+            let coding = json!({"system": f.system, "version": version, "code": f.code});
+            let req = match rng.below(5) {
+                0 => post(
+                    &format!("{b}/CodeSystem/$lookup"),
+                    parameters(vec![json!({"name": "coding", "valueCoding": coding})]),
+                ),
+                1 => post(
+                    &format!("{b}/CodeSystem/$validate-code"),
+                    parameters(vec![json!({"name": "coding", "valueCoding": coding})]),
+                ),
+                2 => post(
+                    &format!("{b}/ValueSet/$validate-code"),
+                    parameters(vec![
+                        json!({"name": "valueSet", "resource": vs}),
+                        json!({"name": "coding", "valueCoding": coding}),
+                    ]),
+                ),
+                3 => post(
+                    &format!("{b}/ValueSet/$expand"),
+                    parameters(vec![
+                        json!({"name": "valueSet", "resource": vs}),
+                        json!({"name": "count", "valueInteger": 5}),
+                    ]),
+                ),
+                _ => post(
+                    &format!("{b}/ValueSet/$batch-validate-code"),
+                    parameters(vec![
+                        json!({"name": "valueSet", "resource": vs}),
+                        json!({"name": "validation", "resource": {"resourceType": "Parameters",
+                            "parameter": [{"name": "coding", "valueCoding": coding}]}}),
+                    ]),
+                ),
+            };
+            req.expect(Expect::Unavailable)
+        }
         "malformed-json" => {
             let bodies: [&[u8]; 8] = [
                 b"{",
@@ -579,6 +968,44 @@ fn raw(addr: SocketAddr, kind: &str, host: &str) {
     // Then go away without finishing.
 }
 
+/// Holds 20–200 connections that send half a request and stop, then
+/// asks `/health` on a fresh connection: it must be answered 200 within a
+/// second, however many slots the idle ones hold.
+fn idle_connections(target: &Target, rng: &mut Rng, wait: Duration) -> Option<String> {
+    let n = 20 + rng.below(180);
+    let idle: Vec<TcpStream> = (0..n)
+        .filter_map(|_| {
+            let mut s = TcpStream::connect_timeout(&target.addr, Duration::from_secs(2)).ok()?;
+            let _ = s.write_all(
+                format!("GET /health HTTP/1.1\r\nHost: {}\r\nX-Half: ", target.host).as_bytes(),
+            );
+            Some(s)
+        })
+        .collect();
+    // Long enough that they count as idle.
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    let answer = exchange(
+        target.addr,
+        format!(
+            "GET /health HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            target.host
+        )
+        .as_bytes(),
+        wait,
+    );
+    let took = t0.elapsed();
+    drop(idle);
+    match answer {
+        Ok((200, _)) if took <= Duration::from_secs(1) => None,
+        Ok((200, _)) => Some(format!(
+            "/health answered after {:.2} s beside {n} idle connections",
+            took.as_secs_f64()
+        )),
+        other => Some(format!("/health beside {n} idle connections: {other:?}")),
+    }
+}
+
 /// Whether the request reaches the FHIR layer (whose refusals are
 /// OperationOutcomes), rather than being refused by HTTP itself.
 fn fhir_layer(category: &str, status: u16) -> bool {
@@ -614,7 +1041,21 @@ pub fn run(target: &Target, options: &HostileOptions) -> Result<HostileReport, B
                         continue;
                     }
                     let category = CATEGORIES[i % CATEGORIES.len()];
-                    let req = make(category, &mut rng, &options.code);
+                    if category == "idle-connections" {
+                        let found = idle_connections(target, &mut rng, wait);
+                        let mut r = report.lock().unwrap();
+                        r.sent += 1;
+                        *r.by_category.entry(category).or_default() += 1;
+                        if let Some(what) = found {
+                            r.violations.push(Violation {
+                                category,
+                                request: "GET /health beside idle connections".into(),
+                                what,
+                            });
+                        }
+                        continue;
+                    }
+                    let req = make(category, &mut rng, options);
                     let shown = format!(
                         "{} {}",
                         req.method,
@@ -635,6 +1076,9 @@ pub fn run(target: &Target, options: &HostileOptions) -> Result<HostileReport, B
                     match answer {
                         Err(e) => violate(format!("no answer: {e}")),
                         Ok((status, body)) => {
+                            if let Some(what) = judge(&req.expect, status, &body) {
+                                violate(format!("wrong answer: {what}"));
+                            }
                             if status >= 500 && status != 503 {
                                 violate(format!(
                                     "status {status}: {}",
@@ -735,8 +1179,17 @@ mod tests {
     #[test]
     fn every_category_makes_a_request_for_an_endpoint() {
         let mut rng = Rng(7);
-        for c in CATEGORIES {
-            let r = make(c, &mut rng, "138875005");
+        let options = HostileOptions {
+            requests: 1,
+            seed: 1,
+            connections: 1,
+            budget: Duration::from_secs(1),
+            code: "138875005".into(),
+            known: vec![("138875005".into(), true), ("404684003".into(), false)],
+            out_of_service: vec![OutOfService::parse("http://loinc.org|8867-4").unwrap()],
+        };
+        for c in CATEGORIES.into_iter().filter(|c| *c != "idle-connections") {
+            let r = make(c, &mut rng, &options);
             assert!(
                 r.target.starts_with("/r4/") || r.target.starts_with("/r5/"),
                 "{c}: {}",
@@ -754,5 +1207,27 @@ mod tests {
         assert!(chain[2]["resource"]["compose"]["include"][0]["system"] == SCT);
         assert_eq!(import_diamond(4).len(), 8);
         assert_eq!(dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"), b"abcde");
+    }
+
+    #[test]
+    fn the_judge_knows_a_wrong_answer() {
+        let ok = br#"{"resourceType":"Parameters","parameter":[{"name":"result","valueBoolean":false}]}"#;
+        assert_eq!(judge(&Expect::Result(false), 200, ok), None);
+        assert!(judge(&Expect::Result(true), 200, ok).is_some());
+        assert!(judge(&Expect::Result(false), 400, ok).is_some());
+        let wrapped = br#"{"resourceType":"Bundle","total":3,"link":[{"relation":"self","url":"x?_offset=18446744073709551615"},{"relation":"next","url":"x?_offset=4"}],"entry":[]}"#;
+        assert!(judge(&Expect::Paging { count: 5 }, 200, wrapped).is_some());
+        let fine = br#"{"resourceType":"Bundle","total":3,"link":[{"relation":"self","url":"x?_offset=0"},{"relation":"next","url":"x?_offset=2"}],"entry":[{"fullUrl":"a"},{"fullUrl":"b"}]}"#;
+        assert_eq!(judge(&Expect::Paging { count: 2 }, 200, fine), None);
+        let shared = br#"{"resourceType":"Bundle","total":2,"link":[],"entry":[{"fullUrl":"a"},{"fullUrl":"a"}]}"#;
+        assert!(judge(&Expect::Paging { count: 2 }, 200, shared).is_some());
+        let unknown = br#"{"resourceType":"OperationOutcome","issue":[{"code":"not-found"}]}"#;
+        assert!(judge(&Expect::Unavailable, 404, unknown).is_some());
+        let out = br#"{"resourceType":"OperationOutcome","issue":[{"code":"transient"}]}"#;
+        assert_eq!(judge(&Expect::Unavailable, 503, out), None);
+        // Refused for load: no answer, so not a wrong one.
+        let late = br#"{"resourceType":"OperationOutcome","issue":[{"code":"too-costly"}]}"#;
+        assert_eq!(judge(&Expect::Result(true), 422, late), None);
+        assert_eq!(judge(&Expect::Result(true), 503, out), None);
     }
 }

@@ -179,6 +179,15 @@ pub struct HostileArgs {
     /// A SNOMED CT code of the server's default edition.
     #[arg(long, default_value = "138875005")]
     code: String,
+    /// The default edition's RF2 release: its concepts, read here, are
+    /// the right answers the `known-codes` category checks.
+    #[arg(long, value_name = "DIR")]
+    rf2: Option<PathBuf>,
+    /// A code system whose file is out of service, as `SYSTEM|CODE` or
+    /// `SYSTEM|VERSION|CODE` (repeatable): every request that needs it
+    /// must be a 503.
+    #[arg(long, value_name = "SYSTEM|CODE")]
+    out_of_service: Vec<String>,
     /// Write the JSON report here.
     #[arg(long, value_name = "FILE.json")]
     out: Option<PathBuf>,
@@ -488,6 +497,20 @@ fn run_hostile(a: HostileArgs) -> Result<()> {
         connections: a.connections,
         budget: seconds(a.budget_seconds, "budget-seconds")?,
         code: a.code,
+        known: match &a.rf2 {
+            Some(dir) => txmap_bench::hostile::known_concepts(dir)
+                .with_context(|| format!("--rf2 {}", dir.display()))?,
+            None => Vec::new(),
+        },
+        out_of_service: a
+            .out_of_service
+            .iter()
+            .map(|s| {
+                txmap_bench::hostile::OutOfService::parse(s).with_context(|| {
+                    format!("--out-of-service {s:?}: not SYSTEM|CODE or SYSTEM|VERSION|CODE")
+                })
+            })
+            .collect::<Result<_>>()?,
     };
     let report = txmap_bench::hostile::run(&target, &options)?;
     let json = report.to_json();
