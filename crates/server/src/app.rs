@@ -94,6 +94,20 @@ fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// A count from the config: at least 1 (0 of any of them would refuse
+/// every request).
+fn at_least_one<T: PartialOrd + From<u8>>(
+    key: &str,
+    value: Option<T>,
+    default: T,
+) -> Result<T, String> {
+    match value {
+        None => Ok(default),
+        Some(n) if n >= T::from(1) => Ok(n),
+        Some(_) => Err(format!("[limits] {key} must be at least 1")),
+    }
+}
+
 /// A number of seconds from the config: above 0 and at most a day.
 fn seconds(key: &str, value: Option<f64>, default: Duration) -> Result<Duration, String> {
     match value {
@@ -141,18 +155,12 @@ impl Limits {
         Ok(Limits {
             max_answer,
             request: seconds("request_seconds", c.request_seconds, d.request)?,
-            max_connections: match c.max_connections {
-                None => d.max_connections,
-                Some(n) if n >= 1 => n,
-                Some(_) => return Err("[limits] max_connections must be at least 1".into()),
-            },
-            max_connections_per_client: match c.max_connections_per_client {
-                None => d.max_connections_per_client,
-                Some(n) if n >= 1 => n,
-                Some(_) => {
-                    return Err("[limits] max_connections_per_client must be at least 1".into());
-                }
-            },
+            max_connections: at_least_one("max_connections", c.max_connections, d.max_connections)?,
+            max_connections_per_client: at_least_one(
+                "max_connections_per_client",
+                c.max_connections_per_client,
+                d.max_connections_per_client,
+            )?,
             header_timeout: seconds("header_seconds", c.header_seconds, d.header_timeout)?,
             body_timeout: seconds("body_seconds", c.body_seconds, d.body_timeout)?,
             max_body,
@@ -161,26 +169,18 @@ impl Limits {
                 c.shutdown_grace_seconds,
                 d.shutdown_grace,
             )?,
-            max_expansion: match c.max_expansion {
-                None => d.max_expansion,
-                Some(n) if n >= 1 => n,
-                Some(_) => return Err("[limits] max_expansion must be at least 1".into()),
-            },
-            ecl_max_work: match c.ecl_max_work {
-                None => d.ecl_max_work,
-                Some(n) if n >= 1 => n,
-                Some(_) => return Err("[limits] ecl_max_work must be at least 1".into()),
-            },
-            heavy_concurrency: match c.heavy_concurrency {
-                None => d.heavy_concurrency,
-                Some(n) if n >= 1 => n,
-                Some(_) => return Err("[limits] heavy_concurrency must be at least 1".into()),
-            },
-            heavy_per_client: match c.heavy_per_client {
-                None => d.heavy_per_client,
-                Some(n) if n >= 1 => n,
-                Some(_) => return Err("[limits] heavy_per_client must be at least 1".into()),
-            },
+            max_expansion: at_least_one("max_expansion", c.max_expansion, d.max_expansion)?,
+            ecl_max_work: at_least_one("ecl_max_work", c.ecl_max_work, d.ecl_max_work)?,
+            heavy_concurrency: at_least_one(
+                "heavy_concurrency",
+                c.heavy_concurrency,
+                d.heavy_concurrency,
+            )?,
+            heavy_per_client: at_least_one(
+                "heavy_per_client",
+                c.heavy_per_client,
+                d.heavy_per_client,
+            )?,
         })
     }
 }

@@ -451,27 +451,25 @@ pub fn verify(editions: &Editions) {
 
 /// Every served file, to verify.
 fn checked(editions: &Editions) -> Vec<Checked> {
+    let of = |f: &ServedFile, target| Checked {
+        file: f.path.display().to_string(),
+        path: f.path.clone(),
+        identity: f.identity,
+        size: f.size,
+        target,
+        prewarm: f.prewarm.clone(),
+        serving: Arc::clone(&f.serving),
+    };
     editions
         .list
         .iter()
-        .map(|e| Checked {
-            file: e.file.path.display().to_string(),
-            path: e.file.path.clone(),
-            identity: e.file.identity,
-            size: e.file.size,
-            target: Target::Edition(Arc::clone(&e.edition)),
-            prewarm: e.file.prewarm.clone(),
-            serving: Arc::clone(&e.file.serving),
-        })
-        .chain(editions.code_systems.iter().map(|c| Checked {
-            file: c.file.path.display().to_string(),
-            path: c.file.path.clone(),
-            identity: c.file.identity,
-            size: c.file.size,
-            target: Target::CodeSystem(Arc::clone(&c.code_system)),
-            prewarm: c.file.prewarm.clone(),
-            serving: Arc::clone(&c.file.serving),
-        }))
+        .map(|e| of(&e.file, Target::Edition(Arc::clone(&e.edition))))
+        .chain(
+            editions
+                .code_systems
+                .iter()
+                .map(|c| of(&c.file, Target::CodeSystem(Arc::clone(&c.code_system)))),
+        )
         .collect()
 }
 

@@ -66,13 +66,6 @@ async fn lookup(state: &Arc<AppState>, system: &str, code: &str) -> (StatusCode,
     call(state, "/r4/CodeSystem/$lookup", body).await
 }
 
-fn text(v: &Value) -> String {
-    v["issue"][0]["details"]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[tokio::test]
 async fn padded_codes_are_not_codes_in_any_code_system() {
     let dir = tempfile::tempdir().unwrap();
@@ -156,7 +149,7 @@ async fn padded_codes_are_not_codes_in_any_code_system() {
             }
             let (status, v) = lookup(&state, system, &padded).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{system} {padded:?}: {v}");
-            assert!(text(&v).contains("white space"), "{v}");
+            assert!(common::issue_text(&v).contains("white space"), "{v}");
             let body = post(json!([{"name": "system", "valueUri": system},
                 {"name": "codeA", "valueCode": padded}, {"name": "codeB", "valueCode": code}]));
             let (status, v) = call(&state, "/r4/CodeSystem/$subsumes", body).await;
@@ -171,7 +164,7 @@ async fn padded_codes_are_not_codes_in_any_code_system() {
         }
         let (status, v) = lookup(&state, SCT, &zeros).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{zeros}: {v}");
-        assert!(text(&v).contains("no leading zeros"), "{v}");
+        assert!(common::issue_text(&v).contains("no leading zeros"), "{v}");
         let body = post(json!([{"name": "system", "valueUri": SCT},
             {"name": "code", "valueCode": zeros}]));
         let (status, v) = call(&state, "/r4/ConceptMap/$translate", body).await;

@@ -51,13 +51,6 @@ async fn expand(state: &Arc<AppState>, body: Value) -> (StatusCode, Value) {
     .await
 }
 
-fn text(v: &Value) -> String {
-    v["issue"][0]["details"]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[tokio::test]
 async fn one_rule_for_every_parameter_on_every_path() {
     let dir = tempfile::tempdir().unwrap();
@@ -83,7 +76,7 @@ async fn one_rule_for_every_parameter_on_every_path() {
             let (status, v) = expand(&state, body).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {v}");
             let name = bad["name"].as_str().unwrap();
-            assert!(text(&v).contains(name), "{bad}: {v}");
+            assert!(common::issue_text(&v).contains(name), "{bad}: {v}");
         }
     }
     // Given twice, differently: a 400 from both paths (by POST and GET).
@@ -93,7 +86,7 @@ async fn one_rule_for_every_parameter_on_every_path() {
     ]) {
         let (status, v) = expand(&state, body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
-        assert!(text(&v).contains("count"), "{v}");
+        assert!(common::issue_text(&v).contains("count"), "{v}");
     }
     let (status, v) = common::call(
         Arc::clone(&state),
@@ -140,6 +133,6 @@ async fn one_rule_for_every_parameter_on_every_path() {
         )
         .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
-        assert!(text(&v).contains("displayLanguage"), "{v}");
+        assert!(common::issue_text(&v).contains("displayLanguage"), "{v}");
     }
 }

@@ -96,6 +96,14 @@ pub fn param<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|p| p["name"] == name)
 }
 
+/// The text of an OperationOutcome's first issue ("" if none).
+pub fn issue_text(v: &Value) -> String {
+    v["issue"][0]["details"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// A `$validate-code` answer's `result`; a panic naming the answer when
 /// it has none.
 pub fn result(v: &Value) -> bool {
