@@ -85,19 +85,19 @@ pub async fn serve(
         // request that never finishes its headers), so idle connections
         // cannot keep a new one — a health check's — waiting. When every
         // connection is busy, it waits for one to finish.
-        let permit = match Arc::clone(&permits).try_acquire_owned() {
-            Ok(p) => p,
-            Err(_) => {
-                open.shed_idle(None);
-                tokio::select! {
-                    p = Arc::clone(&permits).acquire_owned() => match p {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                    () = &mut shutdown => break,
-                }
+        let permit = loop {
+            if let Ok(p) = Arc::clone(&permits).try_acquire_owned() {
+                break Some(p);
+            }
+            open.shed_idle(None);
+            // None idle long enough yet: look again in a moment.
+            tokio::select! {
+                p = Arc::clone(&permits).acquire_owned() => break p.ok(),
+                () = tokio::time::sleep(IDLE_FOR) => {}
+                () = &mut shutdown => break None,
             }
         };
+        let Some(permit) = permit else { break };
         let _ = stream.set_nodelay(true);
         // One client holds at most its share of the connections: past it,
         // its own idle connection that waited longest goes.

@@ -113,6 +113,53 @@ pub struct Engine<'r> {
     acyclic: RefCell<HashSet<usize>>,
 }
 
+/// The address of a provider, for telling providers apart without
+/// comparing their codes.
+fn provider_addr(cs: &dyn CodeSystemProvider) -> usize {
+    std::ptr::from_ref(cs).cast::<()>() as usize
+}
+
+/// Whether the entries all come from one provider that holds its codes in
+/// a store (codes and ids one-to-one: a CodeSystem resource may list a
+/// code twice), and which: their keys can then be compared as ids, with
+/// no code made as text.
+fn one_store<'r>(entries: &[Entry<'r>]) -> Option<usize> {
+    let first = entries.first()?;
+    let addr = provider_addr(first.cs);
+    (first.cs.resource().is_none() && entries.iter().all(|e| provider_addr(e.cs) == addr))
+        .then_some(addr)
+}
+
+/// The codes of a list of entries, for membership tests: as ids when
+/// they are of one store ([`one_store`]), else as (system, code).
+struct Keys<'r> {
+    store: Option<(usize, HashSet<ConceptId>)>,
+    entries: &'r [Entry<'r>],
+    codes: std::cell::OnceCell<HashSet<(&'r str, Cow<'r, str>)>>,
+}
+
+impl<'r> Keys<'r> {
+    fn of(entries: &'r [Entry<'r>]) -> Keys<'r> {
+        Keys {
+            store: one_store(entries).map(|a| (a, entries.iter().map(|e| e.id).collect())),
+            entries,
+            codes: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Whether `e`'s code (of its system) is among them.
+    fn contains(&self, e: &Entry<'r>) -> bool {
+        if let Some((addr, ids)) = &self.store
+            && provider_addr(e.cs) == *addr
+        {
+            return ids.contains(&e.id);
+        }
+        self.codes
+            .get_or_init(|| self.entries.iter().map(Entry::key).collect())
+            .contains(&e.key())
+    }
+}
+
 /// A membership question: (value set, system, version, code).
 type Asked = (usize, String, Option<String>, String);
 
@@ -465,9 +512,37 @@ impl<'r> Engine<'r> {
         // linear); only another version of a held code is placed beside
         // it.
         let mut held: HashSet<(&str, Cow<str>)> = HashSet::new();
+        let mut included = Vec::with_capacity(vs.compose.include.len());
         for rule in &vs.compose.include {
             self.check_deadline()?;
-            for e in self.rule_entries(vs, rule, path, true)? {
+            included.push((rule, self.rule_entries(vs, rule, path, true)?));
+        }
+        // Every code of one store (one system, one version): each code is
+        // its id, and an expansion is its ids, each once, in include order.
+        let all: Vec<Entry<'r>> = included
+            .iter()
+            .flat_map(|(_, entries)| entries.iter().copied())
+            .collect();
+        if one_store(&all).is_some() {
+            let mut ids = HashSet::with_capacity(all.len());
+            for (i, e) in all.into_iter().enumerate() {
+                if i % 1024 == 1023 {
+                    self.check_deadline()?;
+                }
+                if ids.insert(e.id) {
+                    out.push(e);
+                    if out.len() > self.max {
+                        return Err(Error::TooCostly {
+                            value_set: name,
+                            limit: self.max,
+                        });
+                    }
+                }
+            }
+            included.clear();
+        }
+        for (rule, entries) in included {
+            for e in entries {
                 if out.len() % 1024 == 1023 {
                     self.check_deadline()?;
                 }
@@ -585,18 +660,15 @@ impl<'r> Engine<'r> {
                 entries.extend(self.members(cs, &rule.filters, limited)?);
             }
             for set in &imported {
-                let keys: HashSet<(&str, Cow<str>)> = set.iter().map(Entry::key).collect();
-                entries.retain(|e| keys.contains(&e.key()));
+                let keys = Keys::of(set);
+                entries.retain(|e| keys.contains(e));
             }
         } else if let Some((first, rest)) = imported.split_first() {
-            let rest: Vec<HashSet<(&str, Cow<str>)>> = rest
-                .iter()
-                .map(|set| set.iter().map(Entry::key).collect())
-                .collect();
+            let rest: Vec<Keys> = rest.iter().map(|set| Keys::of(set)).collect();
             entries.extend(
                 first
                     .iter()
-                    .filter(|e| rest.iter().all(|keys| keys.contains(&e.key())))
+                    .filter(|e| rest.iter().all(|keys| keys.contains(e)))
                     .copied(),
             );
         }
