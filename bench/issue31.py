@@ -304,7 +304,10 @@ def search():
     [t.join() for t in ts]
     s.stop()
     times = [t for st, t in lookups if st == 200]
-    return {"lookups": len(lookups), "lookup_200": len(times), "lookup_p50_ms": pct(times, 0.5),
+    statuses = {}
+    for st, _ in lookups:
+        statuses[str(st)] = statuses.get(str(st), 0) + 1
+    return {"lookups": len(lookups), "lookup_statuses": statuses, "lookup_p50_ms": pct(times, 0.5),
             "lookup_p99_ms": pct(times, 0.99)}
 
 

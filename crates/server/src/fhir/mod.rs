@@ -242,7 +242,7 @@ async fn run(
 /// (dropped, not sent), and what it takes counts with the memory guard's
 /// reservations until it is sent, so answers being sent together are
 /// judged together; one the guard has no room for is a 503.
-fn answered(state: &AppState, json: String) -> Response {
+pub(super) fn answered(state: &AppState, json: String) -> Response {
     let limit = state.limits.max_answer;
     if json.len() > limit {
         return Error::too_costly(format!(

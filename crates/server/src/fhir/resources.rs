@@ -79,11 +79,11 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                     let uri = request.uri().clone();
                     let searched = Arc::clone(&state);
                     let work = super::work::run(Arc::clone(&state), Cost::Heavy, client, move || {
-                        search(&searched, v, kind, &base, &uri).map(|b| super::to_fhir_json(&b))
+                        search(&searched, v, kind, &base, &uri)
                     });
                     let budget = state.limits.request;
                     match tokio::time::timeout(budget, work).await {
-                        Ok(Ok(json)) => super::fhir_json_text(StatusCode::OK, json),
+                        Ok(Ok(json)) => super::answered(&state, json),
                         Ok(Err(e)) => e.response(),
                         Err(_) => Error::too_costly(format!(
                             "the search did not finish within its time budget of {:.1} s",
@@ -422,22 +422,24 @@ fn shaped(kind: Kind, resource: Value, q: &Query) -> Value {
     Value::Object(o)
 }
 
+/// A search's searchset Bundle, written as JSON text entry by entry: a
+/// page of a thousand resources (8 MB) is never held as one JSON tree
+/// (seven such searches at once drove the memory guard to refuse cheap
+/// lookups).
 fn search(
     state: &AppState,
     v: FhirVersion,
     kind: Kind,
     base: &str,
     uri: &Uri,
-) -> Result<Value, Error> {
+) -> Result<String, Error> {
     let q = parse_query(format::query_pairs(uri).map_err(Error::invalid)?)?;
     let hits = candidates(state, v, kind, &q);
     let total = hits.len();
     let name = type_name(kind);
-    let mut bundle = Map::new();
-    bundle.insert("resourceType".into(), json!("Bundle"));
-    bundle.insert("type".into(), json!("searchset"));
+    let mut out = String::from(r#"{"resourceType":"Bundle","type":"searchset""#);
     if q.total || q.summary == Summary::Count {
-        bundle.insert("total".into(), json!(total));
+        out.push_str(&format!(r#","total":{total}"#));
     }
     if q.summary != Summary::Count {
         let link = |offset: usize| {
@@ -476,27 +478,33 @@ fn search(
             links.push(json!({"relation": "next", "url": link(q.offset + q.count)}));
         }
         links.push(json!({"relation": "last", "url": link(last)}));
-        bundle.insert("link".into(), Value::Array(links));
-        let entries: Vec<Value> = hits
-            .iter()
-            .skip(q.offset)
-            .take(q.count)
-            .filter_map(|h| {
-                let resource = h.shaped(kind, &q)?;
-                let id = resource
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                Some(json!({
-                    "fullUrl": format!("{base}/{name}/{id}"),
-                    "resource": resource,
-                    "search": {"mode": "match"},
-                }))
-            })
-            .collect();
-        bundle.insert("entry".into(), Value::Array(entries));
+        out.push_str(r#","link":"#);
+        out.push_str(&Value::Array(links).to_string());
+        out.push_str(r#","entry":["#);
+        let mut first = true;
+        for h in hits.iter().skip(q.offset).take(q.count) {
+            let Some(resource) = h.shaped(kind, &q) else {
+                continue;
+            };
+            let id = resource
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(r#"{"fullUrl":"#);
+            out.push_str(&Value::String(format!("{base}/{name}/{id}")).to_string());
+            out.push_str(r#","resource":"#);
+            out.push_str(&super::to_fhir_json(&resource));
+            out.push_str(r#","search":{"mode":"match"}}"#);
+        }
+        out.push(']');
     }
-    Ok(Value::Object(bundle))
+    out.push('}');
+    Ok(out)
 }
 
 /// Percent-encodes a query component (RFC 3986 unreserved kept).
