@@ -1,8 +1,9 @@
 //! `ValueSet/$batch-validate-code`: each `validation` parameter is a
 //! Parameters resource of one `$validate-code`, answered with the
 //! request's other parameters (`url`, `valueSet`, `tx-resource`s...)
-//! added after its own, those it does not give itself; each answer (Parameters, or the OperationOutcome
-//! of an error) comes back as a `validation` parameter, in order.
+//! added after its own, those it does not give itself; each answer
+//! (Parameters, or the OperationOutcome of an error) comes back as a
+//! `validation` parameter, in order.
 
 use std::sync::Arc;
 
