@@ -108,6 +108,32 @@ fn at_least_one<T: PartialOrd + From<u8>>(
     }
 }
 
+/// A size from the config — `"8MiB"` or a number of bytes — of at least
+/// `least` bytes.
+fn size(
+    key: &str,
+    value: Option<&toml::Value>,
+    default: usize,
+    least: u64,
+) -> Result<usize, String> {
+    let bytes = match value {
+        None => return Ok(default),
+        Some(toml::Value::Integer(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(toml::Value::String(s)) => {
+            crate::config::parse_size(s).map_err(|e| format!("[limits] {key}: {e}"))?
+        }
+        Some(other) => {
+            return Err(format!(
+                "[limits] {key} = {other}: must be a size like \"8MiB\" or a number of bytes"
+            ));
+        }
+    };
+    if bytes < least {
+        return Err(format!("[limits] {key} must be at least {least} bytes"));
+    }
+    usize::try_from(bytes).map_err(|_| format!("[limits] {key} is too large"))
+}
+
 /// A number of seconds from the config: above 0 and at most a day.
 fn seconds(key: &str, value: Option<f64>, default: Duration) -> Result<Duration, String> {
     match value {
@@ -124,34 +150,13 @@ impl Limits {
     /// value out of range is an error naming the key.
     pub fn from_config(c: &crate::config::LimitsConfig) -> Result<Limits, String> {
         let d = Limits::default();
-        let max_body = match &c.max_body {
-            None => d.max_body,
-            Some(toml::Value::Integer(n)) if *n >= 1024 => *n as usize,
-            Some(toml::Value::String(s)) => match crate::config::parse_size(s) {
-                Ok(n) if n >= 1024 => n as usize,
-                Ok(_) => return Err("[limits] max_body must be at least 1KiB".into()),
-                Err(e) => return Err(format!("[limits] max_body: {e}")),
-            },
-            Some(other) => {
-                return Err(format!(
-                    "[limits] max_body = {other}: must be a size like \"8MiB\" or a number of bytes of at least 1024"
-                ));
-            }
-        };
-        let max_answer = match &c.max_answer_bytes {
-            None => d.max_answer,
-            Some(toml::Value::Integer(n)) if *n >= 1 << 16 => *n as usize,
-            Some(toml::Value::String(s)) => match crate::config::parse_size(s) {
-                Ok(n) if n >= 1 << 16 => n as usize,
-                Ok(_) => return Err("[limits] max_answer_bytes must be at least 64KiB".into()),
-                Err(e) => return Err(format!("[limits] max_answer_bytes: {e}")),
-            },
-            Some(other) => {
-                return Err(format!(
-                    "[limits] max_answer_bytes = {other}: must be a size like \"32MiB\" or a number of bytes of at least 65536"
-                ));
-            }
-        };
+        let max_body = size("max_body", c.max_body.as_ref(), d.max_body, 1 << 10)?;
+        let max_answer = size(
+            "max_answer_bytes",
+            c.max_answer_bytes.as_ref(),
+            d.max_answer,
+            1 << 16,
+        )?;
         Ok(Limits {
             max_answer,
             request: seconds("request_seconds", c.request_seconds, d.request)?,
