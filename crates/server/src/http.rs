@@ -6,8 +6,10 @@
 //! for whatever is running. Here the accept loop is ours, over hyper's
 //! HTTP/1.1 connection:
 //!
-//! * at most `max_connections` at once: past that the loop stops
-//!   accepting and the kernel's backlog holds the rest;
+//! * at most `max_connections` at once, `max_connections_per_client` for
+//!   one client: at the cap a new connection takes the place of the one
+//!   idle longest (`Open`), and when every one is busy the loop waits
+//!   and the kernel's backlog holds the rest;
 //! * a request's headers must arrive within `header_seconds` (hyper's
 //!   header read timeout, which also closes a keep-alive connection idle
 //!   that long); its body within `body_seconds` ([`read_body`]);
@@ -149,6 +151,12 @@ pub async fn serve(
                     let _ = conn.await;
                 }
                 () = tracked.shed.notified() => {
+                    // Chosen while idle; if a request came in since, it
+                    // is answered first.
+                    if tracked.in_flight.load(Ordering::Relaxed) > 0 {
+                        conn.as_mut().graceful_shutdown();
+                        let _ = conn.await;
+                    }
                     tracing::debug!("closed an idle connection to make room");
                 }
             }
