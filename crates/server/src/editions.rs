@@ -168,7 +168,15 @@ pub struct Editions {
 
 impl Editions {
     pub fn any_mapped(&self) -> bool {
-        self.list.iter().any(|e| e.file.mapped) || self.code_systems.iter().any(|c| c.file.mapped)
+        self.files().any(|f| f.mapped)
+    }
+
+    /// Every served file, editions first.
+    pub fn files(&self) -> impl Iterator<Item = &ServedFile> {
+        self.list
+            .iter()
+            .map(|e| &e.file)
+            .chain(self.code_systems.iter().map(|c| &c.file))
     }
 
     pub fn default_edition(&self) -> Option<&ServedEdition> {
@@ -453,8 +461,6 @@ pub fn verify(editions: &Editions) {
 fn checked(editions: &Editions) -> Vec<Checked> {
     let of = |f: &ServedFile, target| Checked {
         file: f.path.display().to_string(),
-        path: f.path.clone(),
-        identity: f.identity,
         size: f.size,
         target,
         prewarm: f.prewarm.clone(),
@@ -475,8 +481,6 @@ fn checked(editions: &Editions) -> Vec<Checked> {
 
 /// A served file to verify.
 struct Checked {
-    path: PathBuf,
-    identity: Option<FileIdentity>,
     file: String,
     size: u64,
     target: Target,
@@ -603,22 +607,22 @@ pub fn scrub(editions: Arc<crate::app::AppState>, interval: Duration) {
 /// Takes out of service every file in service whose identity is not the
 /// one loaded (see [`scrub`]).
 pub fn check_identities(editions: &Editions) {
-    for c in checked(editions) {
-        if !c.serving.is_serving()
-            || c.serving.state() == txmap_terminology::serving::State::Trusted
+    for f in editions.files() {
+        if !f.serving.is_serving()
+            || f.serving.state() == txmap_terminology::serving::State::Trusted
         {
             continue;
         }
-        let now = FileIdentity::of(&c.path);
-        if now.as_ref().ok() != c.identity.as_ref() {
+        let now = FileIdentity::of(&f.path);
+        if now.as_ref().ok() != f.identity.as_ref() {
             let why = match now {
                 Err(e) => format!("the file is gone ({e})"),
                 Ok(_) => {
                     "the file was changed on disk while served; restart to serve the new one".into()
                 }
             };
-            tracing::error!("{}: {why}; out of service", c.file);
-            c.serving.fail(why);
+            tracing::error!("{}: {why}; out of service", f.path.display());
+            f.serving.fail(why);
         }
     }
 }
