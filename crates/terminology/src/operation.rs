@@ -126,7 +126,9 @@ fn generic_cost(op: Operation, request: &Request) -> Cost {
         .0
         .iter()
         .any(|(_, v)| matches!(v, crate::params::ParamValue::Resource(_)));
-    let codings = request
+    // Values given, a CodeableConcept's codings each: a handful for one
+    // code; more is not a lookup of one code.
+    let values = request
         .params
         .0
         .iter()
@@ -135,7 +137,7 @@ fn generic_cost(op: Operation, request: &Request) -> Cost {
             _ => 1,
         })
         .sum::<usize>();
-    if one_code && !sends_resources && codings <= 16 {
+    if one_code && !sends_resources && values <= 16 {
         Cost::Cheap
     } else {
         Cost::Heavy

@@ -67,18 +67,15 @@ pub const BOOLEANS: [&str; 8] = [
     "inferSystem",
 ];
 
-/// Whether the `value[x]` element `key` is a type parameter `name` may
-/// take; parameters without a declared type take any.
-fn typed_as(name: &str, key: &str) -> bool {
+/// The type a parameter of every operation is read as, if it has one:
+/// `valueInteger` ([`INTEGERS`]) or `valueBoolean` ([`BOOLEANS`]).
+fn declared(name: &str) -> Option<&'static str> {
     if INTEGERS.contains(&name) {
-        matches!(
-            key,
-            "valueInteger" | "valueUnsignedInt" | "valuePositiveInt" | "valueInteger64"
-        )
+        Some("valueInteger")
     } else if BOOLEANS.contains(&name) {
-        key == "valueBoolean"
+        Some("valueBoolean")
     } else {
-        true
+        None
     }
 }
 
@@ -163,25 +160,27 @@ impl Params {
             // One rule for every operation: a parameter of a declared type
             // sent as another (`count` as "3", null, [1, 2] or 2.5) is
             // refused, not read as whatever it can be read as.
-            if INTEGERS.contains(&name.as_str()) || BOOLEANS.contains(&name.as_str()) {
-                let ok = match value {
-                    Some(("valueBoolean", Value::String(t))) => {
-                        // The HL7 suite sends `"valueBoolean": "true"`, and
-                        // tx.fhir.org reads it: so does this.
-                        t == "true" || t == "false"
+            if let Some(want) = declared(&name) {
+                let ok = match (want, value) {
+                    ("valueInteger", Some((key, v))) => {
+                        matches!(
+                            key,
+                            "valueInteger"
+                                | "valueUnsignedInt"
+                                | "valuePositiveInt"
+                                | "valueInteger64"
+                        ) && v.is_u64()
                     }
-                    Some((key, v)) => typed_as(&name, key) && (v.is_u64() || v.is_boolean()),
-                    None => false,
+                    // The HL7 suite sends `"valueBoolean": "true"`, and
+                    // tx.fhir.org reads it: so does this.
+                    (_, Some(("valueBoolean", Value::String(t)))) => t == "true" || t == "false",
+                    (_, Some(("valueBoolean", v))) => v.is_boolean(),
+                    _ => false,
                 };
                 if !ok {
                     let sent = value.map_or("no value".to_owned(), |(k, v)| format!("{k} {v}"));
-                    let want = if INTEGERS.contains(&name.as_str()) {
-                        "a valueInteger"
-                    } else {
-                        "a valueBoolean"
-                    };
                     return Err(Error::invalid(format!(
-                        "the parameter {name:?} must be {want}, not {sent}"
+                        "the parameter {name:?} must be a {want}, not {sent}"
                     )));
                 }
             }
