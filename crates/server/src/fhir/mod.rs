@@ -230,12 +230,17 @@ async fn run(
             }
             e.response()
         }
-        Err(_) => Error::too_costly(format!(
-            "the operation did not finish within its time budget of {:.1} s",
-            budget.as_secs_f64()
-        ))
-        .response(),
+        Err(_) => budget_spent("operation", budget),
     }
+}
+
+/// The 422 of work (`what`) abandoned when its time budget ran out.
+pub(super) fn budget_spent(what: &str, budget: Duration) -> Response {
+    Error::too_costly(format!(
+        "the {what} did not finish within its time budget of {:.1} s",
+        budget.as_secs_f64()
+    ))
+    .response()
 }
 
 /// An answer as a response: one larger than `max_answer_bytes` is a 422

@@ -85,11 +85,7 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                     match tokio::time::timeout(budget, work).await {
                         Ok(Ok(json)) => super::answered(&state, json),
                         Ok(Err(e)) => e.response(),
-                        Err(_) => Error::too_costly(format!(
-                            "the search did not finish within its time budget of {:.1} s",
-                            budget.as_secs_f64()
-                        ))
-                        .response(),
+                        Err(_) => super::budget_spent("search", budget),
                     }
                 },
             )
