@@ -405,9 +405,9 @@ pub fn implicit_filters(url: &str) -> Option<Vec<FilterDef>> {
 }
 
 /// The LOINC file and filters of an implicit value set URL among
-/// `files` (the latest, in service or not): `Some(None)` when the URL is LOINC's but names nothing (a list
-/// or part the latest release lacks, or no LOINC file is served), `None`
-/// when it is not LOINC's.
+/// `files` (the latest, in service or not): `Some(None)` when the URL is
+/// LOINC's but names nothing (a list or part the latest release lacks, or
+/// no LOINC file is served), `None` when it is not LOINC's.
 #[allow(clippy::type_complexity)]
 pub fn implicit_value_set<'a, B: AsRef<[u8]> + std::fmt::Debug + Send + Sync + 'a>(
     url: &str,

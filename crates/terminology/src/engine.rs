@@ -123,11 +123,11 @@ fn provider_addr(cs: &dyn CodeSystemProvider) -> usize {
 /// a store (codes and ids one-to-one: a CodeSystem resource may list a
 /// code twice), and which: their keys can then be compared as ids, with
 /// no code made as text.
-fn one_store<'r>(entries: &[Entry<'r>]) -> Option<usize> {
-    let first = entries.first()?;
+fn one_store<'a, 'r: 'a>(entries: impl IntoIterator<Item = &'a Entry<'r>>) -> Option<usize> {
+    let mut entries = entries.into_iter();
+    let first = entries.next()?;
     let addr = provider_addr(first.cs);
-    (first.cs.resource().is_none() && entries.iter().all(|e| provider_addr(e.cs) == addr))
-        .then_some(addr)
+    (first.cs.resource().is_none() && entries.all(|e| provider_addr(e.cs) == addr)).then_some(addr)
 }
 
 /// The codes of a list of entries, for membership tests: as ids when
@@ -519,13 +519,12 @@ impl<'r> Engine<'r> {
         }
         // Every code of one store (one system, one version): each code is
         // its id, and an expansion is its ids, each once, in include order.
-        let all: Vec<Entry<'r>> = included
-            .iter()
-            .flat_map(|(_, entries)| entries.iter().copied())
-            .collect();
-        if one_store(&all).is_some() {
-            let mut ids = HashSet::with_capacity(all.len());
-            for (i, e) in all.into_iter().enumerate() {
+        if one_store(included.iter().flat_map(|(_, entries)| entries)).is_some() {
+            let mut ids = HashSet::new();
+            let all = included
+                .iter()
+                .flat_map(|(_, entries)| entries.iter().copied());
+            for (i, e) in all.enumerate() {
                 if i % 1024 == 1023 {
                     self.check_deadline()?;
                 }
