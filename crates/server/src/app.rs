@@ -193,19 +193,22 @@ impl Limits {
 /// Seconds a client refused for memory should wait.
 pub const RETRY_AFTER_SECONDS: u64 = 5;
 
-/// The router. Diagnostics (`/health`, `/status`, `/metrics`) are never
-/// refused, so an operator can always see why the server is refusing;
-/// the FHIR bases (`/r4`, `/r5`, see [`fhir`]) and every unknown path go
+/// The router. Diagnostics (`/health`, `/status`, `/metrics`, the status
+/// page `/` and its assets) are never refused, so an operator can always
+/// see why the server is refusing; the FHIR bases (`/r4`, `/r5`, see
+/// [`fhir`]), the other pages ([`crate::pages`]) and every unknown path go
 /// through the memory guard.
 pub fn router(state: Arc<AppState>) -> Router {
     let guarded = Router::new()
         .merge(fhir::routes())
+        .merge(crate::pages::routes())
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), memory_gate));
     Router::new()
         .route("/health", get(health))
         .route("/status", get(status_handler))
         .route("/metrics", get(metrics))
+        .merge(crate::pages::open_routes())
         .merge(guarded)
         .layer(middleware::from_fn_with_state(
             state.clone(),

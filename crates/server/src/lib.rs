@@ -21,6 +21,7 @@ pub mod fhir;
 pub mod http;
 pub mod outcome;
 pub mod packages;
+pub mod pages;
 pub mod public;
 pub mod status;
 

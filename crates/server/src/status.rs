@@ -167,6 +167,113 @@ pub fn status_json(state: &AppState, view: View) -> Value {
     })
 }
 
+/// The status page's figures ([`txmap_pages::status`]): what
+/// [`status_json`] reports, with each file's residency per section.
+pub fn status_page(
+    state: &AppState,
+    chrome: txmap_pages::Chrome,
+) -> txmap_pages::status::StatusPage {
+    use txmap_pages::status::{FileRow, MemoryRow, SectionRow, StatusPage};
+    let s = snapshot(state);
+    let row = |f: &ServedFile, kind: String, resident: Option<u64>| FileRow {
+        kind,
+        file: f.names.file_name.clone(),
+        version_uri: f.names.version_uri.clone(),
+        mode_asked: f.asked.to_string(),
+        mode: f.obtained.to_string(),
+        mapped: f.mapped,
+        size: f.size,
+        resident,
+        prewarm: match &f.prewarm {
+            None => String::new(),
+            Some(p) if p.is_done() => "done".to_owned(),
+            Some(p) => format!(
+                "{} of {}",
+                txmap_pages::status::bytes(&p.bytes_read()),
+                txmap_pages::status::bytes(&p.total())
+            ),
+        },
+        uses: None,
+        state: match f.serving.failure() {
+            Some(why) => format!("{}: {why}", f.serving.state().as_str()),
+            None => f.serving.state().as_str().to_owned(),
+        },
+        default: false,
+        sections: Vec::new(),
+        browse: None,
+    };
+    let mut files = Vec::new();
+    for (i, e) in state.editions.list.iter().enumerate() {
+        let bytes = e.edition.bytes();
+        let residency = bytes.residency();
+        let mut r = row(
+            &e.file,
+            "SNOMED CT edition".to_owned(),
+            bytes.resident_bytes(),
+        );
+        r.default = state.editions.default == Some(i);
+        r.uses = state.packages.edition(i).map(|c| c.uses());
+        r.browse = Some(txmap_pages::query(
+            "/browse",
+            &[(
+                "version",
+                if r.default {
+                    ""
+                } else {
+                    &e.file.names.version_uri
+                },
+            )],
+        ));
+        r.sections = e
+            .edition
+            .sections()
+            .into_iter()
+            .map(|sec| {
+                let range = sec.offset as usize..(sec.offset + sec.len) as usize;
+                SectionRow {
+                    resident: match &residency {
+                        Some(res) => res.bytes_in(range),
+                        // Read into memory: all of it.
+                        None if !e.file.mapped => sec.len,
+                        None => 0,
+                    },
+                    name: sec.name,
+                    size: sec.len,
+                }
+            })
+            .collect();
+        files.push(r);
+    }
+    for c in &state.editions.code_systems {
+        let kind = match c.code_system.meta("name") {
+            "" => c.code_system.meta("url").to_owned(),
+            name => name.to_owned(),
+        };
+        files.push(row(&c.file, kind, c.code_system.bytes().resident_bytes()));
+    }
+    let m = &s.memory;
+    StatusPage {
+        chrome,
+        uptime_seconds: state.started.elapsed().as_secs(),
+        memory: MemoryRow {
+            rss: m.vm_rss,
+            anonymous: m.rss_anon,
+            file_backed: m.rss_file,
+            measured: s.measured.as_ref().map(|x| x.bytes),
+            measured_excludes_file: s.measured.as_ref().is_some_and(|x| x.excludes_file_backed),
+            limit: s.limit.as_ref().map(|l| l.bytes),
+            refuse_at: state.guard.config().refuse_at,
+            abort_at: state.guard.config().abort_at,
+            refused: state.guard.refused(),
+            aborted: state.guard.aborted(),
+            reserved: state.guard.reserved(),
+            major_faults: m.major_faults,
+            minor_faults: m.minor_faults,
+        },
+        files,
+    }
+}
+
 /// Prometheus text exposition format, version 0.0.4.
 pub fn metrics_text(state: &AppState) -> String {
     let s = snapshot(state);

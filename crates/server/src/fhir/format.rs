@@ -1,9 +1,12 @@
-//! Format negotiation. txmap answers in JSON only: `_format` (which wins
-//! over `Accept`, as the FHIR spec says) may be `json`, `application/json`
-//! or `application/fhir+json` (an empty one counts as none); `Accept` must
-//! allow one of the JSON types, directly or by a wildcard, or be absent.
-//! Anything else — XML above all — is refused with 406 and an
-//! OperationOutcome (in JSON, the one format there is).
+//! Format negotiation. txmap answers FHIR in JSON only: `_format` (which
+//! wins over `Accept`, as the FHIR spec says) may be `json`,
+//! `application/json` or `application/fhir+json` (an empty one counts as
+//! none); `Accept` must allow one of the JSON types, directly or by a
+//! wildcard, or be absent. Anything else — XML above all — is refused
+//! with 406 and an OperationOutcome (in JSON, the one format there is).
+//! One exception: a read or search of a CodeSystem, ValueSet or
+//! ConceptMap that asks for HTML (a browser, or `_format=html`) gets the
+//! resource's page ([`crate::pages`]).
 
 use axum::extract::Request;
 use axum::http::{StatusCode, Uri, header};
@@ -67,7 +70,14 @@ fn format_is_json(f: &str) -> bool {
 /// specific matching range (RFC 9110 §12.5.1). No ranges at all means
 /// anything goes.
 fn accept_allows_json(accept: &str) -> bool {
-    let ranges: Vec<(String, u16)> = accept
+    let ranges = ranges(accept);
+    ranges.is_empty() || OFFERED.iter().any(|offer| quality_of(&ranges, offer) > 0)
+}
+
+/// The media ranges of an `Accept` header, lower-cased, with their
+/// qualities.
+fn ranges(accept: &str) -> Vec<(String, u16)> {
+    accept
         .split(',')
         .filter_map(|r| {
             let mut parts = r.split(';');
@@ -77,29 +87,66 @@ fn accept_allows_json(accept: &str) -> bool {
             }
             Some((range, weight(parts)))
         })
-        .collect();
-    if ranges.is_empty() {
-        return true;
+        .collect()
+}
+
+/// The quality `ranges` give media type `offer`: that of the most
+/// specific range matching it, 0 if none does.
+fn quality_of(ranges: &[(String, u16)], offer: &str) -> u16 {
+    let main = offer.split('/').next().unwrap_or_default();
+    ranges
+        .iter()
+        .filter_map(|(range, q)| {
+            let specificity = if range == offer {
+                2
+            } else if range.strip_suffix("/*") == Some(main) {
+                1
+            } else if range == "*/*" {
+                0
+            } else {
+                return None;
+            };
+            Some((specificity, *q))
+        })
+        .max()
+        .map_or(0, |(_, q)| q)
+}
+
+/// A read or search of a resource asked for as a page
+/// ([`crate::pages`]): the request extension [`negotiate`] adds.
+#[derive(Clone, Copy, Debug)]
+pub struct Html;
+
+/// Whether a request asks for HTML: `_format=html` (or `text/html`), or
+/// an `Accept` that ranks `text/html` above every JSON type, as a
+/// browser's does (`text/html,…,*/*;q=0.8`). `*/*` alone, or no header,
+/// is JSON.
+pub fn wants_html(format: Option<&str>, accept: Option<&str>) -> bool {
+    if let Some(f) = format.filter(|f| !f.trim().is_empty()) {
+        let f = f.split(';').next().unwrap_or_default().trim();
+        return f.eq_ignore_ascii_case("html") || f.eq_ignore_ascii_case("text/html");
     }
-    OFFERED.iter().any(|offer| {
-        let main = offer.split('/').next().unwrap_or_default();
-        ranges
+    let Some(accept) = accept else {
+        return false;
+    };
+    let ranges = ranges(accept);
+    let html = quality_of(&ranges, "text/html");
+    html > 0
+        && OFFERED
             .iter()
-            .filter_map(|(range, q)| {
-                let specificity = if range == offer {
-                    2
-                } else if range.strip_suffix("/*") == Some(main) {
-                    1
-                } else if range == "*/*" {
-                    0
-                } else {
-                    return None;
-                };
-                Some((specificity, *q))
-            })
-            .max()
-            .is_some_and(|(_, q)| q > 0)
-    })
+            .all(|offer| quality_of(&ranges, offer) < html)
+}
+
+/// Whether a path (below a FHIR base) reads or searches one of the
+/// resource types that have pages: `/ValueSet`, `/CodeSystem/{id}`…, not
+/// an operation.
+fn has_page(path: &str) -> bool {
+    let mut segments = path.trim_start_matches('/').split('/');
+    matches!(
+        segments.next(),
+        Some("CodeSystem" | "ValueSet" | "ConceptMap")
+    ) && segments.next().is_none_or(|id| !id.starts_with('$'))
+        && segments.next().is_none()
 }
 
 /// The quality (`q=`) among the parameters after a media range or a
@@ -120,7 +167,9 @@ fn quality(v: &str) -> u16 {
 }
 
 /// Middleware: 406 with an OperationOutcome unless the request can be
-/// answered in JSON; 400 if the query string cannot be decoded.
+/// answered in JSON — or is a read or search that asks for a page
+/// ([`wants_html`]: marked [`Html`] for the handler); 400 if the query
+/// string cannot be decoded.
 pub async fn negotiate(request: Request, next: Next) -> Response {
     let params = match query_pairs(request.uri()) {
         Ok(p) => p,
@@ -137,6 +186,11 @@ pub async fn negotiate(request: Request, next: Next) -> Response {
         .filter_map(|h| h.to_str().ok())
         .collect();
     let accept = (!accept.is_empty()).then(|| accept.join(","));
+    if has_page(request.uri().path()) && wants_html(format, accept.as_deref()) {
+        let mut request = request;
+        request.extensions_mut().insert(Html);
+        return next.run(request).await;
+    }
     match check(format, accept.as_deref()) {
         Ok(()) => next.run(request).await,
         Err(why) => outcome::response(StatusCode::NOT_ACCEPTABLE, "not-supported", &why),
@@ -198,6 +252,17 @@ mod tests {
         ] {
             assert!(check(None, Some(a)).is_err(), "{a}");
         }
+        assert!(!wants_html(None, Some("*/*")));
+        assert!(!wants_html(None, None));
+        assert!(!wants_html(None, Some("application/fhir+json, text/html")));
+        assert!(wants_html(
+            None,
+            Some("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+        ));
+        assert!(wants_html(Some("html"), Some("application/fhir+json")));
+        assert!(!wants_html(Some("json"), Some("text/html")));
+        assert!(has_page("/ValueSet") && has_page("/CodeSystem/sct-1-2"));
+        assert!(!has_page("/ValueSet/$expand") && !has_page("/metadata"));
         // The most specific range decides.
         assert!(
             check(

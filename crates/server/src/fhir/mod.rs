@@ -188,20 +188,39 @@ fn operation(v: FhirVersion, op: Operation) -> axum::routing::MethodRouter<Arc<A
     .fallback(method_not_allowed)
 }
 
-/// Runs one call within its time budget, counted from `arrived`: the
-/// engine plans it, [`work`] runs it where its cost says.
+/// Runs one call within its time budget, counted from `arrived`, and
+/// answers it: the engine's answer as FHIR JSON, or its error.
 async fn run(
     state: Arc<AppState>,
+    v: FhirVersion,
+    op: Operation,
+    call: Request,
+    headers: &HeaderMap,
+    client: Option<std::net::IpAddr>,
+    arrived: Instant,
+) -> Response {
+    match answer(&state, v, op, call, headers, client, arrived).await {
+        Ok(json) => answered(&state, json),
+        Err(e) => e.response(),
+    }
+}
+
+/// One call's answer as JSON text, within its time budget counted from
+/// `arrived`: the engine plans it, [`work`] runs it where its cost says.
+/// The operations' routes and the pages ([`crate::pages`]) both ask here,
+/// so a page shows what the FHIR request answers.
+pub(crate) async fn answer(
+    state: &Arc<AppState>,
     v: FhirVersion,
     op: Operation,
     mut call: Request,
     headers: &HeaderMap,
     client: Option<std::net::IpAddr>,
     arrived: Instant,
-) -> Response {
+) -> Result<String, Error> {
     let budget = state.limits.request;
     params::limit(&mut call, headers, &state.limits, arrived);
-    let watch = Arc::new(work::GuardWatch::new(Arc::clone(&state)));
+    let watch = Arc::new(work::GuardWatch::new(Arc::clone(state)));
     let _cancel = work::CancelOnDrop(Arc::clone(&watch));
     call.watch = Some(watch);
     let source: Arc<dyn ResourceSource> = state.packages.source(v);
@@ -212,7 +231,7 @@ async fn run(
     };
     // The answer is written as text where it was made (on the heavy
     // lane for heavy work), not on the async worker.
-    let answer = work::run(Arc::clone(&state), plan.cost, client, move || {
+    let answer = work::run(Arc::clone(state), plan.cost, client, move || {
         operation::answer(plan, call, source, fhir).map(|a| match a {
             Answer::Text(json) => json,
             Answer::Parameters(p) => p.to_json(),
@@ -221,26 +240,30 @@ async fn run(
     });
     let give_up = tokio::time::Instant::from_std(arrived + budget + GRACE);
     match tokio::time::timeout_at(give_up, answer).await {
-        Ok(Ok(json)) => answered(&state, json),
+        Ok(Ok(json)) => Ok(json),
         Ok(Err(e)) => {
             if matches!(e, Error::Store(_)) {
                 state
                     .store_errors
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
-            e.response()
+            Err(e)
         }
-        Err(_) => budget_spent("operation", budget),
+        Err(_) => Err(out_of_budget("operation", budget)),
     }
 }
 
 /// The 422 of work (`what`) abandoned when its time budget ran out.
 pub(super) fn budget_spent(what: &str, budget: Duration) -> Response {
+    out_of_budget(what, budget).response()
+}
+
+/// Why work (`what`) was abandoned when its time budget ran out.
+pub(crate) fn out_of_budget(what: &str, budget: Duration) -> Error {
     Error::too_costly(format!(
         "the {what} did not finish within its time budget of {:.1} s",
         budget.as_secs_f64()
     ))
-    .response()
 }
 
 /// An answer as a response: one larger than `max_answer_bytes` is a 422

@@ -33,10 +33,11 @@
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use txmap_packages::{Kind, Listed};
@@ -77,12 +78,19 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                     // heavy work, run where heavy work runs, within the
                     // time budget and the memory guard.
                     let uri = request.uri().clone();
+                    let page = request.extensions().get::<format::Html>().is_some();
                     let searched = Arc::clone(&state);
+                    let search_base = base.clone();
+                    let search_uri = uri.clone();
                     let work = super::work::run(Arc::clone(&state), Cost::Heavy, client, move || {
-                        search(&searched, v, kind, &base, &uri)
+                        search(&searched, v, kind, &search_base, &search_uri)
                     });
                     let budget = state.limits.request;
                     match tokio::time::timeout(budget, work).await {
+                        Ok(Ok(json)) if page => {
+                            let path = format!("{}{}", v.path(), uri);
+                            crate::pages::bundle(&state, name, &json, &base, &path)
+                        }
                         Ok(Ok(json)) => super::answered(&state, json),
                         Ok(Err(e)) => e.response(),
                         Err(_) => super::budget_spent("search", budget),
@@ -95,12 +103,22 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
             &format!("/{name}/{{id}}"),
             axum::routing::get(
                 move |State(state): State<Arc<AppState>>,
-                      id: Result<Path<String>, PathRejection>| async move {
+                      id: Result<Path<String>, PathRejection>,
+                      page: Option<Extension<format::Html>>,
+                      conn: Option<Extension<crate::public::Connection>>,
+                      headers: HeaderMap,
+                      uri: Uri| async move {
                     let Ok(Path(id)) = id else {
                         return Error::invalid(format!("the {name} id is not UTF-8 text"))
                             .response();
                     };
                     match read(&state, v, kind, &id) {
+                        Some(resource) if page.is_some() => {
+                            let path = format!("{}/{name}/{}", v.path(), crate::pages::encode(&id));
+                            let client = conn.map(|c| c.remote.ip());
+                            crate::pages::resource(&state, resource, &path, &uri, &headers, client)
+                                .await
+                        }
                         Some(resource) => fhir_json(StatusCode::OK, &resource),
                         None => Error::not_found(format!("{name}/{id} is not known")).response(),
                     }

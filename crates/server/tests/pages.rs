@@ -1,0 +1,341 @@
+//! The pages, in process through the router: each page's content against
+//! the RF2 files it was imported from (read here line by line), the
+//! search page and the suggestions against `$expand` (the one function
+//! behind both), HTML only where a page was asked for, and hostile input
+//! shown as text. `.ci/browser.py` tries the same pages in Chromium.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use serde_json::Value;
+use tower::ServiceExt;
+use txmap_server::app::router;
+
+/// Status, content type, `Location` and body of a GET.
+async fn get(
+    state: &std::sync::Arc<txmap_server::app::AppState>,
+    uri: &str,
+    accept: Option<&str>,
+) -> (StatusCode, String, Option<String>, String) {
+    let mut r = Request::builder().uri(uri);
+    if let Some(a) = accept {
+        r = r.header("accept", a);
+    }
+    let response = router(state.clone())
+        .oneshot(r.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    let (content_type, location) = (
+        header("content-type").unwrap_or_default(),
+        header("location"),
+    );
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (
+        status,
+        content_type,
+        location,
+        String::from_utf8(bytes.to_vec()).unwrap(),
+    )
+}
+
+/// What a browser sends.
+const BROWSER: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+/// Text as the pages escape it (askama's character references).
+fn escaped(s: &str) -> String {
+    s.replace('&', "&#38;")
+        .replace('<', "&#60;")
+        .replace('>', "&#62;")
+        .replace('"', "&#34;")
+        .replace('\'', "&#39;")
+}
+
+/// The rows of the RF2 file whose name starts with `prefix`, split at tabs.
+fn rf2_rows(dir: &Path, prefix: &str) -> Vec<Vec<String>> {
+    fn find(dir: &Path, prefix: &str) -> Option<PathBuf> {
+        for e in std::fs::read_dir(dir).ok()? {
+            let p = e.ok()?.path();
+            if p.is_dir() {
+                if let Some(f) = find(&p, prefix) {
+                    return Some(f);
+                }
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+            {
+                return Some(p);
+            }
+        }
+        None
+    }
+    let file = find(dir, prefix).unwrap_or_else(|| panic!("no {prefix} file"));
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
+}
+
+#[tokio::test]
+async fn pages_show_what_the_release_and_the_engine_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::edition(dir.path(), "ed", 3000, 7, 20250131);
+    let rf2 = dir.path().join("ed-rf2");
+    let state = common::serve(
+        dir.path(),
+        &format!("editions = [{:?}]\n", file.display().to_string()),
+    );
+
+    // The status page: the file, its residency and every section.
+    let (status, content_type, _, body) = get(&state, "/", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    assert!(body.contains("ed.txmap") && body.contains("In memory now"));
+    let bytes = std::fs::read(&file).unwrap();
+    let container = txmap_format::Container::open(&bytes).unwrap();
+    for entry in container.entries() {
+        let Some(kind) = txmap_format::SectionKind::from_code(entry.kind.get()) else {
+            continue;
+        };
+        let name = format!("<td>{}</td>", kind.name());
+        assert!(body.contains(&name), "the status page lacks {name}");
+    }
+
+    // A concept's page: every active description's term, and its parents,
+    // as the RF2 files have them.
+    let descriptions = rf2_rows(&rf2, "sct2_Description_Snapshot");
+    let relationships = rf2_rows(&rf2, "sct2_Relationship_Snapshot");
+    let is_a = |c: &str| -> Vec<String> {
+        relationships
+            .iter()
+            .filter(|r| r[2] == "1" && r[4] == c && r[7] == "116680003")
+            .map(|r| r[5].clone())
+            .collect()
+    };
+    let concept = relationships
+        .iter()
+        .filter(|r| r[2] == "1" && r[7] == "116680003")
+        .map(|r| r[4].clone())
+        .find(|c| is_a(c).len() >= 2)
+        .expect("a concept with two parents");
+    let (status, _, _, body) = get(&state, &format!("/concept/{concept}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    for d in descriptions
+        .iter()
+        .filter(|d| d[2] == "1" && d[4] == concept)
+    {
+        assert!(body.contains(&escaped(&d[7])), "{concept} lacks {:?}", d[7]);
+        assert!(
+            body.contains(&d[0]),
+            "{concept} lacks description id {}",
+            d[0]
+        );
+    }
+    for parent in is_a(&concept) {
+        assert!(
+            body.contains(&format!("href=\"/concept/{parent}\"")),
+            "{concept}'s page does not link parent {parent}"
+        );
+    }
+    let (status, _, _, body) = get(&state, "/concept/999999999999", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body.contains("not a concept"));
+
+    // Search: the hits are `$expand`'s, in its order, each with the
+    // description that matched (one of the concept's own in RF2).
+    let word = descriptions
+        .iter()
+        .find(|d| d[2] == "1" && d[6] == "900000000000013009")
+        .map(|d| d[7].split(' ').next().unwrap().to_lowercase())
+        .unwrap();
+    let (_, expansion) = common::call(
+        state.clone(),
+        axum::http::Method::GET,
+        &format!("/r4/ValueSet/$expand?url=http://snomed.info/sct?fhir_vs&filter={word}&count=20&offset=0&activeOnly=true"),
+        None,
+    )
+    .await;
+    let want: Vec<&str> = expansion["expansion"]["contains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["code"].as_str().unwrap())
+        .collect();
+    assert!(!want.is_empty());
+    let (status, _, _, body) = get(&state, &format!("/browse?q={word}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let got: Vec<&str> = body
+        .split("<li><a href=\"/concept/")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap())
+        .collect();
+    assert_eq!(got, want, "the search page's hits are $expand's");
+    let total = expansion["expansion"]["total"].as_u64().unwrap();
+    assert!(
+        body.contains(&format!("{total} concepts")),
+        "the total {total}"
+    );
+    for (code, hit) in want
+        .iter()
+        .zip(body.split("<details class=\"why\">").skip(1))
+    {
+        let matched = hit
+            .split("Matched “")
+            .nth(1)
+            .unwrap()
+            .split('”')
+            .next()
+            .unwrap();
+        assert!(
+            descriptions
+                .iter()
+                .any(|d| d[4] == *code && escaped(&d[7]) == matched),
+            "{matched:?} is not a description of {code}"
+        );
+    }
+
+    // The suggestions: the same answer as JSON.
+    let (_, content_type, _, body) = get(&state, &format!("/suggest?q={word}"), None).await;
+    assert_eq!(content_type, "application/json");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let codes: Vec<&str> = v["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, want[..want.len().min(10)]);
+
+    // An id typed into the box goes to its concept, a description's too.
+    let (status, _, location, _) = get(&state, &format!("/browse?q={concept}"), None).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(location.unwrap(), format!("/concept/{concept}"));
+    let d = descriptions.iter().find(|d| d[4] == concept).unwrap();
+    let (_, _, location, _) = get(&state, &format!("/browse?q={}", d[0]), None).await;
+    assert_eq!(location.unwrap(), format!("/concept/{concept}"));
+
+    // The ECL workbench: the count is `$expand`'s; an error is marked.
+    let ecl = format!("<< {concept}");
+    let (_, expansion) = common::call(
+        state.clone(),
+        axum::http::Method::GET,
+        &format!(
+            "/r4/ValueSet/$expand?url={}&count=0",
+            txmap_pages::encode(&format!("http://snomed.info/sct?fhir_vs=ecl/{ecl}"))
+        ),
+        None,
+    )
+    .await;
+    let total = expansion["expansion"]["total"].as_u64().unwrap();
+    let (_, _, _, body) = get(
+        &state,
+        &format!("/ecl?expression={}", txmap_pages::encode(&ecl)),
+        None,
+    )
+    .await;
+    assert!(
+        body.contains(&format!("{total} concept")),
+        "ECL total {total}"
+    );
+    let (_, _, _, body) = get(&state, "/ecl?expression=%3C%3C%20138875005%20%3A", None).await;
+    assert!(body.contains("aria-invalid=\"true\"") && body.contains("<mark>"));
+}
+
+#[tokio::test]
+async fn html_only_where_a_page_was_asked_for_and_input_is_shown_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::edition(dir.path(), "ed", 500, 3, 20250131);
+    let state = common::serve(
+        dir.path(),
+        &format!("editions = [{:?}]\n", file.display().to_string()),
+    );
+    let (_, bundle) = common::call(
+        state.clone(),
+        axum::http::Method::GET,
+        "/r4/CodeSystem",
+        None,
+    )
+    .await;
+    let id = bundle["entry"][0]["resource"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = format!("/r4/CodeSystem/{id}");
+    let (_, content_type, _, body) = get(&state, &read, Some(BROWSER)).await;
+    assert!(content_type.starts_with("text/html"));
+    assert!(body.contains("Browse this edition"));
+    let (_, content_type, _, _) = get(&state, &format!("{read}?_format=html"), None).await;
+    assert!(content_type.starts_with("text/html"));
+    for (uri, accept) in [
+        (read.as_str(), None),
+        (read.as_str(), Some("*/*")),
+        (read.as_str(), Some("application/fhir+json")),
+        (
+            "/r4/CodeSystem/$lookup?system=http://snomed.info/sct&code=138875005",
+            Some(BROWSER),
+        ),
+    ] {
+        let (status, content_type, _, _) = get(&state, uri, accept).await;
+        assert_eq!(status, StatusCode::OK, "{uri} {accept:?}");
+        assert!(
+            content_type.starts_with("application/fhir+json"),
+            "{uri} {accept:?}"
+        );
+    }
+    let (status, _, _, _) = get(
+        &state,
+        "/r4/CodeSystem/$lookup?system=http://snomed.info/sct&code=138875005&_format=html",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
+    let (_, content_type, _, body) = get(&state, "/r4/ValueSet", Some(BROWSER)).await;
+    assert!(content_type.starts_with("text/html") && body.contains("ValueSet resources"));
+
+    let evil = "<script>alert('x')</script>\"><img src=x onerror=alert(1)>";
+    for page in ["/browse?q=", "/ecl?expression=", "/browse?q=a&within="] {
+        let (status, _, _, body) = get(
+            &state,
+            &format!("{page}{}", txmap_pages::encode(evil)),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert!(
+            !body.contains("<script>alert") && !body.contains("<img"),
+            "{page}: {body}"
+        );
+        assert!(
+            body.contains(&escaped(evil)),
+            "{page} does not show the input"
+        );
+    }
+    let (status, _, _, body) = get(
+        &state,
+        &format!("/concept/{}", txmap_pages::encode(evil)),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(!body.contains("<script>alert") && body.contains(&escaped(evil)));
+    let long = "a".repeat(txmap_server::pages::MAX_INPUT + 1);
+    let (status, _, _, _) = get(&state, &format!("/browse?q={long}"), None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _, _, body) = get(&state, "/browse?version=http://nowhere", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body.contains("no edition"));
+}
