@@ -225,6 +225,19 @@ section_kinds! {
     /// which held every SCTID a second time for a lookup that few calls
     /// make — 13 MB of the International-scale edition.
     DescriptionsById = 81,
+    /// `[SearchHeadRecord]` sorted by their text's bytes: for each search
+    /// head — a folded word prefix whose words' postings number at least
+    /// [`SEARCH_HEAD_MIN_POSTINGS`] — how many concepts a one-word prefix
+    /// search for it finds and the first [`SEARCH_HEAD_LIST`] of them in
+    /// rank order, active only and with inactive ones. Optional (format
+    /// 2.2): without it such a search ranks all its candidates.
+    SearchHeads = 82,
+    /// UTF-8: the heads' texts, referenced by `SearchHeadRecord`.
+    /// Optional (format 2.2).
+    SearchHeadText = 83,
+    /// `[U32]` concept ordinals: the heads' lists, in rank order.
+    /// Optional (format 2.2).
+    SearchHeadLists = 84,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -567,6 +580,34 @@ pub struct ComponentMemberEntry {
     pub member: U32,
 }
 
+/// A word prefix's postings from which the importer precomputes its
+/// search answer (`SearchHeads`).
+pub const SEARCH_HEAD_MIN_POSTINGS: usize = 10_000;
+
+/// How many concepts each `SearchHeads` list holds at most: the first
+/// pages of a search.
+pub const SEARCH_HEAD_LIST: usize = 200;
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct SearchHeadRecord {
+    /// The head (a folded word prefix) in `SearchHeadText`.
+    pub text_offset: U32,
+    pub text_len: U32,
+    /// The concepts a search for it finds: with an active description
+    /// (not a definition) and active themselves; and with any
+    /// description, active or not (not a definition).
+    pub total_active: U32,
+    pub total_all: U32,
+    /// The first of them in rank order, in `SearchHeadLists`.
+    pub active_start: U32,
+    pub active_len: U32,
+    pub all_start: U32,
+    pub all_len: U32,
+}
+
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
 )]
@@ -696,6 +737,7 @@ mod tests {
         assert_eq!(size_of::<TypeSourcesEntry>(), 8);
         assert_eq!(size_of::<CsStr>(), 8);
         assert_eq!(size_of::<CsConceptRecord>(), 24);
+        assert_eq!(size_of::<SearchHeadRecord>(), 32);
         assert_eq!(size_of::<CsPropertyRecord>(), 12);
         assert_eq!(size_of::<CsDesignationRecord>(), 12);
     }

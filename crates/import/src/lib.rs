@@ -110,6 +110,10 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Concepts,
     SectionKind::ConceptDescriptionsIndex,
     SectionKind::DescriptionSearch,
+    // Written by the second pass ([`search_heads`]).
+    SectionKind::SearchHeads,
+    SectionKind::SearchHeadText,
+    SectionKind::SearchHeadLists,
     SectionKind::AttributesIndex,
     SectionKind::InboundIndex,
     SectionKind::PreferredTermIndex,
@@ -289,6 +293,8 @@ pub enum ImportError {
     Inconsistent(String),
     /// The options cannot be used.
     Options(String),
+    /// The edition written could not be read back (for its search heads).
+    Reread(txmap_store::StoreError),
 }
 
 impl fmt::Display for ImportError {
@@ -299,6 +305,7 @@ impl fmt::Display for ImportError {
             ImportError::Io { context, error } => write!(f, "{context}: {error}"),
             ImportError::Inconsistent(why) => write!(f, "inconsistent release: {why}"),
             ImportError::Options(why) => f.write_str(why),
+            ImportError::Reread(e) => write!(f, "reading the written edition back: {e}"),
         }
     }
 }
@@ -389,10 +396,16 @@ pub fn import(
     let stages = std::mem::replace(&mut imp.stages, Stages::new(temp.path()));
     stages.assemble(&mut writer, LAYOUT)?;
     let output = writer.finish(&meta)?;
+    imp.done("write", t, 1);
+
+    let t = Instant::now();
+    observer.stage("search heads", 0);
+    let heads = search_heads(&output, &meta)?;
+    imp.count("search_heads", heads);
     let file_size = std::fs::metadata(&output)
         .ctx("reading the output's size")?
         .len();
-    imp.done("write", t, 1);
+    imp.done("search heads", t, heads);
 
     let skipped_files = imp
         .releases
@@ -417,6 +430,55 @@ pub fn import(
         wall_seconds: started.elapsed().as_secs_f64(),
         peak_rss: memory::peak_rss(),
     })
+}
+
+/// The second pass: the edition just written at `output`, read back
+/// (mapped), answers each search head's search
+/// ([`txmap_store::heads`]); the file is written again, its sections in
+/// [`LAYOUT`] order with the heads among them, and renamed over the first.
+/// Returns how many heads there are.
+fn search_heads(output: &Path, meta: &Metadata) -> Result<u64, ImportError> {
+    let loaded =
+        txmap_load::load(output, txmap_load::LoadMode::Mmap).map_err(|e| ImportError::Io {
+            context: "reading the written edition back",
+            error: e.io_error().map_or_else(
+                || io::Error::other(e.to_string()),
+                |io| io::Error::new(io.kind(), e.to_string()),
+            ),
+        })?;
+    let edition = txmap_store::Edition::open(loaded.bytes).map_err(ImportError::Reread)?;
+    let heads = edition.build_search_heads().map_err(ImportError::Reread)?;
+    let bytes = edition.bytes().as_ref();
+    let container = txmap_format::Container::open(bytes)?;
+    // The sections are copied from the file, not through the mapping, so
+    // that the copy does not make the whole file resident in this process.
+    let mut first = std::fs::File::open(output).ctx("reading the written edition back")?;
+    let mut writer = FileWriter::create(output)?;
+    for &kind in LAYOUT {
+        match kind {
+            SectionKind::SearchHeads => writer.add_section(kind, &heads.records, heads.count)?,
+            SectionKind::SearchHeadText => {
+                writer.add_section(kind, &heads.text, heads.text.len() as u64)?
+            }
+            SectionKind::SearchHeadLists => {
+                writer.add_section(kind, &heads.lists, heads.lists.len() as u64 / 4)?
+            }
+            _ => {
+                if let Some(entry) = container.entry(kind) {
+                    use std::io::{Read, Seek};
+                    first
+                        .seek(io::SeekFrom::Start(entry.offset.get()))
+                        .ctx("reading the written edition back")?;
+                    let mut section = writer.section(kind)?;
+                    io::copy(&mut (&mut first).take(entry.len.get()), &mut section)
+                        .ctx("copying a section of the written edition")?;
+                    section.finish(entry.count.get())?;
+                }
+            }
+        }
+    }
+    writer.finish(meta)?;
+    Ok(heads.count)
 }
 
 fn file_name(p: &Path) -> String {

@@ -310,3 +310,28 @@ fn the_layout_groups_sections_by_how_they_are_read() {
         assert!(layout.contains(k), "{k:?} has no place in LAYOUT");
     }
 }
+
+/// The search heads the importer stores answer as the ranked search
+/// does: every prefix of a common word, both variants, total and list;
+/// and a search for a head, paged, is the ranked search's prefix.
+#[test]
+fn search_heads_answer_as_the_ranked_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let rf2 = synth(dir.path(), "rf2", 20000, 9);
+    let bytes = import(
+        std::slice::from_ref(&rf2),
+        &dir.path().join("e.txmap"),
+        None,
+    );
+    let e = Edition::open(&bytes[..]).unwrap();
+    let heads = e.check_search_heads().unwrap();
+    assert!(heads > 5, "only {heads} heads: the test proves little");
+    // "o" is a head in any English edition of this size ("of").
+    let options = txmap_store::SearchOptions::default();
+    let all = e.search_concepts("o", &options).unwrap();
+    for k in [1, 10, 200] {
+        let (total, top) = e.search_concepts_top("o", &options, None, k).unwrap();
+        assert_eq!(total, all.len());
+        assert_eq!(top, all[..k.min(all.len())]);
+    }
+}

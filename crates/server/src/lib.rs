@@ -332,6 +332,7 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
         tracing::info!("listening on http://{addr}");
         if options.config.is_none() {
             println!("txmap is serving a synthetic demo edition at http://{addr}");
+            println!("  open http://{addr}/ in a browser (status, concept browser, ECL)");
             println!("  curl http://{addr}/health");
             println!("  curl http://{addr}/status");
             println!("  curl http://{addr}/metrics");

@@ -134,8 +134,13 @@ pub fn expand<B: AsRef<[u8]>>(
             check_implicit(ed, u)?;
         }
         let mut check = || call.check();
-        let items = members(ed, &def, &options, &budget, &mut check)?;
-        let total = items.len();
+        // The members up to the page's end are enough (a text search
+        // then selects them rather than sorting every hit); `total`
+        // counts them all.
+        let wanted = options
+            .count
+            .map_or(usize::MAX, |c| options.offset.saturating_add(c));
+        let (total, items) = members(ed, &def, &options, wanted, &budget, &mut check)?;
         let start = options.offset.min(total);
         let end = match options.count {
             Some(c) => start.saturating_add(c).min(total),
@@ -271,9 +276,10 @@ fn members<B: AsRef<[u8]>>(
     ed: &Edition<B>,
     def: &ValueSetDef,
     options: &Options,
+    wanted: usize,
     budget: &Budget,
     check: &mut dyn FnMut() -> Result<(), Error>,
-) -> Result<Vec<Item>, Error> {
+) -> Result<(usize, Vec<Item>), Error> {
     let ValueSetDef::Compose {
         include, exclude, ..
     } = def;
@@ -284,7 +290,7 @@ fn members<B: AsRef<[u8]>>(
             .iter()
             .any(|r| r.concepts.is_none() && r.filters.is_empty());
     if let (true, Some(text)) = (everything, &options.filter) {
-        return text_filtered(ed, text, options, None, check);
+        return text_filtered(ed, text, options, None, wanted);
     }
     let mut concepts: Vec<u32> = Vec::new();
     let mut expressions: Vec<(String, String)> = Vec::new();
@@ -327,7 +333,7 @@ fn members<B: AsRef<[u8]>>(
         concepts = kept;
     }
     if let Some(text) = &options.filter {
-        return text_filtered(ed, text, options, Some(&concepts), check);
+        return text_filtered(ed, text, options, Some(&concepts), wanted);
     }
     // In code order, as strings compare — without making a string per
     // concept: a whole `?fhir_vs` is 535,000 of them, for a page of 20.
@@ -342,7 +348,7 @@ fn members<B: AsRef<[u8]>>(
         out.push((CodeKey::Text(code.clone()), Item::Expression(code, display)));
     }
     out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(out.into_iter().map(|(_, i)| i).collect())
+    Ok((out.len(), out.into_iter().map(|(_, i)| i).collect()))
 }
 
 /// A code's place in string order. A concept's SCTID is kept as a number
@@ -397,35 +403,37 @@ impl PartialOrd for CodeKey {
 }
 
 /// The concepts whose descriptions match `text`, best first, among
-/// `members` (sorted; `None`: every concept).
+/// `members` (sorted; `None`: every concept): how many, and the first
+/// `wanted`.
 fn text_filtered<B: AsRef<[u8]>>(
     ed: &Edition<B>,
     text: &str,
     options: &Options,
     members: Option<&[u32]>,
-    check: &mut dyn FnMut() -> Result<(), Error>,
-) -> Result<Vec<Item>, Error> {
+    wanted: usize,
+) -> Result<(usize, Vec<Item>), Error> {
     let search = SearchOptions {
         include_inactive: !options.active_only,
         ..SearchOptions::default()
     };
-    let hits = ed.search_concepts(text, &search).map_err(|e| match e {
-        txmap_store::StoreError::EmptyQuery => {
-            Error::invalid(format!("the filter {text:?} has no words"))
-        }
-        txmap_store::StoreError::TooCostly => {
-            Error::too_costly(format!("the filter {text:?} matches too many descriptions"))
-        }
-        other => crate::store_error(other),
-    })?;
-    let mut out = Vec::with_capacity(hits.len());
-    for ord in hits {
-        check()?;
-        if members.is_none_or(|m| m.binary_search(&ord).is_ok()) {
-            out.push(Item::Concept(ord));
-        }
-    }
-    Ok(out)
+    let keep = |ord: u32| members.is_some_and(|m| m.binary_search(&ord).is_ok());
+    let (total, hits) = ed
+        .search_concepts_top(
+            text,
+            &search,
+            members.is_some().then_some(&keep as &dyn Fn(u32) -> bool),
+            wanted,
+        )
+        .map_err(|e| match e {
+            txmap_store::StoreError::EmptyQuery => {
+                Error::invalid(format!("the filter {text:?} has no words"))
+            }
+            txmap_store::StoreError::TooCostly => {
+                Error::too_costly(format!("the filter {text:?} matches too many descriptions"))
+            }
+            other => crate::store_error(other),
+        })?;
+    Ok((total, hits.into_iter().map(Item::Concept).collect()))
 }
 
 /// Adds one include's members.

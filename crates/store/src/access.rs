@@ -61,6 +61,9 @@ pub fn class(kind: SectionKind) -> Access {
         | AttributesIndex
         | InboundIndex
         | DescriptionSearch
+        | SearchHeads
+        | SearchHeadText
+        | SearchHeadLists
         | WordFst
         | WordPostingsIndex
         | Codes

@@ -31,6 +31,7 @@
 pub mod access;
 mod edition;
 mod error;
+pub mod heads;
 mod search;
 mod types;
 

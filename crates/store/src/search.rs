@@ -22,7 +22,7 @@ use crate::{Edition, SearchHit, StoreError, sctid};
 
 /// The most candidate descriptions a search considers by default before it
 /// is refused as [`StoreError::TooCostly`].
-pub const SEARCH_MAX_CANDIDATES: usize = 200_000;
+pub const SEARCH_MAX_CANDIDATES: usize = 2_000_000;
 
 /// What [`Edition::search_with`] matches and returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,8 +96,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit<'_>>, StoreError> {
         let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
-        let mut ranked = self.ranked(query, options)?;
-        ranked.truncate(limit);
+        let (_, ranked) = self.ranked(query, options, &|_| true, limit)?;
         ranked
             .into_iter()
             .map(|h| {
@@ -122,15 +121,55 @@ impl<B: AsRef<[u8]>> Edition<B> {
         query: &str,
         options: &SearchOptions,
     ) -> Result<Vec<u32>, StoreError> {
+        Ok(self
+            .search_concepts_top(query, options, None, usize::MAX)?
+            .1)
+    }
+
+    /// The first `k` of [`search_concepts`](Self::search_concepts) among
+    /// the concepts `keep` accepts (`None`: all), and how many there are
+    /// in all: what a page of a text-filtered `$expand` needs (its `total`
+    /// and its first `offset + count`). The same order as the whole list,
+    /// without sorting it: each concept's best description is found in one
+    /// pass (a concept's descriptions are neighbours among the
+    /// candidates), the `k` best concepts are selected in linear time, and
+    /// only they are sorted. So the commonest word costs its candidates'
+    /// count, not that times its logarithm — and a one-word prefix search
+    /// that is a search head ([`crate::heads`]) reads its stored answer.
+    pub fn search_concepts_top(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        keep: Option<&dyn Fn(u32) -> bool>,
+        k: usize,
+    ) -> Result<(usize, Vec<u32>), StoreError> {
+        if keep.is_none()
+            && options.mode == MatchMode::Prefix
+            && !options.include_definitions
+            && k <= txmap_format::schema::SEARCH_HEAD_LIST
+            && let Some((total, list)) = self.search_head(query, options.include_inactive)?
+        {
+            return Ok((total, list.iter().take(k).map(|o| o.get()).collect()));
+        }
+        self.search_concepts_ranked(query, options, keep, k)
+    }
+
+    /// [`search_concepts_top`](Self::search_concepts_top) by ranking the
+    /// candidates, never from the search heads.
+    pub(crate) fn search_concepts_ranked(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        keep: Option<&dyn Fn(u32) -> bool>,
+        k: usize,
+    ) -> Result<(usize, Vec<u32>), StoreError> {
         let options = SearchOptions {
             best_per_concept: true,
             ..*options
         };
-        Ok(self
-            .ranked(query, &options)?
-            .into_iter()
-            .map(|h| h.concept)
-            .collect())
+        let everything = |_: u32| true;
+        let (total, top) = self.ranked(query, &options, keep.unwrap_or(&everything), k)?;
+        Ok((total, top.into_iter().map(|h| h.concept).collect()))
     }
 
     /// The candidates of a search, filtered and sorted: the shared part of
@@ -146,7 +185,17 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// neither equal nor start with the query). The keys are
     /// exactly those of the record path below, which older files take (the
     /// store tests compare the two).
-    fn ranked(&self, query: &str, options: &SearchOptions) -> Result<Vec<Ranked>, StoreError> {
+    ///
+    /// Only candidates whose concept `keep` accepts count; the answer is
+    /// how many hits there are (concepts, with `best_per_concept`) and the
+    /// `k` best, in order.
+    fn ranked(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        keep: &dyn Fn(u32) -> bool,
+        k: usize,
+    ) -> Result<(usize, Vec<Ranked>), StoreError> {
         let index = self.text_index()?;
         let folded = fold(query);
         // Every word's postings are one run of the file (a prefix's words
@@ -168,7 +217,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         }
         let candidates = index.search(query, options.mode, options.max_candidates)?;
         let mut ranker = RankQuery::new(&folded);
-        let mut hits = Vec::with_capacity(candidates.len());
+        let mut hits = Collect::new(options.best_per_concept, candidates.len());
         if self.present(DescriptionSearch) && self.present(WordFirstWords) {
             let entries: &[U16] = self.recs(DescriptionSearch)?;
             let mut query_words = words(&folded);
@@ -193,6 +242,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 let active = bits & search_bits::ACTIVE != 0;
                 if !options.include_inactive && (!active || bits & search_bits::CONCEPT_ACTIVE == 0)
                 {
+                    continue;
+                }
+                if !keep(concept) {
                     continue;
                 }
                 if !options.include_definitions && bits & search_bits::DEFINITION != 0 {
@@ -239,6 +291,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 if !options.include_inactive && (!active || c.flags & concept_flags::ACTIVE == 0) {
                     continue;
                 }
+                if !keep(concept) {
+                    continue;
+                }
                 let type_id = self.code(r.type_code, Descriptions)?;
                 if !options.include_definitions && type_id == sctid::DEFINITION {
                     continue;
@@ -254,22 +309,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 });
             }
         }
-        // Concept ordinals follow concept SCTIDs, and a concept's
-        // descriptions are in SCTID order, so this is the documented order:
-        // match, preferred first, concept SCTID, description SCTID.
-        hits.sort_unstable_by_key(|h| (h.rank, h.not_preferred, h.concept, h.ordinal));
-        if options.best_per_concept {
-            let mut seen = vec![0u64; self.concept_count().div_ceil(64) as usize];
-            hits.retain(|h| {
-                let (word, bit) = ((h.concept / 64) as usize, 1u64 << (h.concept % 64));
-                seen.get_mut(word).is_some_and(|w| {
-                    let first = *w & bit == 0;
-                    *w |= bit;
-                    first
-                })
-            });
-        }
-        Ok(hits)
+        Ok(hits.top(k))
     }
 
     /// Full check of the word index (fst and postings order), for `verify`.
@@ -279,6 +319,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
 }
 
 /// A search candidate, ranked from its record alone.
+#[derive(Clone, Copy)]
 struct Ranked {
     rank: RankKey,
     not_preferred: bool,
@@ -286,6 +327,77 @@ struct Ranked {
     concept: u32,
     /// Description ordinal.
     ordinal: u32,
+}
+
+impl Ranked {
+    /// The documented order: match, preferred first, concept SCTID,
+    /// description SCTID (concept ordinals follow concept SCTIDs, and a
+    /// concept's descriptions are in SCTID order).
+    fn key(&self) -> (RankKey, bool, u32, u32) {
+        (self.rank, self.not_preferred, self.concept, self.ordinal)
+    }
+}
+
+/// Ranked candidates as they come, in description order: every one, or
+/// each concept's best. A concept's descriptions are neighbours in
+/// description order, so its best is known when the next concept's
+/// first arrives — no set of the concepts seen.
+struct Collect {
+    best_per_concept: bool,
+    hits: Vec<Ranked>,
+    current: Option<Ranked>,
+}
+
+impl Collect {
+    fn new(best_per_concept: bool, candidates: usize) -> Collect {
+        Collect {
+            best_per_concept,
+            hits: Vec::with_capacity(if best_per_concept {
+                candidates / 2
+            } else {
+                candidates
+            }),
+            current: None,
+        }
+    }
+
+    fn push(&mut self, h: Ranked) {
+        if !self.best_per_concept {
+            self.hits.push(h);
+            return;
+        }
+        match &mut self.current {
+            Some(c) if c.concept == h.concept => {
+                if h.key() < c.key() {
+                    *c = h;
+                }
+            }
+            Some(c) => {
+                self.hits.push(*c);
+                *c = h;
+            }
+            None => self.current = Some(h),
+        }
+    }
+
+    /// How many there are, and the `k` best in order: selected in linear
+    /// time, then only those sorted.
+    fn top(mut self, k: usize) -> (usize, Vec<Ranked>) {
+        if let Some(c) = self.current.take() {
+            self.hits.push(c);
+        }
+        let mut hits = self.hits;
+        let total = hits.len();
+        if k < total {
+            if k == 0 {
+                return (total, Vec::new());
+            }
+            hits.select_nth_unstable_by_key(k - 1, Ranked::key);
+            hits.truncate(k);
+        }
+        hits.sort_unstable_by_key(Ranked::key);
+        (total, hits)
+    }
 }
 
 impl<B: AsRef<[u8]>> Edition<B> {

@@ -892,6 +892,27 @@ fn search_ranks_hits() {
                 .map(|h| h.concept_ordinal)
                 .collect();
             assert_eq!(e.search_concepts(q, &options).unwrap(), by_hits, "{q:?}");
+            // Each concept's best hit is its first in the whole sorted
+            // list; a page is the list's prefix, selected without
+            // sorting the rest, among the concepts kept.
+            let mut seen = std::collections::HashSet::new();
+            let naive: Vec<u32> = hits
+                .iter()
+                .map(|h| h.concept_ordinal)
+                .filter(|&c| seen.insert(c))
+                .collect();
+            assert_eq!(by_hits, naive, "{q:?}");
+            for k in [0, 1, 3, 10, usize::MAX] {
+                let (total, top) = e.search_concepts_top(q, &options, None, k).unwrap();
+                assert_eq!(total, naive.len(), "{q:?}");
+                assert_eq!(top, naive[..k.min(naive.len())], "{q:?} k={k}");
+                let odd: Vec<u32> = naive.iter().copied().filter(|c| c % 2 == 1).collect();
+                let (total, top) = e
+                    .search_concepts_top(q, &options, Some(&|c| c % 2 == 1), k)
+                    .unwrap();
+                assert_eq!(total, odd.len(), "{q:?}");
+                assert_eq!(top, odd[..k.min(odd.len())], "{q:?} k={k} odd");
+            }
         }
     }
 

@@ -24,6 +24,10 @@ use zerocopy::{FromBytes, IntoBytes};
 use crate::error::{Section, TextError};
 use crate::fold::{fold_into, words};
 
+/// The summed postings from which [`TextIndex::prefix_union`] merges by
+/// bitmap rather than by sorting.
+const BITMAP_UNION_FROM: usize = 4096;
+
 /// The `fst` format version this crate writes and accepts.
 const FST_VERSION: u64 = 3;
 /// Smallest possible fst: version, type, key count, root address, checksum
@@ -852,19 +856,24 @@ impl<'a> TextIndex<'a> {
     /// with `prefix` (folded). Errors with [`TextError::TooCostly`] if the
     /// summed length of those postings exceeds `max_candidates` (the work
     /// stops there).
+    ///
+    /// One word's postings are the answer as they are. Many long lists (a
+    /// short prefix: "st" is the union of hundreds of words) are merged
+    /// through a bitmap over the ordinals, linear in their length, rather
+    /// than sorted — when the ordinals are dense enough for the bitmap to
+    /// cost no more than the lists (a damaged list of huge ordinals falls
+    /// back to sorting, so memory stays proportional to the postings).
     pub fn prefix_union(&self, prefix: &str, max_candidates: usize) -> Result<Vec<u32>, TextError> {
-        let mut out: Vec<u32> = Vec::new();
-        let mut words_seen = 0usize;
+        let mut lists: Vec<&'a [U32]> = Vec::new();
+        let mut total = 0usize;
         let mut too_many = false;
         self.for_each_with_prefix(prefix, |_, postings| {
-            words_seen += 1;
-            if out.len().saturating_add(postings.len()) > max_candidates
-                || words_seen > max_candidates
-            {
+            total = total.saturating_add(postings.len());
+            if total > max_candidates || lists.len() >= max_candidates {
                 too_many = true;
                 return ControlFlow::Break(());
             }
-            out.extend(postings.iter());
+            lists.push(postings.raw());
             ControlFlow::Continue(())
         })?;
         if too_many {
@@ -872,8 +881,41 @@ impl<'a> TextIndex<'a> {
                 limit: max_candidates,
             });
         }
-        out.sort_unstable();
-        out.dedup();
+        let largest = lists
+            .iter()
+            .filter_map(|l| l.last())
+            .map(|v| v.get() as usize)
+            .max()
+            .unwrap_or(0);
+        let mut out: Vec<u32> = Vec::with_capacity(total);
+        if let [one] = lists.as_slice()
+            && first_unsorted_raw(one).is_none()
+        {
+            out.extend(one.iter().map(|v| v.get()));
+        } else if total >= BITMAP_UNION_FROM && largest / 64 <= total.saturating_mul(4) {
+            let mut bits = vec![0u64; largest / 64 + 1];
+            for list in &lists {
+                for v in list.iter() {
+                    let v = v.get() as usize;
+                    if let Some(word) = bits.get_mut(v / 64) {
+                        *word |= 1 << (v % 64);
+                    }
+                }
+            }
+            for (i, &word) in bits.iter().enumerate() {
+                let mut w = word;
+                while w != 0 {
+                    out.push((i * 64) as u32 + w.trailing_zeros());
+                    w &= w - 1;
+                }
+            }
+        } else {
+            for list in &lists {
+                out.extend(list.iter().map(|v| v.get()));
+            }
+            out.sort_unstable();
+            out.dedup();
+        }
         Ok(out)
     }
 
