@@ -24,7 +24,7 @@ use txmap_text::{fold, words};
 use zerocopy::IntoBytes;
 use zerocopy::little_endian::U32;
 
-use crate::search::SearchOptions;
+use crate::search::{Collect, SearchOptions};
 use crate::{Edition, StoreError};
 
 /// The three head sections, as the importer writes them.
@@ -111,23 +111,35 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// Computes the head sections by running each head's search: what
     /// the importer stores. The edition's own heads, if it has any, are
-    /// not consulted. One head at a time: two threads took 4.1–6.0 s
+    /// not consulted. Each head is ranked once, its candidates collected
+    /// for both answers; one head at a time (two threads took 4.1–6.0 s
     /// against 5.8–7.2 s on the International-scale synthetic edition
-    /// (BENCHMARKS.md, issue 32), not worth a second set of buffers.
+    /// when each answer was its own search: not worth a second set of
+    /// buffers).
     pub fn build_search_heads(&self) -> Result<SearchHeadSections, StoreError> {
         let heads = self.heads()?;
         type Answer = (usize, Vec<u32>);
-        let answer = |head: &str, include_inactive: bool| -> Result<Answer, StoreError> {
+        // One ranking a head, its candidates collected twice: active
+        // only, and all.
+        let answer = |head: &str| -> Result<(Answer, Answer), StoreError> {
             let options = SearchOptions {
-                include_inactive,
                 max_candidates: usize::MAX,
+                best_per_concept: true,
                 ..SearchOptions::default()
             };
-            self.search_concepts_ranked(head, &options, None, SEARCH_HEAD_LIST)
+            let (mut active, mut all) = (Collect::new(true), Collect::new(true));
+            self.rank_into(head, &options, &|_| true, &mut active, Some(&mut all))?;
+            let concepts = |(total, top): (usize, Vec<crate::search::Ranked>)| {
+                (total, top.iter().map(|h| h.concept).collect())
+            };
+            Ok((
+                concepts(active.top(SEARCH_HEAD_LIST)),
+                concepts(all.top(SEARCH_HEAD_LIST)),
+            ))
         };
         let mut answers = Vec::with_capacity(heads.len());
         for head in &heads {
-            answers.push(Some((answer(head, false)?, answer(head, true)?)));
+            answers.push(Some(answer(head)?));
         }
         let mut out = SearchHeadSections::default();
         let mut lists: Vec<u32> = Vec::new();

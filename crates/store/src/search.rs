@@ -196,6 +196,23 @@ impl<B: AsRef<[u8]>> Edition<B> {
         keep: &dyn Fn(u32) -> bool,
         k: usize,
     ) -> Result<(usize, Vec<Ranked>), StoreError> {
+        let mut hits = Collect::new(options.best_per_concept);
+        self.rank_into(query, options, keep, &mut hits, None)?;
+        Ok(hits.top(k))
+    }
+
+    /// [`ranked`](Self::ranked)'s work: the candidates that pass
+    /// `options` and `keep` go to `hits`; with `all`, every candidate
+    /// `keep` takes, active or not, goes there too — both answers of one
+    /// search for the price of one (the importer's search heads).
+    pub(crate) fn rank_into(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        keep: &dyn Fn(u32) -> bool,
+        hits: &mut Collect,
+        mut all: Option<&mut Collect>,
+    ) -> Result<(), StoreError> {
         let index = self.text_index()?;
         let folded = fold(query);
         // Every word's postings are one run of the file (a prefix's words
@@ -217,7 +234,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
         }
         let candidates = index.search(query, options.mode, options.max_candidates)?;
         let mut ranker = RankQuery::new(&folded);
-        let mut hits = Collect::new(options.best_per_concept, candidates.len());
+        hits.reserve(candidates.len());
+        if let Some(all) = all.as_deref_mut() {
+            all.reserve(candidates.len());
+        }
         if self.present(DescriptionSearch) && self.present(WordFirstWords) {
             let entries: &[U16] = self.recs(DescriptionSearch)?;
             let mut query_words = words(&folded);
@@ -240,8 +260,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
                     ));
                 };
                 let active = bits & search_bits::ACTIVE != 0;
-                if !options.include_inactive && (!active || bits & search_bits::CONCEPT_ACTIVE == 0)
-                {
+                let shown =
+                    options.include_inactive || (active && bits & search_bits::CONCEPT_ACTIVE != 0);
+                if !shown && all.is_none() {
                     continue;
                 }
                 if !keep(concept) {
@@ -268,12 +289,18 @@ impl<B: AsRef<[u8]>> Edition<B> {
                     }
                     _ => ranker.rank(self.term_of(ordinal)?),
                 };
-                hits.push(Ranked {
+                let h = Ranked {
                     rank,
                     not_preferred: bits & search_bits::PREFERRED == 0,
                     concept,
                     ordinal,
-                });
+                };
+                if let Some(all) = all.as_deref_mut() {
+                    all.push(h);
+                }
+                if shown {
+                    hits.push(h);
+                }
             }
         } else {
             let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
@@ -288,7 +315,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
                     ));
                 };
                 let active = r.flags & description_flags::ACTIVE != 0;
-                if !options.include_inactive && (!active || c.flags & concept_flags::ACTIVE == 0) {
+                let shown =
+                    options.include_inactive || (active && c.flags & concept_flags::ACTIVE != 0);
+                if !shown && all.is_none() {
                     continue;
                 }
                 if !keep(concept) {
@@ -301,15 +330,21 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 let term =
                     self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
                 let preferred = self.is_preferred_synonym(ordinal, active, type_id)?;
-                hits.push(Ranked {
+                let h = Ranked {
                     rank: ranker.rank(term),
                     not_preferred: !preferred,
                     concept,
                     ordinal,
-                });
+                };
+                if let Some(all) = all.as_deref_mut() {
+                    all.push(h);
+                }
+                if shown {
+                    hits.push(h);
+                }
             }
         }
-        Ok(hits.top(k))
+        Ok(())
     }
 
     /// Full check of the word index (fst and postings order), for `verify`.
@@ -320,11 +355,11 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
 /// A search candidate, ranked from its record alone.
 #[derive(Clone, Copy)]
-struct Ranked {
+pub(crate) struct Ranked {
     rank: RankKey,
     not_preferred: bool,
     /// Concept ordinal.
-    concept: u32,
+    pub(crate) concept: u32,
     /// Description ordinal.
     ordinal: u32,
 }
@@ -342,23 +377,28 @@ impl Ranked {
 /// each concept's best. A concept's descriptions are neighbours in
 /// description order, so its best is known when the next concept's
 /// first arrives — no set of the concepts seen.
-struct Collect {
+pub(crate) struct Collect {
     best_per_concept: bool,
     hits: Vec<Ranked>,
     current: Option<Ranked>,
 }
 
 impl Collect {
-    fn new(best_per_concept: bool, candidates: usize) -> Collect {
+    pub(crate) fn new(best_per_concept: bool) -> Collect {
         Collect {
             best_per_concept,
-            hits: Vec::with_capacity(if best_per_concept {
-                candidates / 2
-            } else {
-                candidates
-            }),
+            hits: Vec::new(),
             current: None,
         }
+    }
+
+    /// Room for what `candidates` candidates may give.
+    fn reserve(&mut self, candidates: usize) {
+        self.hits.reserve(if self.best_per_concept {
+            candidates / 2
+        } else {
+            candidates
+        });
     }
 
     fn push(&mut self, h: Ranked) {
@@ -382,7 +422,7 @@ impl Collect {
 
     /// How many there are, and the `k` best in order: selected in linear
     /// time, then only those sorted.
-    fn top(mut self, k: usize) -> (usize, Vec<Ranked>) {
+    pub(crate) fn top(mut self, k: usize) -> (usize, Vec<Ranked>) {
         if let Some(c) = self.current.take() {
             self.hits.push(c);
         }
@@ -394,6 +434,10 @@ impl Collect {
             }
             hits.select_nth_unstable_by_key(k - 1, Ranked::key);
             hits.truncate(k);
+            // The page, not the buffer that held every hit: callers map it
+            // in place (`into_iter().map().collect()` reuses the
+            // allocation), and the importer keeps 3,300 of them.
+            hits.shrink_to_fit();
         }
         hits.sort_unstable_by_key(Ranked::key);
         (total, hits)
