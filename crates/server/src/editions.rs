@@ -15,8 +15,8 @@ use txmap_store::Edition;
 use txmap_store::access::{self, Access};
 use txmap_terminology::serving::Serving;
 
-use crate::ServeError;
 use crate::config::{self, Config, EditionNames};
+use crate::error::ServeError;
 
 /// What loading gave one file of `editions`, edition or code system: how
 /// it was asked to be and was loaded, and whether it may answer.
@@ -562,50 +562,8 @@ fn read_through(c: &Checked, mut progress: impl FnMut(u64)) -> Result<(), String
 /// How often the scrub looks at each file's identity (a `stat`).
 pub const IDENTITY_EVERY: Duration = Duration::from_secs(1);
 
-/// Files changed under a running server, found.
-///
-/// Served files are never to be changed in place (docs/config.md), but
-/// nothing stopped it: a mapped file rewritten in place silently changed
-/// 29 of 400 lookups while `/status` said "verified", and truncating one
-/// killed the server (SIGBUS). So, on a thread of its own at the lowest
-/// priority (which is also the kernel's I/O priority for it):
-///
-/// * every [`IDENTITY_EVERY`], each file's device, inode, size and
-///   modification time are compared with the ones loaded
-///   ([`check_identities`]): a file replaced, truncated or rewritten is
-///   taken out of service at once, before a request reads it again (503
-///   naming it; serve the new file by restarting);
-/// * every `interval` (`[snomed] scrub_seconds`), each file in service is
-///   read through again ([`scrub_once`]): a checksum that no longer
-///   matches takes it out of service. The page cache is left as found.
-///
-/// A file trusted unverified is left alone.
-pub fn scrub(editions: Arc<crate::app::AppState>, interval: Duration) {
-    let spawned = std::thread::Builder::new()
-        .name("txmap-scrub".into())
-        .spawn(move || {
-            let _ =
-                thread_priority::set_current_thread_priority(thread_priority::ThreadPriority::Min);
-            let mut last = std::time::Instant::now();
-            loop {
-                std::thread::sleep(IDENTITY_EVERY);
-                if editions.stopping.load(std::sync::atomic::Ordering::Relaxed) {
-                    return;
-                }
-                check_identities(&editions.editions);
-                if last.elapsed() >= interval {
-                    scrub_once(&editions.editions);
-                    last = std::time::Instant::now();
-                }
-            }
-        });
-    if let Err(e) = spawned {
-        tracing::error!("could not start the scrub of served files: {e}");
-    }
-}
-
 /// Takes out of service every file in service whose identity is not the
-/// one loaded (see [`scrub`]).
+/// one loaded (see [`crate::state::scrub`]).
 pub fn check_identities(editions: &Editions) {
     for f in editions.files() {
         if !f.serving.is_serving()
@@ -627,7 +585,8 @@ pub fn check_identities(editions: &Editions) {
     }
 }
 
-/// Reads every file in service through again (see [`scrub`]).
+/// Reads every file in service through again (see
+/// [`crate::state::scrub`]).
 pub fn scrub_once(editions: &Editions) {
     check_identities(editions);
     for c in checked(editions) {

@@ -23,7 +23,7 @@
 //!   in it, as every other refusal has;
 //! * on shutdown the loop stops accepting, open connections finish their
 //!   requests and close, and after `shutdown_grace_seconds` whatever is
-//!   still running is told to stop ([`crate::app::AppState::stopping`]) and
+//!   still running is told to stop ([`crate::state::AppState::stopping`]) and
 //!   the process exits.
 
 use std::future::Future;
@@ -42,7 +42,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use crate::app::{AppState, Limits};
+use crate::state::{AppState, Limits};
 
 /// The most bytes of an unwanted body read and thrown away so that the
 /// refusal reaches the client; past it the connection is closed.
@@ -320,12 +320,12 @@ pub fn refusal_for(head: &[u8]) -> Option<Vec<u8>> {
         ),
         _ => return None,
     };
-    let body = crate::fhir::to_fhir_json(&txmap_terminology::error::outcome(&[
+    let body = crate::outcome::to_fhir_json(&txmap_terminology::error::outcome(&[
         crate::outcome::error_issue(code, why),
     ]));
     let mut out = format!(
         "HTTP/1.1 {status} {reason}\r\nconnection: close\r\ncontent-type: {}\r\ncontent-length: {}\r\n\r\n",
-        crate::fhir::FHIR_JSON,
+        crate::outcome::FHIR_JSON,
         body.len()
     )
     .into_bytes();

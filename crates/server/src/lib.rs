@@ -17,13 +17,18 @@
 pub mod app;
 pub mod config;
 pub mod editions;
+pub mod error;
 pub mod fhir;
 pub mod http;
 pub mod outcome;
 pub mod packages;
 pub mod pages;
 pub mod public;
+pub use error::ServeError;
+pub mod lanes;
+pub mod state;
 pub mod status;
+pub mod version;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -34,8 +39,8 @@ use std::time::Instant;
 use txmap_load::{LoadMode, Loader};
 use txmap_memory::{Guard, GuardConfig, Root};
 
-use crate::app::AppState;
 pub use crate::config::Config;
+use crate::state::AppState;
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -54,38 +59,6 @@ pub struct ServeOptions {
     pub reuse_port: bool,
     /// Where the demo edition lives.
     pub data_dir: PathBuf,
-}
-
-/// Why the server could not start or stopped.
-#[derive(Debug)]
-pub enum ServeError {
-    /// The config cannot be used.
-    Config(String),
-    /// An edition file cannot be loaded.
-    Edition(String),
-    /// The demo edition could not be made.
-    Demo(String),
-    /// Binding or serving failed.
-    Io(String),
-}
-
-impl fmt::Display for ServeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServeError::Config(m)
-            | ServeError::Edition(m)
-            | ServeError::Demo(m)
-            | ServeError::Io(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for ServeError {}
-
-impl From<config::ConfigError> for ServeError {
-    fn from(e: config::ConfigError) -> Self {
-        ServeError::Config(e.to_string())
-    }
 }
 
 /// Everything startup decides, before any socket is bound.
@@ -161,7 +134,7 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         root,
         configured_limit: limit,
         started,
-        lanes: fhir::work::Lanes::new(limits.heavy_concurrency, limits.heavy_per_client),
+        lanes: lanes::Lanes::new(limits.heavy_concurrency, limits.heavy_per_client),
         limits,
         packages,
         public,
@@ -339,7 +312,7 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
             println!("  curl http://{addr}/r4/metadata");
         }
         let state = prepared.state;
-        editions::scrub(Arc::clone(&state), prepared.scrub);
+        state::scrub(Arc::clone(&state), prepared.scrub);
         let app = app::router(Arc::clone(&state));
         http::serve(listener, app, state, shutdown()).await;
         Ok::<(), ServeError>(())

@@ -24,10 +24,10 @@ use txmap_terminology::provider::CodeSystemProvider;
 use txmap_terminology::valueset::FilterDef;
 use txmap_terminology::{CodeSystem, ResourceSource, ValueSet};
 
-use crate::ServeError;
 use crate::config::Config;
 use crate::editions::Editions;
-use crate::fhir::FhirVersion;
+use crate::error::ServeError;
+use crate::version::FhirVersion;
 
 /// The loaded packages and each endpoint's view of them and the editions.
 #[derive(Debug, Default)]

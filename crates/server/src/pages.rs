@@ -29,10 +29,11 @@ use txmap_pages::search::SearchQuery;
 use txmap_pages::{Chrome, EditionChoice, Page, PageError};
 use txmap_terminology::operation::{Cost, Operation};
 
-use crate::app::AppState;
 use crate::fhir::params::{Error, Request, Respond};
-use crate::fhir::{self, FhirVersion, format, work};
+use crate::fhir::{format, work};
 use crate::public::Connection;
+use crate::state::AppState;
+use crate::version::FhirVersion;
 
 /// The longest search text or expression a page takes (a person types
 /// it; a longer one is a 400 page, not work).
@@ -215,7 +216,7 @@ async fn engine(
     headers: &HeaderMap,
     client: Option<std::net::IpAddr>,
 ) -> Result<Value, String> {
-    let json = fhir::answer(
+    let json = work::answer(
         state,
         FhirVersion::R4,
         op,
@@ -245,7 +246,7 @@ async fn build(
         Ok(Err(e)) => failed(state, &PageError::Store(e.to_string())),
         Err(_) => failed(
             state,
-            &PageError::Invalid(fhir::out_of_budget("page", budget).to_string()),
+            &PageError::Invalid(work::out_of_budget("page", budget).to_string()),
         ),
     }
 }

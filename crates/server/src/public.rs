@@ -25,7 +25,6 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::app::AppState;
 use crate::config::HttpConfig;
 
 /// The addresses of one connection, put on each of its requests by the
@@ -115,6 +114,22 @@ impl Public {
         }
     }
 
+    /// The base URL of FHIR endpoint `v` for this request's links, e.g.
+    /// `https://tx.example.org/r4`: [`base_url`](Self::base_url) and the
+    /// endpoint's path, never from a stranger's `Host`.
+    pub fn fhir_base(
+        &self,
+        v: crate::version::FhirVersion,
+        headers: &HeaderMap,
+        extensions: &axum::http::Extensions,
+    ) -> String {
+        format!(
+            "{}{}",
+            self.base_url(headers, extensions.get::<Connection>()),
+            v.path()
+        )
+    }
+
     /// Whether the request carries the admin token.
     pub fn is_admin(&self, headers: &HeaderMap) -> bool {
         let Some(token) = &self.admin_token else {
@@ -157,12 +172,12 @@ const EXPOSE_HEADERS: &str = "retry-after, content-type";
 /// CORS for the configured origins: a listed origin's preflight is
 /// answered 204 here (before the memory guard), and its other responses
 /// say it may read them. Off (nothing added) when no origin is listed.
-pub async fn cors(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+pub async fn cors(State(public): State<Arc<Public>>, request: Request, next: Next) -> Response {
     let origin = request
         .headers()
         .get(header::ORIGIN)
         .and_then(|o| o.to_str().ok())
-        .filter(|o| state.public.allows(o))
+        .filter(|o| public.allows(o))
         .and_then(|o| HeaderValue::from_str(o).ok());
     let Some(origin) = origin else {
         return next.run(request).await;

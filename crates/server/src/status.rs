@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 use txmap_memory::{Limit, ProcessMemory};
 
-use crate::app::AppState;
 use crate::editions::ServedFile;
+use crate::state::AppState;
 
 /// A snapshot of everything `/status` and `/metrics` report.
 #[derive(Debug)]

@@ -433,7 +433,7 @@ async fn metadata_goes_through_the_memory_guard() {
         configured_limit: None,
         started: Instant::now(),
         limits: Default::default(),
-        lanes: txmap_server::fhir::work::Lanes::new(1, 1),
+        lanes: txmap_server::lanes::Lanes::new(1, 1),
         packages: Default::default(),
         public: Default::default(),
         stopping: Default::default(),

@@ -15,7 +15,7 @@
 
 use serde_json::{Value, json};
 
-use super::FhirVersion;
+use crate::version::FhirVersion;
 
 /// `software.name`.
 pub const SOFTWARE_NAME: &str = "txmap";

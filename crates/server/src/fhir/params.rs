@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use std::time::Instant;
 
-use crate::app::Limits;
+use crate::state::Limits;
 
 pub use txmap_terminology::Request;
 
@@ -34,7 +34,7 @@ impl Respond for Error {
         if status == StatusCode::SERVICE_UNAVAILABLE {
             r.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from(crate::app::RETRY_AFTER_SECONDS),
+                axum::http::HeaderValue::from(crate::state::RETRY_AFTER_SECONDS),
             );
         }
         r

@@ -43,10 +43,13 @@ use serde_json::{Map, Value, json};
 use txmap_packages::{Kind, Listed};
 use txmap_text::fold;
 
+use super::format;
 use super::metadata::SNOMED_CT;
 use super::params::{Error, Respond};
-use super::{FhirVersion, base_url, fhir_json, format};
-use crate::app::AppState;
+use super::work::{answered, budget_spent};
+use crate::outcome::{fhir_json, method_not_allowed, to_fhir_json};
+use crate::state::AppState;
+use crate::version::FhirVersion;
 use txmap_load::EditionBytes;
 use txmap_snomed::SnomedCt;
 use txmap_terminology::operation::Cost;
@@ -69,7 +72,9 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
             &format!("/{name}"),
             axum::routing::get(
                 move |State(state): State<Arc<AppState>>, request: axum::extract::Request| async move {
-                    let base = base_url(v, &state, request.headers(), request.extensions());
+                    let base = state
+                        .public
+                        .fhir_base(v, request.headers(), request.extensions());
                     let client = request
                         .extensions()
                         .get::<crate::public::Connection>()
@@ -91,13 +96,13 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                             let path = format!("{}{}", v.path(), uri);
                             crate::pages::bundle(&state, name, &json, &base, &path)
                         }
-                        Ok(Ok(json)) => super::answered(&state, json),
+                        Ok(Ok(json)) => answered(&state, json),
                         Ok(Err(e)) => e.response(),
-                        Err(_) => super::budget_spent("search", budget),
+                        Err(_) => budget_spent("search", budget),
                     }
                 },
             )
-            .fallback(super::method_not_allowed),
+            .fallback(method_not_allowed),
         )
         .route(
             &format!("/{name}/{{id}}"),
@@ -124,7 +129,7 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                     }
                 },
             )
-            .fallback(super::method_not_allowed),
+            .fallback(method_not_allowed),
         )
     })
 }
@@ -512,7 +517,7 @@ fn search(
             out.push_str(r#"{"fullUrl":"#);
             out.push_str(&Value::String(format!("{base}/{name}/{id}")).to_string());
             out.push_str(r#","resource":"#);
-            out.push_str(&super::to_fhir_json(&resource));
+            out.push_str(&to_fhir_json(&resource));
             out.push_str(r#","search":{"mode":"match"}}"#);
         }
         out.push(']');

@@ -11,28 +11,35 @@
 //! pool at a lower priority, so a long one never holds up the workers
 //! that answer cheap ones nor takes every CPU.
 //!
-//! Heavy work waits its turn in [`Lanes`]: at most `heavy_per_client` at
-//! once for one client (by its address), and `heavy_concurrency` in all.
-//! One slot for everyone let two clients that kept budget-long requests
-//! running make every other client's small expansion wait out their
-//! budgets (5 of 6 failed after 10 s); now a client's long requests queue
-//! behind each other, and another client's find a slot, sharing the CPUs
-//! at the same low priority.
+//! Heavy work waits its turn in [`crate::lanes::Lanes`]: at most
+//! `heavy_per_client` at once for one client, `heavy_concurrency` in all.
 //!
 //! Every request carries the memory guard as its watch ([`GuardWatch`]):
 //! the engine's loops ask it, with the deadline, whether to go on.
+//! [`answer`] is the one path from an operation to its JSON text — plan,
+//! lane, budget — which the FHIR routes and the pages
+//! ([`crate::pages`]) share, and [`answered`] makes that text a response
+//! within `max_answer_bytes` and the guard's reservations.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use txmap_terminology::ResourceSource;
+use txmap_terminology::operation::{self, Answer, Fhir, Operation};
 
 use txmap_memory::Sampler;
 use txmap_terminology::operation::Cost;
 use txmap_terminology::request::Watch;
 
-use super::params::Error;
-use crate::app::AppState;
+use super::params::{self, Error, Request, Respond};
+use crate::outcome::{fhir_json_text, to_fhir_json};
+use crate::state::AppState;
+use crate::version::FhirVersion;
 
 /// Lowers the calling thread's scheduling priority to about nice 10, once
 /// per thread. Only heavy operations run on tokio's blocking pool, so its
@@ -54,63 +61,6 @@ fn lower_priority() {
             }
         }
     });
-}
-
-/// Where heavy work waits its turn: see the module doc.
-#[derive(Debug)]
-pub struct Lanes {
-    total: tokio::sync::Semaphore,
-    per_client: usize,
-    clients: Mutex<HashMap<Option<IpAddr>, Arc<tokio::sync::Semaphore>>>,
-}
-
-/// A place in the lanes, held while the work runs.
-#[derive(Debug)]
-pub struct Turn<'a> {
-    _client: Option<tokio::sync::OwnedSemaphorePermit>,
-    _total: Option<tokio::sync::SemaphorePermit<'a>>,
-}
-
-impl Lanes {
-    /// `total` heavy operations at once, `per_client` of them for one
-    /// client.
-    pub fn new(total: usize, per_client: usize) -> Lanes {
-        Lanes {
-            total: tokio::sync::Semaphore::new(total),
-            per_client,
-            clients: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Waits for a turn of `client`'s (`None`: a request without a
-    /// connection, as in tests): first behind the client's own, then in
-    /// the common lane. The semaphores are never closed.
-    pub async fn turn(&self, client: Option<IpAddr>) -> Turn<'_> {
-        let own = {
-            let Ok(mut clients) = self.clients.lock() else {
-                return Turn {
-                    _client: None,
-                    _total: self.total.acquire().await.ok(),
-                };
-            };
-            // Clients with nothing running or waiting are forgotten.
-            if clients.len() > 4096 {
-                let per_client = self.per_client;
-                clients
-                    .retain(|_, s| Arc::strong_count(s) > 1 || s.available_permits() < per_client);
-            }
-            Arc::clone(
-                clients
-                    .entry(client)
-                    .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(self.per_client))),
-            )
-        };
-        let client = own.acquire_owned().await.ok();
-        Turn {
-            _client: client,
-            _total: self.total.acquire().await.ok(),
-        }
-    }
 }
 
 /// Runs `f`, where `cost` says; heavy work as `client`'s.
@@ -193,37 +143,98 @@ impl Watch for GuardWatch {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
+/// How long past its budget a handler may run before it is abandoned: the
+/// long loops check the deadline themselves and answer first.
+const GRACE: Duration = Duration::from_millis(250);
 
-    /// Whether a turn is given now (it is not, when it has to wait).
-    async fn given_now(lanes: &Lanes, client: Option<IpAddr>) -> Option<Turn<'_>> {
-        tokio::time::timeout(Duration::from_millis(20), lanes.turn(client))
-            .await
-            .ok()
+/// One call's answer as JSON text, within its time budget counted from
+/// `arrived`: the engine plans it, [`work`] runs it where its cost says.
+/// The operations' routes and the pages ([`crate::pages`]) both ask here,
+/// so a page shows what the FHIR request answers.
+pub(crate) async fn answer(
+    state: &Arc<AppState>,
+    v: FhirVersion,
+    op: Operation,
+    mut call: Request,
+    headers: &HeaderMap,
+    client: Option<std::net::IpAddr>,
+    arrived: Instant,
+) -> Result<String, Error> {
+    let budget = state.limits.request;
+    params::limit(&mut call, headers, &state.limits, arrived);
+    let watch = Arc::new(GuardWatch::new(Arc::clone(state)));
+    let _cancel = CancelOnDrop(Arc::clone(&watch));
+    call.watch = Some(watch);
+    let source: Arc<dyn ResourceSource> = state.packages.source(v);
+    let plan = operation::plan(op, &call, &*source);
+    let fhir = match v {
+        FhirVersion::R4 => Fhir::R4,
+        FhirVersion::R5 => Fhir::R5,
+    };
+    // The answer is written as text where it was made (on the heavy
+    // lane for heavy work), not on the async worker.
+    let answer = run(Arc::clone(state), plan.cost, client, move || {
+        operation::answer(plan, call, source, fhir).map(|a| match a {
+            Answer::Text(json) => json,
+            Answer::Parameters(p) => p.to_json(),
+            Answer::Resource(r) => to_fhir_json(&r),
+        })
+    });
+    let give_up = tokio::time::Instant::from_std(arrived + budget + GRACE);
+    match tokio::time::timeout_at(give_up, answer).await {
+        Ok(Ok(json)) => Ok(json),
+        Ok(Err(e)) => {
+            if matches!(e, Error::Store(_)) {
+                state
+                    .store_errors
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            Err(e)
+        }
+        Err(_) => Err(out_of_budget("operation", budget)),
     }
+}
 
-    #[tokio::test]
-    async fn a_clients_heavy_work_waits_behind_its_own_not_in_front_of_others() {
-        let lanes = Lanes::new(3, 1);
-        let (a, b, c) = (
-            Some("192.0.2.1".parse().unwrap()),
-            Some("192.0.2.2".parse().unwrap()),
-            Some("192.0.2.3".parse().unwrap()),
-        );
-        let first_a = given_now(&lanes, a).await.expect("a's first");
-        // a's second waits for a's first; b and c go ahead of it.
-        assert!(given_now(&lanes, a).await.is_none());
-        let first_b = given_now(&lanes, b).await.expect("b's first");
-        let first_c = given_now(&lanes, c).await.expect("c's first");
-        // Every slot taken: a fourth client waits for one.
-        let d = Some("192.0.2.4".parse().unwrap());
-        assert!(given_now(&lanes, d).await.is_none());
-        drop(first_b);
-        assert!(given_now(&lanes, d).await.is_some());
-        drop((first_a, first_c));
-        assert!(given_now(&lanes, a).await.is_some());
+/// The 422 of work (`what`) abandoned when its time budget ran out.
+pub(super) fn budget_spent(what: &str, budget: Duration) -> Response {
+    out_of_budget(what, budget).response()
+}
+
+/// Why work (`what`) was abandoned when its time budget ran out.
+pub(crate) fn out_of_budget(what: &str, budget: Duration) -> Error {
+    Error::too_costly(format!(
+        "the {what} did not finish within its time budget of {:.1} s",
+        budget.as_secs_f64()
+    ))
+}
+
+/// An answer as a response: one larger than `max_answer_bytes` is a 422
+/// (dropped, not sent), and what it takes counts with the memory guard's
+/// reservations until it is sent, so answers being sent together are
+/// judged together; one the guard has no room for is a 503.
+pub(super) fn answered(state: &AppState, json: String) -> Response {
+    let limit = state.limits.max_answer;
+    if json.len() > limit {
+        return Error::too_costly(format!(
+            "the answer would be {} bytes, more than this server sends ({limit} bytes, [limits] max_answer_bytes): ask for less (count, a filter, fewer codings)",
+            json.len()
+        ))
+        .response();
+    }
+    if json.len() < crate::state::RESERVE_FROM {
+        return fhir_json_text(StatusCode::OK, json);
+    }
+    match state.guard.reserve(json.len() as u64) {
+        Ok(reservation) => {
+            let mut r = fhir_json_text(StatusCode::OK, json);
+            let body = std::mem::take(r.body_mut());
+            *r.body_mut() = Body::new(crate::http::Holding::new(body, reservation));
+            r
+        }
+        Err(_) => crate::state::NoRoom {
+            len: json.len(),
+            need: json.len() as u64,
+        }
+        .response(),
     }
 }
