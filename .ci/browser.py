@@ -10,7 +10,8 @@ under --out.
 What it does: the status page (and its residency rising, live, while a
 second server prewarms the same file: the page cache the two share);
 typing two letters into the search box, choosing a suggestion with the
-keyboard and landing on the concept's page; a value set's page and the
+keyboard and landing on the concept's page; a misspelled word offered
+what it probably meant; a value set's page and the
 next page of its expansion; the ECL workbench's count and a parse error
 marked; hostile text shown escaped. Exits non-zero on the first failure.
 Without Chromium it fails under CI=true and skips with a notice elsewhere.
@@ -343,6 +344,25 @@ def main():
         if heading != chosen:
             fail(f"the concept page is headed {heading}")
         print(f"browser: ArrowDown ArrowDown Enter opened {path}")
+
+        # A slip of the keys: nothing matches, and the one suggestion is
+        # what was probably meant, as a search of its own.
+        browser.go(base + "/browse")
+        browser.eval("document.getElementById('q').focus()")
+        browser.type("fracutre")
+        offer = browser.until(
+            "(document.querySelector('#q-suggestions [role=option]') || {}).textContent",
+            "a did-you-mean suggestion for a misspelled word")
+        if offer != "Did you mean: fracture?":
+            fail(f"'fracutre' offered {offer!r}")
+        browser.key("ArrowDown", keycode=40)
+        browser.events.clear()
+        browser.key("Enter", keycode=13)
+        browser.wait_event("Page.loadEventFired")
+        landed = browser.eval("location.search + ' ' + document.getElementById('result-count').textContent")
+        if not landed.startswith("?q=fracture ") or landed.endswith(" 0 concepts"):
+            fail(f"the suggestion led to {landed!r}")
+        print(f"browser: 'fracutre' offered {offer!r}, which finds {landed.split(' ', 1)[1]!r}")
 
         # A concept page with its parts: the finding hierarchy's top.
         browser.go(base + f"/concept/{SNOMED_FINDING}")

@@ -50,12 +50,30 @@
         li.appendChild(a);
         list.appendChild(li);
       });
-      if (found.length) {
+      if (!found.length && answer.didYouMean) {
+        // Nothing matched: offer what was probably meant, as its own
+        // search — never mixed into results.
+        var li = document.createElement("li");
+        li.id = "suggestion-0";
+        li.setAttribute("role", "option");
+        var params = new URLSearchParams({ q: answer.didYouMean });
+        var version = form && form.elements.version;
+        if (version && version.value) params.set("version", version.value);
+        li.dataset.href = "/browse?" + params;
+        var a = document.createElement("a");
+        a.href = li.dataset.href;
+        a.tabIndex = -1;
+        a.textContent = "Did you mean: " + answer.didYouMean + "?";
+        li.appendChild(a);
+        list.appendChild(li);
+      }
+      if (list.children.length) {
         list.hidden = false;
         input.setAttribute("aria-expanded", "true");
       }
       var total = answer.total == null ? found.length : answer.total;
-      announce(total + (total === 1 ? " concept matches" : " concepts match"));
+      announce(total + (total === 1 ? " concept matches" : " concepts match") +
+        (answer.didYouMean && !found.length ? "; did you mean " + answer.didYouMean + "?" : ""));
     }
     function ask() {
       var q = input.value.trim();

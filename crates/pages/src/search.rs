@@ -101,6 +101,9 @@ pub struct SearchPage {
     /// The engine's refusal (a filter with no words, too costly, a bad
     /// ECL scope), shown instead of results.
     pub problem: Option<String>,
+    /// When nothing matched: the search with each unknown word replaced
+    /// by the nearest indexed one, as a link — never mixed into results.
+    pub did_you_mean: Option<Link>,
 }
 
 /// The hits of an `$expand` answer, each explained from `edition`.
@@ -212,6 +215,21 @@ pub fn page<B: AsRef<[u8]>>(
         }
         Err(problem) => (None, Vec::new(), Some(problem)),
     };
+    let did_you_mean = if total == Some(0) && problem.is_none() {
+        edition.did_you_mean(&search.text)?.map(|text| {
+            let corrected = SearchQuery {
+                text: text.clone(),
+                offset: 0,
+                ..search.clone()
+            };
+            Link {
+                href: corrected.page_link(&version, 0),
+                text,
+            }
+        })
+    } else {
+        None
+    };
     let previous = (search.offset > 0)
         .then(|| search.page_link(&version, search.offset.saturating_sub(search.count)));
     let next = total
@@ -225,14 +243,22 @@ pub fn page<B: AsRef<[u8]>>(
         previous,
         next,
         problem,
+        did_you_mean,
     })
 }
 
-/// What `/suggest` answers: the first hits as JSON for a script.
-pub fn suggestions(query_text: &str, total: Option<u64>, hits: &[Hit]) -> Value {
+/// What `/suggest` answers: the first hits as JSON for a script, and
+/// what the text may have meant when nothing matched.
+pub fn suggestions(
+    query_text: &str,
+    total: Option<u64>,
+    hits: &[Hit],
+    did_you_mean: Option<&str>,
+) -> Value {
     serde_json::json!({
         "query": query_text,
         "total": total,
+        "didYouMean": did_you_mean,
         "suggestions": hits.iter().map(|h| serde_json::json!({
             "code": h.code,
             "display": h.display,

@@ -368,9 +368,20 @@ async fn suggest(
         Ok(expansion) => {
             let text = search.text.clone();
             let made = work::run(Arc::clone(&state), Cost::Heavy, client, move || {
-                txmap_pages::search::hits(&ed, &version, &text, &expansion)
-                    .map(|(total, hits)| txmap_pages::search::suggestions(&text, total, &hits))
-                    .map_err(|e| Error::Internal(e.to_string()))
+                let (total, hits) = txmap_pages::search::hits(&ed, &version, &text, &expansion)
+                    .map_err(|e| Error::Internal(e.to_string()))?;
+                let meant = if total == Some(0) {
+                    ed.did_you_mean(&text)
+                        .map_err(|e| Error::Internal(e.to_string()))?
+                } else {
+                    None
+                };
+                Ok(txmap_pages::search::suggestions(
+                    &text,
+                    total,
+                    &hits,
+                    meant.as_deref(),
+                ))
             })
             .await;
             match made {
@@ -379,7 +390,7 @@ async fn suggest(
             }
         }
         // Nothing to suggest for what the engine refuses (no words yet).
-        Err(_) => txmap_pages::search::suggestions(&search.text, Some(0), &[]),
+        Err(_) => txmap_pages::search::suggestions(&search.text, Some(0), &[], None),
     };
     (
         [(

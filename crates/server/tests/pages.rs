@@ -220,6 +220,48 @@ async fn pages_show_what_the_release_and_the_engine_say() {
         .collect();
     assert_eq!(codes, want[..want.len().min(10)]);
 
+    // A slip of the keys finds nothing, and the page offers the word the
+    // release has (one edit away), as a link of its own, not as hits.
+    let long_word = descriptions
+        .iter()
+        .filter(|d| d[2] == "1")
+        .flat_map(|d| d[7].split(' ').map(str::to_lowercase).collect::<Vec<_>>())
+        .find(|w| w.len() >= 8 && w.chars().all(|c| c.is_ascii_lowercase()))
+        .unwrap();
+    let mut typo: Vec<char> = long_word.chars().collect();
+    typo.swap(3, 4);
+    let typo: String = typo.into_iter().collect();
+    let (_, _, _, body) = get(&state, &format!("/browse?q={typo}"), None).await;
+    assert!(
+        body.contains("id=\"result-count\">0 concepts</p>"),
+        "{typo} matched something"
+    );
+    let meant = body
+        .split("Did you mean <a href=\"")
+        .nth(1)
+        .expect("a suggestion when nothing matches")
+        .split('>')
+        .nth(1)
+        .unwrap()
+        .split('<')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(
+        !body.contains("<ol class=\"hits\""),
+        "no hits beside the suggestion"
+    );
+    let distance = strsim_osa(&typo, &meant);
+    assert!(distance <= 1, "{typo} -> {meant}");
+    let (_, _, _, found) = get(&state, &format!("/browse?q={meant}"), None).await;
+    assert!(
+        found.contains("<ol class=\"hits\""),
+        "{meant} finds concepts"
+    );
+    let (_, _, _, json) = get(&state, &format!("/suggest?q={typo}"), None).await;
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["didYouMean"], meant.as_str());
+
     // An id typed into the box goes to its concept, a description's too.
     let (status, _, location, _) = get(&state, &format!("/browse?q={concept}"), None).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
@@ -338,4 +380,28 @@ async fn html_only_where_a_page_was_asked_for_and_input_is_shown_as_text() {
     let (status, _, _, body) = get(&state, "/browse?version=http://nowhere", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body.contains("no edition"));
+}
+
+/// The optimal string alignment distance (edits and swaps of neighbours).
+fn strsim_osa(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
 }

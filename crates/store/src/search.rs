@@ -347,6 +347,37 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(())
     }
 
+    /// What a search that found nothing may have meant: `query` with
+    /// each word that starts no indexed word replaced by the nearest that
+    /// does ([`TextIndex::similar`]: one or two slips away, the commonest
+    /// on a tie); `None` when every word is found, or one has no near
+    /// word. Never used to widen a search: a page offers it as a link.
+    pub fn did_you_mean(&self, query: &str) -> Result<Option<String>, StoreError> {
+        let index = self.text_index()?;
+        let folded = fold(query);
+        let mut changed = false;
+        let mut out = Vec::new();
+        for w in words(&folded) {
+            let mut found = false;
+            index.for_each_with_prefix(w, |_, _| {
+                found = true;
+                std::ops::ControlFlow::Break(())
+            })?;
+            if found {
+                out.push(w.to_owned());
+                continue;
+            }
+            match index.similar(w, 1)?.into_iter().next() {
+                Some(near) => {
+                    out.push(near);
+                    changed = true;
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(changed.then(|| out.join(" ")))
+    }
+
     /// Full check of the word index (fst and postings order), for `verify`.
     pub(crate) fn verify_word_index(&self) -> Result<(), StoreError> {
         Ok(self.text_index()?.verify()?)

@@ -801,6 +801,44 @@ impl<'a> TextIndex<'a> {
         self.map.contains_key(word)
     }
 
+    /// The indexed words nearest `word` (folded): those at the smallest
+    /// edit distance (insertions, deletions, substitutions, and swaps of
+    /// two neighbours — the typist's slips), at most one for a word of up
+    /// to five characters and two for a longer one, that start with the
+    /// same character; the words with the most postings first, at most
+    /// `limit`. Empty when `word` itself is indexed. What a search
+    /// suggests when nothing matches; the work is one pass over the words
+    /// sharing the first character.
+    pub fn similar(&self, word: &str, limit: usize) -> Result<Vec<String>, TextError> {
+        let Some(first) = word.chars().next() else {
+            return Ok(Vec::new());
+        };
+        if self.contains_word(word) || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let target: Vec<char> = word.chars().collect();
+        let most = if target.len() <= 5 { 1 } else { 2 };
+        let mut found: Vec<(usize, usize, String)> = Vec::new();
+        let mut prefix = [0u8; 4];
+        self.for_each_with_prefix(first.encode_utf8(&mut prefix), |w, postings| {
+            let candidate: Vec<char> = w.chars().collect();
+            if candidate.len().abs_diff(target.len()) <= most
+                && let Some(d) = edit_distance(&target, &candidate, most)
+            {
+                found.push((d, usize::MAX - postings.len(), w.to_owned()));
+            }
+            ControlFlow::Continue(())
+        })?;
+        found.sort_unstable();
+        let best = found.first().map_or(0, |f| f.0);
+        Ok(found
+            .into_iter()
+            .take_while(|f| f.0 == best)
+            .take(limit)
+            .map(|f| f.2)
+            .collect())
+    }
+
     /// Calls `f` with every word starting with `prefix` (folded; may be
     /// empty) and its postings, in byte order, until `f` breaks. This is the
     /// fst range `[prefix, prefix+1)`; the work is proportional to the
@@ -961,6 +999,37 @@ pub(crate) fn first_unsorted_raw(v: &[U32]) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// The optimal string alignment distance of `a` and `b` (Levenshtein
+/// with swaps of neighbours), if it is at most `most`.
+fn edit_distance(a: &[char], b: &[char], most: usize) -> Option<usize> {
+    let (n, m) = (a.len(), b.len());
+    let mut rows = vec![vec![0usize; m + 1]; n + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=n {
+        let mut least = usize::MAX;
+        for j in 1..=m {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+            least = least.min(d);
+        }
+        if least > most {
+            return None;
+        }
+    }
+    Some(rows[n][m]).filter(|&d| d <= most)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -984,6 +1053,39 @@ mod tests {
         assert!(index.postings("x").unwrap().is_empty());
         assert!(index.prefix("", 10).unwrap().is_empty());
         index.verify().unwrap();
+    }
+
+    #[test]
+    fn similar_words_are_the_nearest_by_edits_commonest_first() {
+        let mut b = TermIndexBuilder::new();
+        let terms = [
+            "Fracture of femur",
+            "Fracture of tibia",
+            "Fraction",
+            "Diabetes mellitus",
+            "Diabetic foot",
+            "Sjögren syndrome",
+            "Anemia, aplastic",
+        ];
+        for (i, term) in terms.into_iter().enumerate() {
+            b.add(i as u32, term);
+        }
+        let bytes = b.build().unwrap();
+        let index = bytes.open().unwrap();
+        // A swap, a missing letter, a wrong one: one edit each.
+        assert_eq!(index.similar("fracutre", 3).unwrap(), ["fracture"]);
+        assert_eq!(index.similar("fractre", 3).unwrap(), ["fracture"]);
+        assert_eq!(index.similar("diabeles", 3).unwrap(), ["diabetes"]);
+        // Two edits for a long word; the commoner word first on a tie.
+        assert_eq!(index.similar("fractiom", 3).unwrap(), ["fraction"]);
+        // Folded: "sjogren" is indexed, so nothing is suggested for it.
+        assert!(index.similar("sjogren", 3).unwrap().is_empty());
+        assert_eq!(index.similar("sjogran", 3).unwrap(), ["sjogren"]);
+        // Too far, or another first letter: nothing.
+        assert!(index.similar("xyz", 3).unwrap().is_empty());
+        assert!(index.similar("racture", 3).unwrap().is_empty());
+        assert_eq!(edit_distance(&['a', 'b'], &['b', 'a'], 1), Some(1));
+        assert_eq!(edit_distance(&['a'], &['b', 'c', 'd'], 1), None);
     }
 
     #[test]
