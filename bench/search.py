@@ -124,12 +124,15 @@ def main():
     server = subprocess.Popen([args.binary, "serve", "--config", cfg], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
-        for _ in range(600):
+        for _ in range(1200):
             try:
                 c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
                 c.request("GET", "/status")
                 s = json.loads(c.getresponse().read())
-                if all(e["prewarm"] is None or e["prewarm"]["done"] for e in s["editions"]):
+                # Prewarmed and verified: a file of more than 64 MiB is
+                # verified in the background and answers 503 until then.
+                if all((e["prewarm"] is None or e["prewarm"]["done"])
+                       and e["verification"]["state"] in ("verified", "trusted") for e in s["editions"]):
                     break
             except OSError:
                 pass

@@ -23,9 +23,12 @@
 //! Snapshot (`--rf2`, read here independently of the server) must look up
 //! and validate as the RF2 says; searches must page without wrapping and
 //! list every resource under its own `fullUrl`; files the operator took
-//! out of service (`--out-of-service`) must be 503 on every path; and a
+//! out of service (`--out-of-service`) must be 503 on every path; a
 //! fresh connection must reach `/health` while many idle connections are
-//! held.
+//! held; and the pages people read (`pages`: search, suggestions, the
+//! ECL workbench, concept and resource pages) must show markup they are
+//! given escaped, whatever their status, and answer deep or costly input
+//! within their budget.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -128,8 +131,9 @@ pub fn known_concepts(dir: &std::path::Path) -> std::io::Result<Vec<(String, boo
 
 /// The categories of hostile requests, each a generator; `known-codes`
 /// and `out-of-service` run only when their facts are given.
-pub const CATEGORIES: [&str; 22] = [
+pub const CATEGORIES: [&str; 23] = [
     "padded-codes",
+    "pages",
     "search-paging",
     "idle-connections",
     "known-codes",
@@ -240,6 +244,9 @@ enum Expect {
     /// A searchset that pages: unique `fullUrl`s, at most `count`
     /// entries, no link past the total or back to before itself.
     Paging { count: usize },
+    /// A page: whatever its status, the input it was given appears only
+    /// escaped (this raw text never).
+    Escaped(&'static str),
 }
 
 fn get(target: String) -> Req {
@@ -313,6 +320,9 @@ fn judge(expect: &Expect, status: u16, body: &[u8]) -> Option<String> {
             (got.is_empty() || got.iter().any(|r| r != want))
                 .then(|| format!("result {got:?}, wanted {want}: {}", short()))
         }
+        Expect::Escaped(raw) => String::from_utf8_lossy(body)
+            .contains(raw)
+            .then(|| format!("status {status}: the page shows {raw:?} unescaped")),
         Expect::Status(list) => (!list.contains(&status))
             .then(|| format!("status {status}, wanted one of {list:?}: {}", short())),
         Expect::Unavailable => {
@@ -872,6 +882,36 @@ fn make(category: &str, rng: &mut Rng, options: &HostileOptions) -> Req {
             ];
             get(format!("{}?{}", op(rng), rng.pick(&queries)))
         }
+        "pages" => {
+            // Text a page prints back, hostile: markup, quotes, a long
+            // string, deep ECL; every page must answer in its budget and
+            // show the text escaped.
+            const RAW: &str = "<script>alert(1)</script>";
+            let enc = crate::pools::encode;
+            let evil = format!("{RAW}\"'><img src=x onerror=alert(2)>");
+            let deep = format!("{}<< 138875005{}", "(".repeat(400), ")".repeat(400));
+            let long = "a".repeat(1500 + rng.below(3000));
+            let pick = [
+                format!("/browse?q={}", enc(&evil)),
+                format!("/browse?q=fr&within={}", enc(&evil)),
+                format!("/browse?q=fr&within={}", enc(&deep)),
+                format!("/browse?q={}", enc(&long)),
+                "/browse?q=a%20b%20c%20d%20e%20f%20g%20h%20i%20j&inactive=true&count=200"
+                    .to_owned(),
+                format!("/suggest?q={}", enc(&evil)),
+                "/suggest?q=s&count=100000".to_owned(),
+                format!("/ecl?expression={}", enc(&evil)),
+                format!("/ecl?expression={}", enc(&deep)),
+                "/ecl?expression=%3C%3C%20138875005&offset=99999999999".to_owned(),
+                format!("/concept/{}", enc(&evil)),
+                "/concept/138875005?offset=18446744073709551615".to_owned(),
+                format!("/lookup?system={}&code={}", enc(&evil), enc(&long)),
+                format!("/r4/ValueSet?_format=html&title={}", enc(&evil)),
+                format!("/r4/CodeSystem/{}?_format=html", enc(&evil)),
+                format!("/?q={}", enc(&evil)),
+            ];
+            get(rng.pick(&pick).clone()).expect(Expect::Escaped(RAW))
+        }
         "wrong-method" => {
             let mut r = get(op(rng));
             r.method = *rng.pick(&["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]);
@@ -1009,8 +1049,9 @@ fn idle_connections(target: &Target, rng: &mut Rng, wait: Duration) -> Option<St
 /// Whether the request reaches the FHIR layer (whose refusals are
 /// OperationOutcomes), rather than being refused by HTTP itself.
 fn fhir_layer(category: &str, status: u16) -> bool {
-    // hyper answers an oversized request line or header block itself.
-    !(category == "huge-url" && matches!(status, 400 | 414 | 431))
+    // hyper answers an oversized request line or header block itself, and
+    // a page's refusal is a page.
+    !(category == "huge-url" && matches!(status, 400 | 414 | 431)) && category != "pages"
 }
 
 /// Runs the suite against `target`.
@@ -1190,11 +1231,9 @@ mod tests {
         };
         for c in CATEGORIES.into_iter().filter(|c| *c != "idle-connections") {
             let r = make(c, &mut rng, &options);
-            assert!(
-                r.target.starts_with("/r4/") || r.target.starts_with("/r5/"),
-                "{c}: {}",
-                r.target
-            );
+            // Pages are at the root; everything else is FHIR.
+            let fhir = r.target.starts_with("/r4/") || r.target.starts_with("/r5/");
+            assert!(fhir || c == "pages", "{c}: {}", r.target);
             let bytes = http_bytes(&r, "x");
             assert!(bytes.starts_with(r.method.as_bytes()), "{c}");
         }

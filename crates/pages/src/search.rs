@@ -248,15 +248,11 @@ pub fn page<B: AsRef<[u8]>>(
 }
 
 /// What `/suggest` answers: the first hits as JSON for a script, and
-/// what the text may have meant when nothing matched.
-pub fn suggestions(
-    query_text: &str,
-    total: Option<u64>,
-    hits: &[Hit],
-    did_you_mean: Option<&str>,
-) -> Value {
+/// what the text may have meant when nothing matched. The text asked is
+/// not echoed (the script knows it): an answer carries only the edition's
+/// words.
+pub fn suggestions(total: Option<u64>, hits: &[Hit], did_you_mean: Option<&str>) -> Value {
     serde_json::json!({
-        "query": query_text,
         "total": total,
         "didYouMean": did_you_mean,
         "suggestions": hits.iter().map(|h| serde_json::json!({

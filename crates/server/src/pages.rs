@@ -192,6 +192,11 @@ fn edition(state: &AppState, version: &str) -> Result<usize, PageError> {
         .ok_or_else(|| PageError::NotFound(format!("no edition {version} is served")))
 }
 
+/// The 404 page of what a page was asked for and the server lacks.
+pub(crate) fn not_found(state: &AppState, message: &str) -> Response {
+    failed(state, &PageError::NotFound(message.to_owned()))
+}
+
 /// A page that could not be made, as a page.
 fn failed(state: &AppState, e: &PageError) -> Response {
     let status = match e {
@@ -377,7 +382,6 @@ async fn suggest(
                     None
                 };
                 Ok(txmap_pages::search::suggestions(
-                    &text,
                     total,
                     &hits,
                     meant.as_deref(),
@@ -390,13 +394,19 @@ async fn suggest(
             }
         }
         // Nothing to suggest for what the engine refuses (no words yet).
-        Err(_) => txmap_pages::search::suggestions(&search.text, Some(0), &[], None),
+        Err(_) => txmap_pages::search::suggestions(Some(0), &[], None),
     };
     (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        ],
         json.to_string(),
     )
         .into_response()

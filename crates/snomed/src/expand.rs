@@ -416,14 +416,8 @@ fn text_filtered<B: AsRef<[u8]>>(
         include_inactive: !options.active_only,
         ..SearchOptions::default()
     };
-    let keep = |ord: u32| members.is_some_and(|m| m.binary_search(&ord).is_ok());
     let (total, hits) = ed
-        .search_concepts_top(
-            text,
-            &search,
-            members.is_some().then_some(&keep as &dyn Fn(u32) -> bool),
-            wanted,
-        )
+        .search_concepts_top(text, &search, members, wanted)
         .map_err(|e| match e {
             txmap_store::StoreError::EmptyQuery => {
                 Error::invalid(format!("the filter {text:?} has no words"))

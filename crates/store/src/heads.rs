@@ -128,7 +128,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ..SearchOptions::default()
             };
             let (mut active, mut all) = (Collect::new(true), Collect::new(true));
-            self.rank_into(head, &options, &|_| true, &mut active, Some(&mut all))?;
+            self.rank_into(head, &options, None, &mut active, Some(&mut all))?;
             let concepts = |(total, top): (usize, Vec<crate::search::Ranked>)| {
                 (total, top.iter().map(|h| h.concept).collect())
             };

@@ -96,7 +96,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit<'_>>, StoreError> {
         let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
-        let (_, ranked) = self.ranked(query, options, &|_| true, limit)?;
+        let (_, ranked) = self.ranked(query, options, None, limit)?;
         ranked
             .into_iter()
             .map(|h| {
@@ -127,7 +127,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     /// The first `k` of [`search_concepts`](Self::search_concepts) among
-    /// the concepts `keep` accepts (`None`: all), and how many there are
+    /// the concepts `within` lists (sorted ordinals; `None`: all), and how
+    /// many there are
     /// in all: what a page of a text-filtered `$expand` needs (its `total`
     /// and its first `offset + count`). The same order as the whole list,
     /// without sorting it: each concept's best description is found in one
@@ -140,10 +141,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
         &self,
         query: &str,
         options: &SearchOptions,
-        keep: Option<&dyn Fn(u32) -> bool>,
+        within: Option<&[u32]>,
         k: usize,
     ) -> Result<(usize, Vec<u32>), StoreError> {
-        if keep.is_none()
+        if within.is_none()
             && options.mode == MatchMode::Prefix
             && !options.include_definitions
             && k <= txmap_format::schema::SEARCH_HEAD_LIST
@@ -151,7 +152,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         {
             return Ok((total, list.iter().take(k).map(|o| o.get()).collect()));
         }
-        self.search_concepts_ranked(query, options, keep, k)
+        self.search_concepts_ranked(query, options, within, k)
     }
 
     /// [`search_concepts_top`](Self::search_concepts_top) by ranking the
@@ -160,15 +161,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
         &self,
         query: &str,
         options: &SearchOptions,
-        keep: Option<&dyn Fn(u32) -> bool>,
+        within: Option<&[u32]>,
         k: usize,
     ) -> Result<(usize, Vec<u32>), StoreError> {
         let options = SearchOptions {
             best_per_concept: true,
             ..*options
         };
-        let everything = |_: u32| true;
-        let (total, top) = self.ranked(query, &options, keep.unwrap_or(&everything), k)?;
+        let (total, top) = self.ranked(query, &options, within, k)?;
         Ok((total, top.into_iter().map(|h| h.concept).collect()))
     }
 
@@ -186,30 +186,30 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// exactly those of the record path below, which older files take (the
     /// store tests compare the two).
     ///
-    /// Only candidates whose concept `keep` accepts count; the answer is
+    /// Only candidates whose concept `within` lists count; the answer is
     /// how many hits there are (concepts, with `best_per_concept`) and the
     /// `k` best, in order.
     fn ranked(
         &self,
         query: &str,
         options: &SearchOptions,
-        keep: &dyn Fn(u32) -> bool,
+        within: Option<&[u32]>,
         k: usize,
     ) -> Result<(usize, Vec<Ranked>), StoreError> {
         let mut hits = Collect::new(options.best_per_concept);
-        self.rank_into(query, options, keep, &mut hits, None)?;
+        self.rank_into(query, options, within, &mut hits, None)?;
         Ok(hits.top(k))
     }
 
     /// [`ranked`](Self::ranked)'s work: the candidates that pass
-    /// `options` and `keep` go to `hits`; with `all`, every candidate
-    /// `keep` takes, active or not, goes there too — both answers of one
+    /// `options` and `within` go to `hits`; with `all`, every candidate
+    /// `within` takes, active or not, goes there too — both answers of one
     /// search for the price of one (the importer's search heads).
     pub(crate) fn rank_into(
         &self,
         query: &str,
         options: &SearchOptions,
-        keep: &dyn Fn(u32) -> bool,
+        within: Option<&[u32]>,
         hits: &mut Collect,
         mut all: Option<&mut Collect>,
     ) -> Result<(), StoreError> {
@@ -232,7 +232,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 self.ahead(run);
             }
         }
-        let candidates = index.search(query, options.mode, options.max_candidates)?;
+        let mut candidates = index.search(query, options.mode, options.max_candidates)?;
+        if let Some(within) = within {
+            candidates = self.descriptions_within(&candidates, within)?;
+        }
         let mut ranker = RankQuery::new(&folded);
         hits.reserve(candidates.len());
         if let Some(all) = all.as_deref_mut() {
@@ -263,9 +266,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 let shown =
                     options.include_inactive || (active && bits & search_bits::CONCEPT_ACTIVE != 0);
                 if !shown && all.is_none() {
-                    continue;
-                }
-                if !keep(concept) {
                     continue;
                 }
                 if !options.include_definitions && bits & search_bits::DEFINITION != 0 {
@@ -318,9 +318,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 let shown =
                     options.include_inactive || (active && c.flags & concept_flags::ACTIVE != 0);
                 if !shown && all.is_none() {
-                    continue;
-                }
-                if !keep(concept) {
                     continue;
                 }
                 let type_id = self.code(r.type_code, Descriptions)?;
@@ -476,6 +473,57 @@ impl Collect {
 }
 
 impl<B: AsRef<[u8]>> Edition<B> {
+    /// The candidates (ascending description ordinals) that describe a
+    /// concept of `within` (ascending concept ordinals): each concept's
+    /// descriptions are one range (`ConceptDescriptionsIndex`). The two
+    /// sorted lists are walked together, each side galloping over what the
+    /// other rules out, so a scope of a few thousand concepts costs that
+    /// many short searches among many candidates, and a scope of most of
+    /// the edition about one step per candidate.
+    fn descriptions_within(
+        &self,
+        candidates: &[u32],
+        within: &[u32],
+    ) -> Result<Vec<u32>, StoreError> {
+        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let range = |c: u32| -> Result<(u32, u32), StoreError> {
+            match (index.get(c as usize), index.get(c as usize + 1)) {
+                (Some(start), Some(end)) => Ok((start.get(), end.get())),
+                _ => Err(StoreError::corrupt(
+                    ConceptDescriptionsIndex,
+                    format!("concept ordinal {c} out of range"),
+                )),
+            }
+        };
+        let mut out = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while let (Some(&c), true) = (within.get(j), i < candidates.len()) {
+            let (start, end) = range(c)?;
+            i = gallop(candidates, i, |&d| d < start);
+            let Some(&d) = candidates.get(i) else {
+                break;
+            };
+            if d < end {
+                out.push(d);
+                i += 1;
+            } else {
+                // The next concept whose descriptions reach `d`.
+                let bad = std::cell::Cell::new(None);
+                j = gallop(within, j + 1, |&c| match range(c) {
+                    Ok((_, end)) => end <= d,
+                    Err(e) => {
+                        bad.set(Some(e));
+                        false
+                    }
+                });
+                if let Some(e) = bad.into_inner() {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The concept of each of `descriptions` (ascending ordinals), by one
     /// walk of `ConceptDescriptionsIndex` (a concept's descriptions are
     /// `index[c]..index[c + 1]`), galloping: no description record is read,
@@ -526,4 +574,18 @@ fn description_record(
             ),
         )
     })
+}
+
+/// The first index at or after `from` where `before` stops holding (the
+/// list is ordered so that it holds for a prefix): doubling steps, then
+/// a binary search in the last step, so the cost is the log of the
+/// distance moved.
+fn gallop<T>(list: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
+    let rest = list.get(from..).unwrap_or_default();
+    let mut step = 1;
+    while step <= rest.len() && before(&rest[step - 1]) {
+        step *= 2;
+    }
+    let window = &rest[step / 2..step.min(rest.len())];
+    from + step / 2 + window.partition_point(before)
 }

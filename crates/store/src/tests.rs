@@ -907,11 +907,24 @@ fn search_ranks_hits() {
                 assert_eq!(total, naive.len(), "{q:?}");
                 assert_eq!(top, naive[..k.min(naive.len())], "{q:?} k={k}");
                 let odd: Vec<u32> = naive.iter().copied().filter(|c| c % 2 == 1).collect();
+                let odd_concepts: Vec<u32> =
+                    (0..e.concept_count()).filter(|c| c % 2 == 1).collect();
                 let (total, top) = e
-                    .search_concepts_top(q, &options, Some(&|c| c % 2 == 1), k)
+                    .search_concepts_top(q, &options, Some(&odd_concepts), k)
                     .unwrap();
                 assert_eq!(total, odd.len(), "{q:?}");
                 assert_eq!(top, odd[..k.min(odd.len())], "{q:?} k={k} odd");
+                // A small scope: a few of the hits, and concepts no hit has.
+                let mut few: Vec<u32> = naive.iter().copied().step_by(3).take(4).collect();
+                let kept = few.clone();
+                few.extend([0, e.concept_count() - 1]);
+                few.sort_unstable();
+                few.dedup();
+                let want: Vec<u32> = naive.iter().copied().filter(|c| few.contains(c)).collect();
+                assert!(kept.iter().all(|c| want.contains(c)));
+                let (total, top) = e.search_concepts_top(q, &options, Some(&few), k).unwrap();
+                assert_eq!(total, want.len(), "{q:?} few");
+                assert_eq!(top, want[..k.min(want.len())], "{q:?} k={k} few");
             }
         }
     }

@@ -125,6 +125,10 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                                 .await
                         }
                         Some(resource) => fhir_json(StatusCode::OK, &resource),
+                        None if page.is_some() => crate::pages::not_found(
+                            &state,
+                            &format!("{name}/{id} is not known"),
+                        ),
                         None => Error::not_found(format!("{name}/{id} is not known")).response(),
                     }
                 },
