@@ -405,3 +405,66 @@ fn strsim_osa(a: &str, b: &str) -> usize {
     }
     d[a.len()][b.len()]
 }
+
+/// Every loaded edition has its pages, named by `version=`: a concept of
+/// the second edition only is found there and not in the default one,
+/// and the chooser lists both.
+#[tokio::test]
+async fn each_edition_has_its_pages_by_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = common::edition(dir.path(), "a", 500, 3, 20250131);
+    let second = common::edition(dir.path(), "b", 800, 4, 20250301);
+    let ids = |name: &str| -> std::collections::BTreeSet<String> {
+        rf2_rows(
+            &dir.path().join(format!("{name}-rf2")),
+            "sct2_Concept_Snapshot",
+        )
+        .into_iter()
+        .filter(|r| r[2] == "1")
+        .map(|r| r[0].clone())
+        .collect()
+    };
+    let (in_a, in_b) = (ids("a"), ids("b"));
+    let only_b = in_b
+        .difference(&in_a)
+        .next()
+        .expect("a concept of b only")
+        .clone();
+    let state = common::serve(
+        dir.path(),
+        &format!(
+            "editions = [{:?}, {:?}]\n",
+            first.display().to_string(),
+            second.display().to_string()
+        ),
+    );
+    let version = state
+        .editions
+        .list
+        .iter()
+        .find(|e| e.file.names.file_name == "b.txmap")
+        .unwrap()
+        .file
+        .names
+        .version_uri
+        .clone();
+    let (status, _, _, _) = get(&state, &format!("/concept/{only_b}"), None).await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "{only_b} is not in the default edition"
+    );
+    let (status, _, _, body) = get(
+        &state,
+        &format!(
+            "/concept/{only_b}?version={}",
+            txmap_pages::encode(&version)
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.contains(&format!("<option value=\"{version}\" selected>")));
+    // Links stay in the edition.
+    assert!(body.contains(&format!("?version={}", txmap_pages::encode(&version))));
+}
