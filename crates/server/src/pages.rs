@@ -24,7 +24,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use serde_json::Value;
-pub(crate) use txmap_pages::encode;
 use txmap_pages::search::SearchQuery;
 use txmap_pages::{Chrome, EditionChoice, Page, PageError};
 use txmap_terminology::operation::{Cost, Operation};

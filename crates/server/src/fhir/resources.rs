@@ -119,7 +119,7 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                     };
                     match read(&state, v, kind, &id) {
                         Some(resource) if page.is_some() => {
-                            let path = format!("{}/{name}/{}", v.path(), crate::pages::encode(&id));
+                            let path = format!("{}/{name}/{}", v.path(), txmap_pages::encode(&id));
                             let client = conn.map(|c| c.remote.ip());
                             crate::pages::resource(&state, resource, &path, &uri, &headers, client)
                                 .await
@@ -469,7 +469,7 @@ fn search(
             let mut query: Vec<String> = q
                 .pairs
                 .iter()
-                .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+                .map(|(k, v)| format!("{}={}", txmap_pages::encode(k), txmap_pages::encode(v)))
                 .collect();
             if offset > 0 {
                 query.push(format!("_offset={offset}"));
@@ -528,19 +528,6 @@ fn search(
     }
     out.push('}');
     Ok(out)
-}
-
-/// Percent-encodes a query component (RFC 3986 unreserved kept).
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 fn read(state: &AppState, v: FhirVersion, kind: Kind, id: &str) -> Option<Value> {
