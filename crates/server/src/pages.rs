@@ -114,9 +114,14 @@ struct Query(Vec<(String, String)>);
 impl Query {
     fn of(uri: &Uri) -> Result<Query, PageError> {
         let pairs = format::query_pairs(uri).map_err(PageError::Invalid)?;
-        if let Some((k, _)) = pairs.iter().find(|(_, v)| v.len() > MAX_INPUT) {
+        if let Some((k, _)) = pairs.iter().find(|(k, v)| k.len() + v.len() > MAX_INPUT) {
+            let name = if k.len() <= 64 {
+                k.as_str()
+            } else {
+                "a parameter"
+            };
             return Err(PageError::Invalid(format!(
-                "{k} is longer than {MAX_INPUT} bytes"
+                "{name} is longer than {MAX_INPUT} bytes"
             )));
         }
         Ok(Query(pairs))
