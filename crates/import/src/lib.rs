@@ -28,6 +28,14 @@
 //!
 //! Sections are staged in temporary files and assembled at the end in the
 //! order reads want ([`LAYOUT`]), into a temporary file renamed into place.
+//! Then a second pass maps that file and runs, over it, the searches a
+//! person types first — each word prefix with 10,000 postings or more —
+//! with the store's own ranking, and writes the file again with their
+//! answers (`SearchHeads`, [`txmap_store::heads`]): they cannot be known
+//! before the descriptions, the language refsets and the word index are
+//! all in one file, and the store, not the importer, knows how a search
+//! ranks. Its memory is a page of concepts per head and the pages of the
+//! mapped file it reads.
 //!
 //! # Two threads
 //!
