@@ -128,9 +128,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// The first `k` of [`search_concepts`](Self::search_concepts) among
     /// the concepts `within` lists (sorted ordinals; `None`: all), and how
-    /// many there are
-    /// in all: what a page of a text-filtered `$expand` needs (its `total`
-    /// and its first `offset + count`). The same order as the whole list,
+    /// many there are in all: what a page of a text-filtered `$expand`
+    /// needs (its `total` and its first `offset + count`). The same order as the whole list,
     /// without sorting it: each concept's best description is found in one
     /// pass (a concept's descriptions are neighbours among the
     /// candidates), the `k` best concepts are selected in linear time, and
