@@ -18,6 +18,8 @@ pub struct EditionChoice {
     /// What a person reads: the edition's name and date.
     pub label: String,
     pub selected: bool,
+    /// The edition that answers when a request names none.
+    pub default: bool,
 }
 
 /// The frame of a page.
@@ -36,19 +38,12 @@ pub struct Chrome {
 }
 
 impl Chrome {
-    pub fn new(title: impl Into<String>) -> Chrome {
-        Chrome {
-            title: title.into(),
-            ..Chrome::default()
-        }
-    }
-
-    /// The selected edition's version URI, empty when it is the default
-    /// (the first listed), so links stay short.
+    /// The selected edition's version URI, empty when it is the server's
+    /// default edition, so links stay short.
     pub fn version_param(&self) -> &str {
-        match self.editions.iter().position(|e| e.selected) {
-            Some(0) | None => "",
-            Some(i) => &self.editions[i].version,
+        match self.editions.iter().find(|e| e.selected) {
+            Some(e) if !e.default => &e.version,
+            _ => "",
         }
     }
 

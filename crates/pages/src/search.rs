@@ -278,14 +278,6 @@ pub fn direct<B: AsRef<[u8]>>(edition: &Edition<B>, text: &str) -> Option<u64> {
     edition.description(id).ok().flatten().map(|d| d.concept)
 }
 
-/// The link of a page of results, for tests and the pager.
-pub fn link(search: &SearchQuery, version: &str) -> Link {
-    Link {
-        href: search.page_link(version, search.offset),
-        text: search.text.clone(),
-    }
-}
-
 /// The implicit value set of edition `version` (empty: the default
 /// edition): every concept, or those `ecl` selects.
 pub fn implicit(version: &str, ecl: &str) -> String {

@@ -172,6 +172,7 @@ pub fn chrome(state: &AppState, selected: Option<usize>) -> Chrome {
                         d % 100
                     ),
                     selected: Some(i) == selected,
+                    default: Some(i) == state.editions.default,
                 }
             })
             .collect(),
@@ -351,11 +352,7 @@ async fn suggest(
         Ok(i) => i,
         Err(e) => return Error::not_found(e.to_string()).response(),
     };
-    let version = if Some(index) == state.editions.default {
-        String::new()
-    } else {
-        state.editions.list[index].file.names.version_uri.clone()
-    };
+    let version = chrome(&state, Some(index)).version_param().to_owned();
     let search = SearchQuery {
         text: q.get("q").trim().to_owned(),
         count: q

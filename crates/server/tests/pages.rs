@@ -467,4 +467,37 @@ async fn each_edition_has_its_pages_by_version() {
     assert!(body.contains(&format!("<option value=\"{version}\" selected>")));
     // Links stay in the edition.
     assert!(body.contains(&format!("?version={}", txmap_pages::encode(&version))));
+
+    // With the second edition the default, a page of the first (listed
+    // first) still names it in its links: only the default goes unnamed.
+    let state = common::serve(
+        dir.path(),
+        &format!(
+            "editions = [{:?}, {:?}]\ndefault_edition = \"b.txmap\"\n",
+            first.display().to_string(),
+            second.display().to_string()
+        ),
+    );
+    let version_a = state.editions.list[0].file.names.version_uri.clone();
+    let only_a = in_a
+        .difference(&in_b)
+        .next()
+        .expect("a concept of a only")
+        .clone();
+    let (status, _, _, body) = get(
+        &state,
+        &format!(
+            "/concept/{only_a}?version={}",
+            txmap_pages::encode(&version_a)
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body.contains(&format!("?version={}", txmap_pages::encode(&version_a))),
+        "links from edition a's page name edition a"
+    );
+    let (status, _, _, _) = get(&state, &format!("/concept/{only_b}"), None).await;
+    assert_eq!(status, StatusCode::OK, "b is the default now");
 }
