@@ -137,10 +137,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 concepts(all.top(SEARCH_HEAD_LIST)),
             ))
         };
-        let mut answers = Vec::with_capacity(heads.len());
-        for head in &heads {
-            answers.push(Some(answer(head)?));
-        }
         let mut out = SearchHeadSections::default();
         let mut lists: Vec<u32> = Vec::new();
         let mut push = |(total, top): Answer| -> Result<(u32, u32, u32), StoreError> {
@@ -152,13 +148,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 top.len() as u32,
             ))
         };
-        for (head, a) in heads.iter().zip(answers) {
-            let Some((active, all)) = a else {
-                return Err(StoreError::corrupt(
-                    SearchHeads,
-                    "a search head was not answered",
-                ));
-            };
+        for head in &heads {
+            let (active, all) = answer(head)?;
             let (total_active, active_start, active_len) = push(active)?;
             let (total_all, all_start, all_len) = push(all)?;
             let record = SearchHeadRecord {
