@@ -77,21 +77,19 @@ pub fn expand_pairs(version: &str, expression: &str, offset: usize) -> Vec<(Stri
     ]
 }
 
-/// The workbench page. `answer` is the engine's expansion or refusal
-/// and how long it took, when the expression parsed and was evaluated.
+/// The workbench page. `error` is [`check`]'s answer for the expression
+/// (`None` for an empty one); `answer` is the engine's expansion or
+/// refusal and how long it took, when the expression parsed and was
+/// evaluated.
 pub fn page(
     mut chrome: Chrome,
     expression: &str,
     offset: usize,
+    error: Option<Marked>,
     answer: Option<(Result<&Value, String>, f64)>,
 ) -> EclPage {
     let version = chrome.version_param().to_owned();
     chrome.title = "ECL workbench".to_owned();
-    let error = if expression.trim().is_empty() {
-        None
-    } else {
-        check(expression)
-    };
     if !expression.trim().is_empty() && error.is_none() {
         let pairs = expand_pairs(&version, expression, offset);
         let pairs: Vec<(&str, &str)> = pairs

@@ -503,8 +503,12 @@ async fn ecl(
     };
     let chrome = chrome(&state, Some(index));
     let version = chrome.version_param().to_owned();
-    let parses = !expression.trim().is_empty() && txmap_pages::ecl::check(&expression).is_none();
-    let answer = if parses {
+    let error = if expression.trim().is_empty() {
+        None
+    } else {
+        txmap_pages::ecl::check(&expression)
+    };
+    let answer = if !expression.trim().is_empty() && error.is_none() {
         let started = Instant::now();
         let a = engine(
             &state,
@@ -522,6 +526,7 @@ async fn ecl(
         chrome,
         &expression,
         offset,
+        error,
         answer
             .as_ref()
             .map(|(a, ms)| (a.as_ref().map_err(Clone::clone), *ms)),
