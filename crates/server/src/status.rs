@@ -21,21 +21,30 @@ pub struct Snapshot {
 }
 
 pub fn snapshot(state: &AppState) -> Snapshot {
-    let memory = txmap_memory::process_memory(&state.root);
-    let limit = txmap_memory::effective_limit(&state.root, state.configured_limit);
-    let measured = txmap_memory::measured(&memory, state.editions.any_mapped());
     let ranges: Vec<(usize, usize)> = state
         .editions
         .list
         .iter()
         .map(|e| e.address_range())
         .collect();
-    let resident = txmap_memory::resident_bytes(&state.root, &ranges);
+    Snapshot {
+        resident: txmap_memory::resident_bytes(&state.root, &ranges),
+        ..process(state)
+    }
+}
+
+/// [`snapshot`] without each edition's pages in this process's page
+/// tables (`resident`, empty), which take a walk of
+/// `/proc/self/smaps`: what the status page shows.
+fn process(state: &AppState) -> Snapshot {
+    let memory = txmap_memory::process_memory(&state.root);
+    let limit = txmap_memory::effective_limit(&state.root, state.configured_limit);
+    let measured = txmap_memory::measured(&memory, state.editions.any_mapped());
     Snapshot {
         memory,
         limit,
         measured,
-        resident,
+        resident: Vec::new(),
     }
 }
 
@@ -174,7 +183,7 @@ pub fn status_page(
     chrome: txmap_pages::Chrome,
 ) -> txmap_pages::status::StatusPage {
     use txmap_pages::status::{FileRow, MemoryRow, SectionRow, StatusPage};
-    let s = snapshot(state);
+    let s = process(state);
     let row = |f: &ServedFile, kind: String, resident: Option<u64>| FileRow {
         kind,
         file: f.names.file_name.clone(),
@@ -205,12 +214,13 @@ pub fn status_page(
     let mut files = Vec::new();
     for (i, e) in state.editions.list.iter().enumerate() {
         let bytes = e.edition.bytes();
+        // One `mincore` for the file and its sections.
         let residency = bytes.residency();
-        let mut r = row(
-            &e.file,
-            "SNOMED CT edition".to_owned(),
-            bytes.resident_bytes(),
-        );
+        let resident = match &residency {
+            Some(res) => Some(res.bytes_in(0..bytes.len())),
+            None => bytes.resident_bytes(),
+        };
+        let mut r = row(&e.file, "SNOMED CT edition".to_owned(), resident);
         r.default = state.editions.default == Some(i);
         r.uses = state.packages.edition(i).map(|c| c.uses());
         r.browse = Some(txmap_pages::query(
