@@ -28,8 +28,11 @@ Scenarios (targets from the issue):
 
 Standard library only. The edition, LOINC file and packages are made from
 ../shared (bench/out/ holds what is built)."""
-import argparse, http.client, json, os, random, resource, socket, statistics, subprocess
+import argparse, sys, http.client, json, os, random, resource, socket, statistics, subprocess
 import tempfile, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve import free_port  # noqa: E402  (bench/serve.py's)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("binary")
@@ -95,14 +98,6 @@ class Server:
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def conn(port, source="127.0.0.1", timeout=30):

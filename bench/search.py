@@ -10,8 +10,11 @@ beside its p50 and p99. Writes JSON and prints the BENCHMARKS.md table.
 
 Standard library only. Without --edition the edition is made as
 bench/import.sh makes it (bench/out/intl.txmap)."""
-import argparse, glob, http.client, json, os, socket, subprocess, tempfile, threading, time
+import argparse, glob, http.client, json, os, subprocess, sys, tempfile, threading, time
 import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve import free_port  # noqa: E402  (bench/serve.py's)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("binary")
@@ -59,14 +62,6 @@ def queries(refset):
         pairs["count"] = "10"
         out.append((name, pairs, "/r4/ValueSet/$expand?" + urllib.parse.urlencode(pairs, quote_via=urllib.parse.quote)))
     return out
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def pct(xs, p):
