@@ -19,8 +19,7 @@ pub struct Marked {
     pub before: String,
     pub at: String,
     pub after: String,
-    pub line: u32,
-    pub column: u32,
+    /// The parser's message, which names the line and column.
     pub message: String,
 }
 
@@ -58,8 +57,6 @@ pub fn check(expression: &str) -> Option<Marked> {
             at.to_owned()
         },
         after: after.to_owned(),
-        line: e.line,
-        column: e.column,
         message: e.to_string(),
     })
 }
