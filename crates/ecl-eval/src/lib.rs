@@ -218,14 +218,53 @@ pub fn matches<B: AsRef<[u8]>>(
     subject: &Subject,
     budget: &Budget,
 ) -> Result<bool, EvalError> {
-    let mut cx = Ctx::new(ed, budget);
-    cx.check(expr)?;
-    match subject {
-        Subject::Concept(o) => {
-            ed.sctid(*o)?;
-            cx.matches(expr, *o)
+    Matcher::new(ed, expr, budget)?.matches(subject)
+}
+
+/// [`matches`] for many subjects against one expression: what one test
+/// learns — a sub-expression's set it had to build (`^ R`, a history
+/// supplement), folded search terms, compiled description filters — is
+/// kept for the next, so testing the few thousand hits of a word search
+/// against a scope costs a test each, not the scope's set each. The work
+/// counter is shared too: the budget bounds all the tests together.
+pub struct Matcher<'a, B: AsRef<[u8]>> {
+    cx: Ctx<'a, B>,
+    expr: &'a Expr,
+}
+
+impl<B: AsRef<[u8]>> fmt::Debug for Matcher<'_, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Matcher")
+            .field("expr", self.expr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, B: AsRef<[u8]>> Matcher<'a, B> {
+    /// Checks the expression's concept references against the edition
+    /// ([`EvalError::UnknownConcept`]), once.
+    pub fn new(
+        ed: &'a Edition<B>,
+        expr: &'a Expr,
+        budget: &'a Budget,
+    ) -> Result<Matcher<'a, B>, EvalError> {
+        let cx = Ctx::new(ed, budget);
+        cx.check(expr)?;
+        Ok(Matcher { cx, expr })
+    }
+
+    /// Whether `subject` satisfies the expression.
+    pub fn matches(&mut self, subject: &Subject) -> Result<bool, EvalError> {
+        match subject {
+            Subject::Concept(o) => self.matches_concept(*o),
+            Subject::Expression(e) => self.cx.matches_expression(self.expr, e),
         }
-        Subject::Expression(e) => cx.matches_expression(expr, e),
+    }
+
+    /// Whether the concept at ordinal `o` satisfies the expression.
+    pub fn matches_concept(&mut self, o: u32) -> Result<bool, EvalError> {
+        self.cx.ed.sctid(o)?;
+        self.cx.matches(self.expr, o)
     }
 }
 

@@ -330,7 +330,9 @@ fn search_heads_answer_as_the_ranked_search() {
     let options = txmap_store::SearchOptions::default();
     let all = e.search_concepts("o", &options).unwrap();
     for k in [1, 10, 200] {
-        let (total, top) = e.search_concepts_top("o", &options, None, k).unwrap();
+        let (total, top) = e
+            .search_concepts_top("o", &options, txmap_store::Scope::All, k)
+            .unwrap();
         assert_eq!(total, all.len());
         assert_eq!(top, all[..k.min(all.len())]);
     }

@@ -166,6 +166,25 @@ impl Constraint {
         }
     }
 
+    /// A tester of many concepts against this constraint, sharing what
+    /// the tests learn ([`txmap_ecl_eval::Matcher`]).
+    pub fn matcher<'a, B: AsRef<[u8]>>(
+        &'a self,
+        ed: &'a Edition<B>,
+        budget: &'a Budget,
+    ) -> Result<ConstraintMatcher<'a, B>, ConstraintError> {
+        let inner = match txmap_ecl_eval::Matcher::new(ed, &self.ecl, budget) {
+            Ok(m) => Some(m),
+            // A filter naming an unknown concept matches nothing.
+            Err(EvalError::UnknownConcept { .. }) if !self.is_ecl => None,
+            Err(e) => return Err(self.error(e)),
+        };
+        Ok(ConstraintMatcher {
+            constraint: self,
+            inner,
+        })
+    }
+
     fn error(&self, e: EvalError) -> ConstraintError {
         match e {
             EvalError::TooCostly { why } => ConstraintError::TooCostly {
@@ -184,6 +203,25 @@ impl Constraint {
             other => ConstraintError::NotSupported {
                 text: format!("the filter {} cannot be evaluated: {other}", self.written),
             },
+        }
+    }
+}
+
+/// [`Constraint::matches`] for concept after concept.
+#[derive(Debug)]
+pub struct ConstraintMatcher<'a, B: AsRef<[u8]>> {
+    constraint: &'a Constraint,
+    /// `None`: the constraint names an unknown concept, and is no ECL
+    /// given as such, so nothing passes.
+    inner: Option<txmap_ecl_eval::Matcher<'a, B>>,
+}
+
+impl<B: AsRef<[u8]>> ConstraintMatcher<'_, B> {
+    /// Whether the concept at ordinal `o` passes.
+    pub fn matches_concept(&mut self, o: u32) -> Result<bool, ConstraintError> {
+        match &mut self.inner {
+            Some(m) => m.matches_concept(o).map_err(|e| self.constraint.error(e)),
+            None => Ok(false),
         }
     }
 }

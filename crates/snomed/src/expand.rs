@@ -26,18 +26,19 @@
 
 use serde_json::{Value, json};
 use txmap_ecl_eval::Budget;
-use txmap_store::{Edition, SearchOptions};
+use txmap_store::{Edition, MatchMode, Scope, SearchOptions};
 use txmap_terminology::expand::{
     EXT_CONTAINS_PROPERTY, EXT_EXPANSION_PROPERTY, STATUS_URI, UNCLOSED, UNCLOSED_REASON,
 };
 use txmap_terminology::params::{ParamValue, Params};
 use txmap_terminology::{Error, Request};
 
+use crate::constraint::ConstraintError;
 use crate::language::DisplayLanguage;
 use crate::lookup::description_type_display;
 use crate::operations::Editions;
 use crate::valueset::{Resolved, Rule, Target, ValueSetDef, check_implicit, resolve_value_set};
-use crate::{SNOMED_CT, Stored, expression, term_of};
+use crate::{SNOMED_CT, SnomedCt, Stored, expression, term_of};
 
 /// The expansion's request options.
 #[derive(Clone, Debug, Default)]
@@ -140,7 +141,7 @@ pub fn expand<B: AsRef<[u8]>>(
         let wanted = options
             .count
             .map_or(usize::MAX, |c| options.offset.saturating_add(c));
-        let (total, items) = members(ed, &def, &options, wanted, &budget, &mut check)?;
+        let (total, items) = members(e, &def, &options, wanted, &budget, &mut check)?;
         let start = options.offset.min(total);
         let end = match options.count {
             Some(c) => start.saturating_add(c).min(total),
@@ -273,13 +274,14 @@ enum Item {
 /// The value set's members, filtered by `options` and in output order:
 /// by the text filter's rank, otherwise by code.
 fn members<B: AsRef<[u8]>>(
-    ed: &Edition<B>,
+    e: &SnomedCt<B>,
     def: &ValueSetDef,
     options: &Options,
     wanted: usize,
     budget: &Budget,
     check: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<(usize, Vec<Item>), Error> {
+    let ed = e.edition();
     let ValueSetDef::Compose {
         include, exclude, ..
     } = def;
@@ -290,7 +292,16 @@ fn members<B: AsRef<[u8]>>(
             .iter()
             .any(|r| r.concepts.is_none() && r.filters.is_empty());
     if let (true, Some(text)) = (everything, &options.filter) {
-        return text_filtered(ed, text, options, None, wanted);
+        return text_filtered(ed, text, options, Scope::All, wanted);
+    }
+    // Text search in a scope made of filters alone (ECL, a refset, a
+    // hierarchy, a module): the search's hits tested one by one when they
+    // are few, else the scope's set, kept for the next keystroke.
+    if let Some(text) = &options.filter
+        && exclude.is_empty()
+        && include.iter().all(|r| r.concepts.is_none())
+    {
+        return scoped_search(e, include, text, options, wanted, budget);
     }
     let mut concepts: Vec<u32> = Vec::new();
     let mut expressions: Vec<(String, String)> = Vec::new();
@@ -333,7 +344,7 @@ fn members<B: AsRef<[u8]>>(
         concepts = kept;
     }
     if let Some(text) = &options.filter {
-        return text_filtered(ed, text, options, Some(&concepts), wanted);
+        return text_filtered(ed, text, options, Scope::Concepts(&concepts), wanted);
     }
     // In code order, as strings compare — without making a string per
     // concept: a whole `?fhir_vs` is 535,000 of them, for a page of 20.
@@ -402,14 +413,103 @@ impl PartialOrd for CodeKey {
     }
 }
 
+/// The most candidate descriptions a scoped text search tests one by one
+/// against its scope ([`Scope::Test`]); above it, the scope is built as a
+/// set. A test costs a search in the concept's ancestors for a hierarchy,
+/// a few term reads for a description filter: 16,384 of them take a few
+/// milliseconds at most, while a hierarchy's set takes one or two and a
+/// description filter's far more (and is kept, [`crate::scopes`]).
+pub const TEST_EACH_UP_TO: usize = 16_384;
+
+/// [`members`] for a text search among the concepts passing `include`'s
+/// filters (any rule's, all of a rule's), none of which lists concepts.
+fn scoped_search<B: AsRef<[u8]>>(
+    e: &SnomedCt<B>,
+    include: &[Rule],
+    text: &str,
+    options: &Options,
+    wanted: usize,
+    budget: &Budget,
+) -> Result<(usize, Vec<Item>), Error> {
+    let ed = e.edition();
+    let up_to = e.test_each_up_to();
+    let cost = ed
+        .search_cost(text, MatchMode::Prefix, up_to)
+        .map_err(crate::store_error)?;
+    if cost <= up_to {
+        let mut rules = include
+            .iter()
+            .map(|r| {
+                r.filters
+                    .iter()
+                    .map(|f| f.matcher(ed, budget))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut failed: Option<ConstraintError> = None;
+        let mut test = |o: u32| -> bool {
+            if failed.is_some() {
+                return false;
+            }
+            let mut passes = || -> Result<bool, ConstraintError> {
+                for rule in &mut rules {
+                    let mut all = true;
+                    for m in rule.iter_mut() {
+                        if !m.matches_concept(o)? {
+                            all = false;
+                            break;
+                        }
+                    }
+                    if all {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            };
+            passes().unwrap_or_else(|e| {
+                failed = Some(e);
+                false
+            })
+        };
+        let answer = text_filtered(ed, text, options, Scope::Test(&mut test), wanted);
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        return answer;
+    }
+    // The scope as written, rule by rule: the same scope, the same set.
+    let key = include
+        .iter()
+        .map(|r| {
+            r.filters
+                .iter()
+                .map(|f| f.written.as_str())
+                .collect::<Vec<_>>()
+                .join("\u{1f}")
+        })
+        .collect::<Vec<_>>()
+        .join("\u{1e}");
+    let set = e.scopes().get_or_build(&key, || {
+        let mut set = Vec::new();
+        for r in include {
+            set.extend(r.filtered_concepts(ed, budget)?);
+        }
+        if include.len() > 1 {
+            set.sort_unstable();
+            set.dedup();
+        }
+        Ok::<_, Error>(set)
+    })?;
+    text_filtered(ed, text, options, Scope::Concepts(&set), wanted)
+}
+
 /// The concepts whose descriptions match `text`, best first, among
-/// `members` (sorted; `None`: every concept): how many, and the first
-/// `wanted`.
+/// the concepts of `scope`: how many, and the first `wanted`.
 fn text_filtered<B: AsRef<[u8]>>(
     ed: &Edition<B>,
     text: &str,
     options: &Options,
-    members: Option<&[u32]>,
+    scope: Scope<'_>,
     wanted: usize,
 ) -> Result<(usize, Vec<Item>), Error> {
     let search = SearchOptions {
@@ -417,7 +517,7 @@ fn text_filtered<B: AsRef<[u8]>>(
         ..SearchOptions::default()
     };
     let (total, hits) = ed
-        .search_concepts_top(text, &search, members, wanted)
+        .search_concepts_top(text, &search, scope, wanted)
         .map_err(|e| match e {
             txmap_store::StoreError::EmptyQuery => {
                 Error::invalid(format!("the filter {text:?} has no words"))

@@ -44,6 +44,7 @@ pub mod language;
 pub mod lookup;
 pub mod mrcm;
 pub mod operations;
+pub mod scopes;
 pub mod translate;
 pub mod validate;
 pub mod valueset;
@@ -128,6 +129,11 @@ pub struct SnomedCt<B: AsRef<[u8]>> {
     uses: AtomicU64,
     /// Whether it may answer ([`txmap_terminology::serving`]).
     serving: Arc<Serving>,
+    /// The scopes of the last text searches ([`scopes`]).
+    scopes: scopes::Scopes,
+    /// The most candidates a scoped text search tests one by one
+    /// ([`expand::TEST_EACH_UP_TO`]).
+    test_each_up_to: usize,
 }
 
 impl<B: AsRef<[u8]>> SnomedCt<B> {
@@ -148,11 +154,31 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
             mrcm: OnceLock::new(),
             uses: AtomicU64::new(0),
             serving: Arc::new(Serving::new("", true)),
+            scopes: scopes::Scopes::default(),
+            test_each_up_to: expand::TEST_EACH_UP_TO,
         }
+    }
+
+    /// The same code system, with scoped text searches testing their hits
+    /// one by one up to `n` candidates (0: always building the scope's
+    /// set). Both ways give the same answers; tests compare them.
+    pub fn with_test_each_up_to(mut self, n: usize) -> SnomedCt<B> {
+        self.test_each_up_to = n;
+        self
+    }
+
+    /// See [`with_test_each_up_to`](Self::with_test_each_up_to).
+    pub fn test_each_up_to(&self) -> usize {
+        self.test_each_up_to
     }
 
     pub fn edition(&self) -> &Edition<B> {
         &self.edition
+    }
+
+    /// The scope sets kept for text searches in this edition.
+    pub fn scopes(&self) -> &scopes::Scopes {
+        &self.scopes
     }
 
     pub fn version_uri(&self) -> &str {

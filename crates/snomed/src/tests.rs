@@ -47,18 +47,7 @@ struct Rf2 {
 
 impl Rf2 {
     fn read(dir: &Path) -> Rf2 {
-        let mut files = Vec::new();
-        let mut stack = vec![dir.to_owned()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    files.push(p);
-                }
-            }
-        }
+        let files = walk_files(dir);
         let rows = |prefix: &str| -> Vec<Vec<String>> {
             let f = files
                 .iter()
@@ -387,4 +376,132 @@ fn an_include_of_all_of_snomed_ct_is_too_costly_before_its_codes_are_listed() {
     req.max_expansion = 10_000;
     let all = txmap_terminology::expand::expand(&req, "u", "t").unwrap();
     assert_eq!(all["expansion"]["total"], 800);
+}
+
+/// A text filter in a scope (`$expand` with `filter` on an ECL, is-a or
+/// refset value set) answers the concepts of the scope with a matching
+/// description, whether the engine tests each hit against the scope or
+/// builds the scope's set: both against the RF2 files.
+#[test]
+fn a_scoped_text_search_tests_hits_or_builds_the_scope_with_one_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let rf2_dir = dir.path().join("rf2");
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, 5), &rf2_dir).unwrap();
+    let file = dir.path().join("ed.txmap");
+    txmap_import::import(
+        &txmap_import::ImportOptions::new(vec![rf2_dir.clone()], file.clone()),
+        &txmap_import::Quiet,
+    )
+    .unwrap();
+    let rf2 = Rf2::read(&rf2_dir);
+    let (x, _, below) = subtree(&rf2);
+    // Every description but text definitions, active or not (the search
+    // an `$expand` without `activeOnly` makes), by concept.
+    let mut terms: HashMap<u64, Vec<String>> = HashMap::new();
+    for f in walk_files(&rf2_dir) {
+        let name = f.file_name().unwrap().to_str().unwrap().to_owned();
+        if !name.starts_with("sct2_Description_Snapshot") {
+            continue;
+        }
+        for line in std::fs::read_to_string(&f).unwrap().lines().skip(1) {
+            let r: Vec<&str> = line.split('\t').collect();
+            if r[6] != "900000000000550004" {
+                terms
+                    .entry(r[4].parse().unwrap())
+                    .or_default()
+                    .push(r[7].to_lowercase());
+            }
+        }
+    }
+    let matches = |c: &u64, prefix: &str| {
+        terms.get(c).is_some_and(|ts| {
+            ts.iter().any(|t| {
+                t.split(|ch: char| !ch.is_alphanumeric())
+                    .any(|w| w.starts_with(prefix))
+            })
+        })
+    };
+    // Prefixes of the words of the subtree's terms: some in most of it.
+    let mut prefixes: BTreeSet<String> = BTreeSet::new();
+    for c in &below {
+        for t in terms.get(c).into_iter().flatten() {
+            for w in t.split(|ch: char| !ch.is_alphanumeric()) {
+                if w.len() >= 3 && w.is_ascii() {
+                    prefixes.insert(w[..3].to_owned());
+                    prefixes.insert(w[..1].to_owned());
+                }
+            }
+        }
+    }
+    let open = |up_to: usize| {
+        let ed: Ed = Edition::open(std::fs::read(&file).unwrap()).unwrap();
+        let e = SnomedCt::new(Arc::new(ed), "v".into(), "e".into(), 10_000_000, true)
+            .with_test_each_up_to(up_to);
+        crate::operations::Editions::new(Arc::from(vec![e]))
+    };
+    let (tested, built) = (open(usize::MAX), open(0));
+    let expand = |editions: &crate::operations::Editions<Vec<u8>>, url: &str, filter: &str| {
+        let req = Request::new(json!({"resourceType": "Parameters", "parameter": [
+            {"name": "url", "valueUri": url},
+            {"name": "filter", "valueString": filter},
+            {"name": "count", "valueInteger": 1000},
+        ]}));
+        crate::expand::expand(editions, &req, true).unwrap()
+    };
+    let listed = |v: &Value| -> Vec<u64> {
+        v["expansion"]["contains"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| c["code"].as_str().unwrap().parse().unwrap())
+            .collect()
+    };
+    let mut found = 0;
+    for prefix in &prefixes {
+        let want: BTreeSet<u64> = below
+            .iter()
+            .copied()
+            .filter(|c| matches(c, prefix))
+            .collect();
+        for url in [
+            format!("{SNOMED_CT}?fhir_vs=ecl/<< {x}"),
+            format!("{SNOMED_CT}?fhir_vs=isa/{x}"),
+        ] {
+            let a = expand(&tested, &url, prefix);
+            let b = expand(&built, &url, prefix);
+            assert_eq!(
+                listed(&a),
+                listed(&b),
+                "{url} {prefix}: the same page, in order"
+            );
+            assert_eq!(a["expansion"]["total"], want.len(), "{url} {prefix}");
+            assert_eq!(b["expansion"]["total"], want.len(), "{url} {prefix}");
+            let got: BTreeSet<u64> = listed(&a).into_iter().collect();
+            assert_eq!(got, want, "{url} {prefix}");
+            found += want.len();
+        }
+    }
+    assert!(
+        found > 0,
+        "no prefix found anything: the test proves nothing"
+    );
+    // The second path kept the scope for the next search.
+    assert!(built.list()[0].scopes().usage().0 >= 1);
+    assert_eq!(tested.list()[0].scopes().usage().0, 0);
+}
+
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files
 }

@@ -24,7 +24,7 @@ use txmap_text::{fold, words};
 use zerocopy::IntoBytes;
 use zerocopy::little_endian::U32;
 
-use crate::search::{Collect, SearchOptions};
+use crate::search::{Collect, Scope, SearchOptions};
 use crate::{Edition, StoreError};
 
 /// The three head sections, as the importer writes them.
@@ -128,7 +128,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ..SearchOptions::default()
             };
             let (mut active, mut all) = (Collect::new(true), Collect::new(true));
-            self.rank_into(head, &options, None, &mut active, Some(&mut all))?;
+            self.rank_into(head, &options, Scope::All, &mut active, Some(&mut all))?;
             let concepts = |(total, top): (usize, Vec<crate::search::Ranked>)| {
                 (total, top.iter().map(|h| h.concept).collect())
             };
@@ -184,7 +184,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                     ..SearchOptions::default()
                 };
                 let ranked =
-                    self.search_concepts_ranked(&head, &options, None, SEARCH_HEAD_LIST)?;
+                    self.search_concepts_ranked(&head, &options, Scope::All, SEARCH_HEAD_LIST)?;
                 let stored = self
                     .search_head(&head, include_inactive)?
                     .map(|(total, list)| (total, list.iter().map(|o| o.get()).collect::<Vec<_>>()));

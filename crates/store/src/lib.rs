@@ -37,7 +37,7 @@ mod types;
 
 pub use edition::{Edition, MemberTable, PREFETCH_MIN, Prefetch};
 pub use error::StoreError;
-pub use search::{SEARCH_MAX_CANDIDATES, SearchOptions};
+pub use search::{SEARCH_MAX_CANDIDATES, Scope, SearchOptions};
 pub use txmap_format::schema::{NO_CODE, RefsetKind};
 pub use txmap_format::{Metadata, SectionKind};
 pub use txmap_text::{MatchMode, MatchTier, RankKey};

@@ -24,6 +24,13 @@ use crate::{Edition, SearchHit, StoreError, sctid};
 /// is refused as [`StoreError::TooCostly`].
 pub const SEARCH_MAX_CANDIDATES: usize = 2_000_000;
 
+/// The most concepts a scope may have for its descriptions to be listed
+/// as the seed of a search ([`TextIndex::search_among`]) when the query's
+/// words have more postings than it has concepts: a refset of a few
+/// thousand members searched for "of" starts from the members'
+/// descriptions. A bigger scope filters the search's answer instead.
+const SEED_SCOPE_UP_TO: usize = 65_536;
+
 /// What [`Edition::search_with`] matches and returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchOptions {
@@ -50,6 +57,36 @@ impl Default for SearchOptions {
             include_definitions: false,
             best_per_concept: false,
             max_candidates: SEARCH_MAX_CANDIDATES,
+        }
+    }
+}
+
+/// Which concepts a search may return.
+pub enum Scope<'s> {
+    /// Every concept.
+    All,
+    /// The concepts listed (ascending ordinals): their descriptions are
+    /// picked out of the candidates by a walk of both lists. Suits a scope
+    /// built already, or a query with many candidates.
+    Concepts(&'s [u32]),
+    /// The concepts `test` passes, asked once per concept among the
+    /// candidates: for a selective query, where testing a few thousand
+    /// concepts costs less than building the scope's set.
+    Test(&'s mut dyn FnMut(u32) -> bool),
+}
+
+impl Scope<'_> {
+    fn is_all(&self) -> bool {
+        matches!(self, Scope::All)
+    }
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scope::All => f.write_str("All"),
+            Scope::Concepts(c) => write!(f, "Concepts({} concepts)", c.len()),
+            Scope::Test(_) => f.write_str("Test"),
         }
     }
 }
@@ -96,7 +133,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         options: &SearchOptions,
     ) -> Result<Vec<SearchHit<'_>>, StoreError> {
         let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
-        let (_, ranked) = self.ranked(query, options, None, limit)?;
+        let (_, ranked) = self.ranked(query, options, Scope::All, limit)?;
         ranked
             .into_iter()
             .map(|h| {
@@ -122,12 +159,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         options: &SearchOptions,
     ) -> Result<Vec<u32>, StoreError> {
         Ok(self
-            .search_concepts_top(query, options, None, usize::MAX)?
+            .search_concepts_top(query, options, Scope::All, usize::MAX)?
             .1)
     }
 
     /// The first `k` of [`search_concepts`](Self::search_concepts) among
-    /// the concepts `within` lists (sorted ordinals; `None`: all), and how
+    /// the concepts of `scope`, and how
     /// many there are in all: what a page of a text-filtered `$expand`
     /// needs (its `total` and its first `offset + count`). The same order as the whole list,
     /// without sorting it: each concept's best description is found in one
@@ -140,10 +177,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
         &self,
         query: &str,
         options: &SearchOptions,
-        within: Option<&[u32]>,
+        scope: Scope<'_>,
         k: usize,
     ) -> Result<(usize, Vec<u32>), StoreError> {
-        if within.is_none()
+        if scope.is_all()
             && options.mode == MatchMode::Prefix
             && !options.include_definitions
             && k <= txmap_format::schema::SEARCH_HEAD_LIST
@@ -151,7 +188,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         {
             return Ok((total, list.iter().take(k).map(|o| o.get()).collect()));
         }
-        self.search_concepts_ranked(query, options, within, k)
+        self.search_concepts_ranked(query, options, scope, k)
     }
 
     /// [`search_concepts_top`](Self::search_concepts_top) by ranking the
@@ -160,14 +197,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
         &self,
         query: &str,
         options: &SearchOptions,
-        within: Option<&[u32]>,
+        scope: Scope<'_>,
         k: usize,
     ) -> Result<(usize, Vec<u32>), StoreError> {
         let options = SearchOptions {
             best_per_concept: true,
             ..*options
         };
-        let (total, top) = self.ranked(query, &options, within, k)?;
+        let (total, top) = self.ranked(query, &options, scope, k)?;
         Ok((total, top.into_iter().map(|h| h.concept).collect()))
     }
 
@@ -185,30 +222,30 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// exactly those of the record path below, which older files take (the
     /// store tests compare the two).
     ///
-    /// Only candidates whose concept `within` lists count; the answer is
+    /// Only candidates whose concept is in `scope` count; the answer is
     /// how many hits there are (concepts, with `best_per_concept`) and the
     /// `k` best, in order.
     fn ranked(
         &self,
         query: &str,
         options: &SearchOptions,
-        within: Option<&[u32]>,
+        scope: Scope<'_>,
         k: usize,
     ) -> Result<(usize, Vec<Ranked>), StoreError> {
         let mut hits = Collect::new(options.best_per_concept);
-        self.rank_into(query, options, within, &mut hits, None)?;
+        self.rank_into(query, options, scope, &mut hits, None)?;
         Ok(hits.top(k))
     }
 
     /// [`ranked`](Self::ranked)'s work: the candidates that pass
-    /// `options` and `within` go to `hits`; with `all`, every candidate
-    /// `within` takes, active or not, goes there too — both answers of one
+    /// `options` and `scope` go to `hits`; with `all`, every candidate
+    /// `scope` takes, active or not, goes there too — both answers of one
     /// search for the price of one (the importer's search heads).
     pub(crate) fn rank_into(
         &self,
         query: &str,
         options: &SearchOptions,
-        within: Option<&[u32]>,
+        scope: Scope<'_>,
         hits: &mut Collect,
         mut all: Option<&mut Collect>,
     ) -> Result<(), StoreError> {
@@ -231,9 +268,28 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 self.ahead(run);
             }
         }
-        let mut candidates = index.search(query, options.mode, options.max_candidates)?;
-        if let Some(within) = within {
-            candidates = self.descriptions_within(&candidates, within)?;
+        // A small scope whose descriptions are fewer than the query's
+        // commonest word's postings seeds the search; a bigger one
+        // filters its answer.
+        let seed = match &scope {
+            Scope::Concepts(within)
+                if within.len() <= SEED_SCOPE_UP_TO
+                    && within.len()
+                        < index.cost(query, options.mode, options.max_candidates)? =>
+            {
+                Some(self.descriptions_of(within)?)
+            }
+            _ => None,
+        };
+        let mut candidates =
+            index.search_among(query, options.mode, options.max_candidates, seed.as_deref())?;
+        match scope {
+            Scope::All => {}
+            Scope::Concepts(_) if seed.is_some() => {}
+            Scope::Concepts(within) => {
+                candidates = self.descriptions_within(&candidates, within)?;
+            }
+            Scope::Test(test) => candidates = self.descriptions_passing(&candidates, test)?,
         }
         let mut ranker = RankQuery::new(&folded);
         hits.reserve(candidates.len());
@@ -341,6 +397,20 @@ impl<B: AsRef<[u8]>> Edition<B> {
             }
         }
         Ok(())
+    }
+
+    /// An upper bound on the descriptions a search for `query` considers
+    /// ([`TextIndex::cost`]), read from the word index alone: how a caller
+    /// chooses between testing each hit against a scope
+    /// ([`Scope::Test`]) and building the scope's set. Above `limit`, any
+    /// number above it.
+    pub fn search_cost(
+        &self,
+        query: &str,
+        mode: MatchMode,
+        limit: usize,
+    ) -> Result<usize, StoreError> {
+        Ok(self.text_index()?.cost(query, mode, limit)?)
     }
 
     /// What a search that found nothing may have meant: `query` with
@@ -472,6 +542,57 @@ impl Collect {
 }
 
 impl<B: AsRef<[u8]>> Edition<B> {
+    /// The descriptions of the concepts `concepts` lists (ascending
+    /// ordinals), ascending: each concept's are one range.
+    fn descriptions_of(&self, concepts: &[u32]) -> Result<Vec<u32>, StoreError> {
+        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let all = index.last().map_or(0, |e| e.get() as usize);
+        let mut out = Vec::with_capacity(concepts.len() * 3);
+        for &c in concepts {
+            let range = match (index.get(c as usize), index.get(c as usize + 1)) {
+                (Some(start), Some(end)) => start.get()..end.get(),
+                _ => 0..u32::MAX,
+            };
+            // Distinct concepts' ranges are disjoint: together no longer
+            // than the list of every description (a damaged index could
+            // otherwise ask for any amount of memory).
+            if range.end as usize > all || out.len() + range.len() > all {
+                return Err(StoreError::corrupt(
+                    ConceptDescriptionsIndex,
+                    format!("concept ordinal {c}: descriptions out of range"),
+                ));
+            }
+            out.extend(range);
+        }
+        Ok(out)
+    }
+
+    /// The candidates whose concept `test` passes, asking once per concept
+    /// (a concept's descriptions are neighbours among the candidates).
+    fn descriptions_passing(
+        &self,
+        candidates: &[u32],
+        test: &mut dyn FnMut(u32) -> bool,
+    ) -> Result<Vec<u32>, StoreError> {
+        let concepts = self.concepts_of_descriptions(candidates)?;
+        let mut out = Vec::new();
+        let mut last: Option<(u32, bool)> = None;
+        for (&d, &c) in candidates.iter().zip(&concepts) {
+            let pass = match last {
+                Some((seen, pass)) if seen == c => pass,
+                _ => {
+                    let pass = test(c);
+                    last = Some((c, pass));
+                    pass
+                }
+            };
+            if pass {
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
     /// The candidates (ascending description ordinals) that describe a
     /// concept of `within` (ascending concept ordinals): each concept's
     /// descriptions are one range (`ConceptDescriptionsIndex`). The two

@@ -903,17 +903,32 @@ fn search_ranks_hits() {
                 .collect();
             assert_eq!(by_hits, naive, "{q:?}");
             for k in [0, 1, 3, 10, usize::MAX] {
-                let (total, top) = e.search_concepts_top(q, &options, None, k).unwrap();
+                let (total, top) = e.search_concepts_top(q, &options, Scope::All, k).unwrap();
                 assert_eq!(total, naive.len(), "{q:?}");
                 assert_eq!(top, naive[..k.min(naive.len())], "{q:?} k={k}");
                 let odd: Vec<u32> = naive.iter().copied().filter(|c| c % 2 == 1).collect();
                 let odd_concepts: Vec<u32> =
                     (0..e.concept_count()).filter(|c| c % 2 == 1).collect();
                 let (total, top) = e
-                    .search_concepts_top(q, &options, Some(&odd_concepts), k)
+                    .search_concepts_top(q, &options, Scope::Concepts(&odd_concepts), k)
                     .unwrap();
                 assert_eq!(total, odd.len(), "{q:?}");
                 assert_eq!(top, odd[..k.min(odd.len())], "{q:?} k={k} odd");
+                // The same scope as a test: asked once per concept.
+                let mut asked = Vec::new();
+                let mut test = |c: u32| {
+                    asked.push(c);
+                    c % 2 == 1
+                };
+                let (total, top) = e
+                    .search_concepts_top(q, &options, Scope::Test(&mut test), k)
+                    .unwrap();
+                assert_eq!(total, odd.len(), "{q:?} test");
+                assert_eq!(top, odd[..k.min(odd.len())], "{q:?} k={k} test");
+                let asked_once = asked.len();
+                asked.sort_unstable();
+                asked.dedup();
+                assert_eq!(asked.len(), asked_once, "{q:?}: a concept asked twice");
                 // A small scope: a few of the hits, and concepts no hit has.
                 let mut few: Vec<u32> = naive.iter().copied().step_by(3).take(4).collect();
                 let kept = few.clone();
@@ -922,7 +937,9 @@ fn search_ranks_hits() {
                 few.dedup();
                 let want: Vec<u32> = naive.iter().copied().filter(|c| few.contains(c)).collect();
                 assert!(kept.iter().all(|c| want.contains(c)));
-                let (total, top) = e.search_concepts_top(q, &options, Some(&few), k).unwrap();
+                let (total, top) = e
+                    .search_concepts_top(q, &options, Scope::Concepts(&few), k)
+                    .unwrap();
                 assert_eq!(total, want.len(), "{q:?} few");
                 assert_eq!(top, want[..k.min(want.len())], "{q:?} k={k} few");
             }

@@ -720,6 +720,22 @@ impl<'a> TextIndex<'a> {
         let mut mark = |w: &str, p: Postings<'a>| {
             let code = if w == word { 2 } else { 1 };
             let list = p.raw();
+            if candidates.len().saturating_mul(16) < list.len() {
+                // Few candidates (a scoped search) in a long list: each is
+                // looked for in the list, not the list walked.
+                let mut j = 0;
+                for (i, &c) in candidates.iter().enumerate() {
+                    j = crate::search::gallop(list, j, c, |v| v.get());
+                    match list.get(j) {
+                        None => break,
+                        Some(v) if v.get() == c && p.is_first(Some(first), j) == Some(true) => {
+                            codes[i] = codes[i].max(code);
+                        }
+                        Some(_) => {}
+                    }
+                }
+                return;
+            }
             let mut i = 0;
             for (j, v) in list.iter().enumerate() {
                 if p.is_first(Some(first), j) != Some(true) {

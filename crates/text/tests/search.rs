@@ -198,6 +198,27 @@ fn matches_naive_scan() {
                 want,
                 "{query:?} {mode:?}"
             );
+            // The cost bounds the answer; a scope (small: it seeds the
+            // search; big: it filters the answer) keeps what it lists.
+            let cost = index.cost(&query, mode, usize::MAX - 1).unwrap();
+            assert!(cost >= want.len(), "{query:?} {mode:?} cost {cost}");
+            for every in [1, 7, 97] {
+                let among: Vec<u32> = (0..docs.len() as u32)
+                    .filter(|d| (d * 31 + 5) % every == 0)
+                    .collect();
+                let kept: Vec<u32> = want
+                    .iter()
+                    .copied()
+                    .filter(|d| among.binary_search(d).is_ok())
+                    .collect();
+                assert_eq!(
+                    index
+                        .search_among(&query, mode, usize::MAX, Some(&among))
+                        .unwrap(),
+                    kept,
+                    "{query:?} {mode:?} among every {every}"
+                );
+            }
             let limit = rng.below(400);
             match index.search(&query, mode, limit) {
                 Ok(got) => {

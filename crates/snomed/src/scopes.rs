@@ -1,0 +1,144 @@
+//! The scopes of text searches, kept between requests.
+//!
+//! A person typing into a search box scoped by ECL, a refset or a module
+//! asks the same scope at every keystroke, and building its set can cost
+//! far more than the search: a semantic-tag scope (`* {{ D term =
+//! wild:"*(finding)", type = fsn }}`) reads every FSN of the edition,
+//! about 180 ms on the International-scale synthetic edition, against a
+//! millisecond for the word search in it. So the sets of the scopes the
+//! searches asked for last are kept, per edition, least recently used out
+//! first, within [`SCOPE_CACHE_BYTES`]. The edition is immutable, so a
+//! kept set is the answer a new evaluation would give, whatever budget
+//! built it; the cache goes with its edition.
+//!
+//! A selective search does not come here at all: its few hits are tested
+//! against the scope one by one ([`crate::expand`]), which is cheaper
+//! than any set.
+
+use std::sync::{Arc, Mutex};
+
+/// The most bytes of scope sets one edition keeps (4 bytes a concept):
+/// 16 MiB holds the largest scope, every concept of a 4-million-concept
+/// edition, or a few dozen hierarchy-sized ones. A set bigger than this is
+/// built for its request and not kept.
+pub const SCOPE_CACHE_BYTES: usize = 16 << 20;
+
+/// The most scope sets one edition keeps, whatever their size.
+pub const SCOPE_CACHE_ENTRIES: usize = 64;
+
+/// Scope sets by key (the scope as written), most recently used last.
+#[derive(Debug, Default)]
+pub struct Scopes {
+    kept: Mutex<Vec<(String, Arc<Vec<u32>>)>>,
+}
+
+impl Scopes {
+    /// The set kept for `key`, or `build`'s, kept if it fits. The set is
+    /// built outside the lock, so a slow scope blocks nobody else's;
+    /// two requests building the same one both build it.
+    pub fn get_or_build<E>(
+        &self,
+        key: &str,
+        build: impl FnOnce() -> Result<Vec<u32>, E>,
+    ) -> Result<Arc<Vec<u32>>, E> {
+        if let Some(set) = self.get(key) {
+            return Ok(set);
+        }
+        let set = Arc::new(build()?);
+        self.keep(key, &set);
+        Ok(set)
+    }
+
+    fn get(&self, key: &str) -> Option<Arc<Vec<u32>>> {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let i = kept.iter().position(|(k, _)| k == key)?;
+        let entry = kept.remove(i);
+        let set = Arc::clone(&entry.1);
+        kept.push(entry);
+        Some(set)
+    }
+
+    fn keep(&self, key: &str, set: &Arc<Vec<u32>>) {
+        let bytes = |s: &Vec<u32>| s.len() * 4;
+        if bytes(set) > SCOPE_CACHE_BYTES {
+            return;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.retain(|(k, _)| k != key);
+        kept.push((key.to_owned(), Arc::clone(set)));
+        let mut total: usize = kept.iter().map(|(_, s)| bytes(s)).sum();
+        while total > SCOPE_CACHE_BYTES || kept.len() > SCOPE_CACHE_ENTRIES {
+            let (_, oldest) = kept.remove(0);
+            total -= bytes(&oldest);
+        }
+    }
+
+    /// How many sets are kept, and their bytes.
+    pub fn usage(&self) -> (usize, usize) {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        (kept.len(), kept.iter().map(|(_, s)| s.len() * 4).sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_sets_are_reused_and_the_oldest_go_first() {
+        let scopes = Scopes::default();
+        let builds = std::cell::Cell::new(0);
+        let get = |key: &str, len: usize| {
+            scopes
+                .get_or_build(key, || {
+                    builds.set(builds.get() + 1);
+                    Ok::<_, ()>(vec![7; len])
+                })
+                .unwrap()
+        };
+        assert_eq!(*get("a", 3), vec![7; 3]);
+        assert_eq!(get("a", 3).len(), 3);
+        // A quarter of the cap each: the fifth pushes out the least
+        // recently used, which is "b" once "a" has been asked again.
+        let quarter = SCOPE_CACHE_BYTES / 4 / 4;
+        get("b", quarter);
+        get("c", quarter);
+        get("d", quarter);
+        get("a", 3);
+        get("e", quarter);
+        assert_eq!(builds.get(), 5);
+        let (n, bytes) = scopes.usage();
+        assert_eq!(n, 4, "a, c, d, e");
+        assert!(bytes <= SCOPE_CACHE_BYTES);
+        let mut rebuilt = false;
+        scopes
+            .get_or_build("b", || {
+                rebuilt = true;
+                Ok::<_, ()>(Vec::new())
+            })
+            .unwrap();
+        assert!(rebuilt, "b was the oldest");
+        scopes
+            .get_or_build("a", || -> Result<Vec<u32>, ()> { panic!("a is kept") })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_set_over_the_cap_is_not_kept_and_errors_keep_nothing() {
+        let scopes = Scopes::default();
+        let big = SCOPE_CACHE_BYTES / 4 + 1;
+        assert_eq!(
+            scopes
+                .get_or_build("big", || Ok::<_, ()>(vec![0; big]))
+                .unwrap()
+                .len(),
+            big
+        );
+        assert!(
+            scopes
+                .get_or_build("bad", || Err::<Vec<u32>, _>("no"))
+                .is_err()
+        );
+        assert_eq!(scopes.usage(), (0, 0));
+    }
+}
