@@ -364,6 +364,28 @@ def main():
             fail(f"the suggestion led to {landed!r}")
         print(f"browser: 'fracutre' offered {offer!r}, which finds {landed.split(' ', 1)[1]!r}")
 
+        # Facets: the first semantic tag narrows the search to it, and
+        # every hit of the narrowed page carries that tag in its FSN.
+        facet = browser.eval("(document.querySelector('.facets a') || {}).textContent")
+        if not facet:
+            fail("the search page shows no facets")
+        browser.screenshot(os.path.join(a.out, "search.png"))
+        browser.events.clear()
+        browser.eval("document.querySelector('.facets a').click()")
+        browser.wait_event("Page.loadEventFired")
+        codes = browser.eval("JSON.stringify([...document.querySelectorAll('ol.hits > li > a .code')].map(e => e.textContent))")
+        codes = json.loads(codes)
+        if not codes:
+            fail(f"the facet {facet!r} found nothing")
+        for code in codes:
+            found = mapped.json(f"/r4/CodeSystem/$lookup?system=http://snomed.info/sct&code={code}&property=designation")
+            fsns = [p for p in found["parameter"] if p["name"] == "designation"
+                    and any(x.get("valueCoding", {}).get("code") == "900000000000003001" for x in p["part"])]
+            terms = [x["valueString"] for p in fsns for x in p["part"] if x["name"] == "value"]
+            if not any(t.endswith(f"({facet})") for t in terms):
+                fail(f"facet {facet!r} narrowed to {code}, whose FSN is {terms}")
+        print(f"browser: the facet {facet!r} narrowed the search to {len(codes)} concepts with that tag")
+
         # A concept page with its parts: the finding hierarchy's top.
         browser.go(base + f"/concept/{SNOMED_FINDING}")
         lookup = mapped.json(f"/r4/CodeSystem/$lookup?system=http://snomed.info/sct&code={SNOMED_FINDING}")

@@ -45,6 +45,35 @@ impl SearchQuery {
         ]
     }
 
+    /// What the page asks the engine: its own page, or the first
+    /// [`FACET_HITS`] when that is more — one search, whose first hits
+    /// the facets count and whose page is a slice of them.
+    pub fn engine_pairs(&self, version: &str) -> Vec<(String, String)> {
+        let end = self.offset.saturating_add(self.count);
+        if end > FACET_HITS {
+            return self.expand_pairs(version);
+        }
+        let window = SearchQuery {
+            offset: 0,
+            count: FACET_HITS,
+            ..self.clone()
+        };
+        window.expand_pairs(version)
+    }
+
+    /// The same search narrowed by an ECL constraint (a facet's).
+    fn narrowed(&self, constraint: &str) -> SearchQuery {
+        let within = match self.within.trim() {
+            "" => constraint.to_owned(),
+            w => format!("({w}) AND ({constraint})"),
+        };
+        SearchQuery {
+            within,
+            offset: 0,
+            ..self.clone()
+        }
+    }
+
     fn page_link(&self, version: &str, offset: usize) -> String {
         let offset = offset.to_string();
         let count = self.count.to_string();
@@ -67,6 +96,121 @@ impl SearchQuery {
             ],
         )
     }
+}
+
+/// The hits the facets count: the first of the search, in rank order —
+/// what a search head answers from its stored list, so counting them
+/// costs no second search. With more hits than this, each count is "at
+/// least".
+pub const FACET_HITS: usize = 200;
+
+/// One value of a facet among the hits: how many, and the search
+/// narrowed to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facet {
+    pub label: String,
+    pub count: usize,
+    pub href: String,
+}
+
+/// The hits counted by semantic tag and by module, most first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facets {
+    pub tags: Vec<Facet>,
+    pub modules: Vec<Facet>,
+    /// The search has more hits than were counted: each count is a lower
+    /// bound.
+    pub at_least: bool,
+}
+
+impl Facets {
+    fn is_empty(&self) -> bool {
+        self.tags.is_empty() && self.modules.is_empty()
+    }
+}
+
+/// The semantic tag of an FSN: its last parenthesised words.
+pub fn semantic_tag(fsn: &str) -> Option<&str> {
+    let inner = fsn.trim_end().strip_suffix(')')?;
+    let open = inner.rfind('(')?;
+    Some(inner[open + 1..].trim()).filter(|t| !t.is_empty())
+}
+
+/// The facets of `codes` (the first hits of `search`, of `total`).
+fn facets<B: AsRef<[u8]>>(
+    edition: &Edition<B>,
+    version: &str,
+    search: &SearchQuery,
+    codes: &[&str],
+    total: Option<u64>,
+) -> Result<Facets, crate::PageError> {
+    use std::collections::BTreeMap;
+    let mut tags: BTreeMap<String, usize> = BTreeMap::new();
+    let mut modules: BTreeMap<u64, usize> = BTreeMap::new();
+    for code in codes {
+        let Some(ord) = code.parse::<u64>().ok().and_then(|id| edition.ordinal(id)) else {
+            continue;
+        };
+        *modules.entry(edition.concept_at(ord)?.module).or_default() += 1;
+        if let Some(tag) = edition.fsn(ord, &[])?.and_then(|d| semantic_tag(d.term)) {
+            *tags.entry(tag.to_owned()).or_default() += 1;
+        }
+    }
+    // `*` is the active hierarchy; a search that shows inactive concepts
+    // narrows among every concept.
+    let any = if search.include_inactive {
+        "* {{ C active = * }}"
+    } else {
+        "*"
+    };
+    let most_first = |mut v: Vec<Facet>| {
+        v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.label.cmp(&b.label)));
+        v
+    };
+    let tags = tags
+        .into_iter()
+        .map(|(tag, count)| {
+            // A tag is words; a quote or backslash would end the ECL
+            // string early, so such a tag gets no link.
+            let constraint = format!("{any} {{{{ D term = wild:\"*({tag})\", type = fsn }}}}");
+            let href = if tag.contains(['"', '\\']) {
+                String::new()
+            } else {
+                search.narrowed(&constraint).page_link(version, 0)
+            };
+            Facet {
+                label: tag,
+                count,
+                href,
+            }
+        })
+        .collect();
+    let modules = modules
+        .into_iter()
+        .map(|(module, count)| {
+            let label = match edition.ordinal(module) {
+                Some(o) => edition
+                    .preferred_term(o)?
+                    .map_or_else(|| module.to_string(), str::to_owned),
+                None => module.to_string(),
+            };
+            let constraint = if search.include_inactive {
+                format!("* {{{{ C moduleId = {module}, active = * }}}}")
+            } else {
+                format!("* {{{{ C moduleId = {module} }}}}")
+            };
+            Ok(Facet {
+                label,
+                count,
+                href: search.narrowed(&constraint).page_link(version, 0),
+            })
+        })
+        .collect::<Result<Vec<_>, crate::PageError>>()?;
+    Ok(Facets {
+        tags: most_first(tags),
+        modules: most_first(modules),
+        at_least: total.is_some_and(|t| t as usize > codes.len()),
+    })
 }
 
 /// Why a concept is a hit: its best-ranked matching description.
@@ -104,6 +248,8 @@ pub struct SearchPage {
     /// When nothing matched: the search with each unknown word replaced
     /// by the nearest indexed one, as a link — never mixed into results.
     pub did_you_mean: Option<Link>,
+    /// The hits by semantic tag and module.
+    pub facets: Facets,
 }
 
 /// The hits of an `$expand` answer, each explained from `edition`.
@@ -208,12 +354,37 @@ pub fn page<B: AsRef<[u8]>>(
             .collect();
         chrome.fhir_request = Some(query("/r4/ValueSet/$expand", &pairs));
     }
-    let (total, hits, problem) = match answer {
+    let (total, hits, facets, problem) = match answer {
         Ok(expansion) => {
-            let (total, hits) = hits(edition, &version, &search.text, expansion)?;
-            (total, hits, None)
+            // The engine answered the page, or the facets' window of which
+            // the page is a slice ([`SearchQuery::engine_pairs`]).
+            let window = expansion["expansion"]["offset"].as_u64().unwrap_or(0) as usize;
+            let contains = expansion["expansion"]["contains"].as_array();
+            let codes: Vec<&str> = contains
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["code"].as_str())
+                .collect();
+            let total = expansion["expansion"]["total"].as_u64();
+            let facets = if window == 0 && search.offset.saturating_add(search.count) <= FACET_HITS
+            {
+                facets(edition, &version, &search, &codes, total)?
+            } else {
+                Facets::default()
+            };
+            let skip = search.offset.saturating_sub(window);
+            let page: Vec<Value> = contains
+                .into_iter()
+                .flatten()
+                .skip(skip)
+                .take(search.count)
+                .cloned()
+                .collect();
+            let sliced = serde_json::json!({ "expansion": { "total": total, "contains": page } });
+            let (total, hits) = hits(edition, &version, &search.text, &sliced)?;
+            (total, hits, facets, None)
         }
-        Err(problem) => (None, Vec::new(), Some(problem)),
+        Err(problem) => (None, Vec::new(), Facets::default(), Some(problem)),
     };
     let did_you_mean = if total == Some(0) && problem.is_none() {
         edition.did_you_mean(&search.text)?.map(|text| {
@@ -244,6 +415,7 @@ pub fn page<B: AsRef<[u8]>>(
         next,
         problem,
         did_you_mean,
+        facets,
     })
 }
 

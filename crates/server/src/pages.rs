@@ -318,7 +318,7 @@ async fn browse(
             engine(
                 &state,
                 Operation::Expand,
-                search.expand_pairs(&version),
+                search.engine_pairs(&version),
                 &headers,
                 client,
             )

@@ -208,6 +208,69 @@ async fn pages_show_what_the_release_and_the_engine_say() {
         );
     }
 
+    // Facets: the hits counted by the semantic tag of their FSN (RF2's),
+    // among the first 200; each a link that narrows the search to it.
+    let (_, all_hits) = common::call(
+        state.clone(),
+        axum::http::Method::GET,
+        &format!("/r4/ValueSet/$expand?url=http://snomed.info/sct?fhir_vs&filter={word}&count=200&activeOnly=true"),
+        None,
+    )
+    .await;
+    let tag_of = |code: &str| -> String {
+        let fsn = descriptions
+            .iter()
+            .find(|d| d[2] == "1" && d[4] == code && d[6] == "900000000000003001")
+            .map(|d| d[7].clone())
+            .unwrap();
+        fsn.rsplit_once('(')
+            .unwrap()
+            .1
+            .trim_end_matches(')')
+            .to_owned()
+    };
+    let mut tags: std::collections::BTreeMap<String, usize> = Default::default();
+    for c in all_hits["expansion"]["contains"].as_array().unwrap() {
+        *tags.entry(tag_of(c["code"].as_str().unwrap())).or_default() += 1;
+    }
+    let at_least = if total > 200 { "at least " } else { "" };
+    for (tag, n) in &tags {
+        assert!(
+            body.contains(&format!(
+                ">{}</a> <span class=\"count\">{at_least}{n}</span>",
+                escaped(tag)
+            )),
+            "facet {tag}: {n}"
+        );
+    }
+    let (tag, n) = tags.iter().max_by_key(|(_, n)| **n).unwrap();
+    let href = body
+        .split("<section class=\"facets\"")
+        .nth(1)
+        .unwrap()
+        .split(&format!(">{}</a>", escaped(tag)))
+        .next()
+        .unwrap()
+        .rsplit("href=\"")
+        .next()
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&amp;", "&")
+        .replace("&#38;", "&");
+    let (status, _, _, narrowed) = get(&state, &href, None).await;
+    assert_eq!(status, StatusCode::OK, "{href}");
+    let narrowed_hits: Vec<&str> = narrowed
+        .split("<li><a href=\"/concept/")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap())
+        .collect();
+    assert!(narrowed_hits.len() >= (*n).min(20), "{href}");
+    for code in narrowed_hits {
+        assert_eq!(&tag_of(code), tag, "{href}: {code}");
+    }
+
     // The suggestions: the same answer as JSON.
     let (_, content_type, _, body) = get(&state, &format!("/suggest?q={word}"), None).await;
     assert_eq!(content_type, "application/json");
