@@ -336,4 +336,62 @@ fn search_heads_answer_as_the_ranked_search() {
         assert_eq!(total, all.len());
         assert_eq!(top, all[..k.min(all.len())]);
     }
+    // In a scope built for searching, a head's page is its list kept to
+    // the scope, and the rest are counted: the ranked answer, for scopes
+    // that keep most of the list and scopes that keep little of it — and
+    // for a scope with more concepts than the query has postings, which
+    // the scope's bitmap counts rather than its descriptions seed.
+    let wide = ('a'..='z')
+        .map(|c| c.to_string())
+        .find(|q| {
+            let cost = e
+                .search_cost(q, txmap_store::MatchMode::Prefix, usize::MAX - 1)
+                .unwrap();
+            (10_000..e.concept_count() as usize * 6 / 7).contains(&cost)
+        })
+        .expect("a letter that is a head with fewer postings than concepts");
+    let wide_all = e.search_concepts(&wide, &options).unwrap();
+    for (q, all, every) in [
+        ("o", &all, 2),
+        ("o", &all, 3),
+        ("o", &all, 50),
+        (wide.as_str(), &wide_all, 7),
+    ] {
+        let keep = |c: &u32| {
+            if every == 7 {
+                c % 7 != 3
+            } else {
+                c.is_multiple_of(every)
+            }
+        };
+        let scope: Vec<u32> = (0..e.concept_count()).filter(keep).collect();
+        let want: Vec<u32> = all.iter().copied().filter(keep).collect();
+        let set = e.scope_set(scope.clone()).unwrap();
+        for inactive in [false, true] {
+            let options = txmap_store::SearchOptions {
+                include_inactive: inactive,
+                ..options
+            };
+            let ranked = e
+                .search_concepts_top(q, &options, txmap_store::Scope::Concepts(&scope), 200)
+                .unwrap();
+            if !inactive {
+                assert_eq!(ranked.0, want.len());
+            }
+            for k in [0, 1, 10, 200] {
+                let (total, top) = e
+                    .search_concepts_top(q, &options, txmap_store::Scope::Set(&set), k)
+                    .unwrap();
+                assert_eq!(
+                    total, ranked.0,
+                    "{q} every {every} k {k} inactive {inactive}"
+                );
+                assert_eq!(
+                    top,
+                    ranked.1[..k.min(ranked.1.len())],
+                    "{q} every {every} k {k}"
+                );
+            }
+        }
+    }
 }

@@ -494,13 +494,9 @@ fn scoped_search<B: AsRef<[u8]>>(
         for r in include {
             set.extend(r.filtered_concepts(ed, budget)?);
         }
-        if include.len() > 1 {
-            set.sort_unstable();
-            set.dedup();
-        }
-        Ok::<_, Error>(set)
+        ed.scope_set(set).map_err(crate::store_error)
     })?;
-    text_filtered(ed, text, options, Scope::Concepts(&set), wanted)
+    text_filtered(ed, text, options, Scope::Set(&set), wanted)
 }
 
 /// The concepts whose descriptions match `text`, best first, among

@@ -17,30 +17,58 @@
 
 use std::sync::{Arc, Mutex};
 
-/// The most bytes of scope sets one edition keeps (4 bytes a concept):
-/// 16 MiB holds the largest scope, every concept of a 4-million-concept
-/// edition, or a few dozen hierarchy-sized ones. A set bigger than this is
-/// built for its request and not kept.
+use txmap_store::ScopeSet;
+
+/// The most bytes of scope sets one edition keeps. A set is its concepts
+/// (4 bytes each) and two bitmaps over the descriptions (2 bits each):
+/// on the International-scale edition a hierarchy of 150,000 concepts
+/// is about 1 MB, so 16 MiB holds a dozen or more. A set bigger than this
+/// is built for its request and not kept.
 pub const SCOPE_CACHE_BYTES: usize = 16 << 20;
 
 /// The most scope sets one edition keeps, whatever their size.
 pub const SCOPE_CACHE_ENTRIES: usize = 64;
 
-/// Scope sets by key (the scope as written), most recently used last.
-#[derive(Debug, Default)]
-pub struct Scopes {
-    kept: Mutex<Vec<(String, Arc<Vec<u32>>)>>,
+/// What a kept value costs in memory.
+pub trait Weight {
+    fn bytes(&self) -> usize;
 }
 
-impl Scopes {
+impl Weight for ScopeSet {
+    fn bytes(&self) -> usize {
+        ScopeSet::bytes(self)
+    }
+}
+
+impl Weight for Vec<u32> {
+    fn bytes(&self) -> usize {
+        self.len() * 4
+    }
+}
+
+/// Scope sets by key (the scope as written), most recently used last.
+#[derive(Debug)]
+pub struct Scopes<T = ScopeSet> {
+    kept: Mutex<Vec<(String, Arc<T>)>>,
+}
+
+impl<T> Default for Scopes<T> {
+    fn default() -> Self {
+        Scopes {
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<T: Weight> Scopes<T> {
     /// The set kept for `key`, or `build`'s, kept if it fits. The set is
     /// built outside the lock, so a slow scope blocks nobody else's;
     /// two requests building the same one both build it.
     pub fn get_or_build<E>(
         &self,
         key: &str,
-        build: impl FnOnce() -> Result<Vec<u32>, E>,
-    ) -> Result<Arc<Vec<u32>>, E> {
+        build: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
         if let Some(set) = self.get(key) {
             return Ok(set);
         }
@@ -49,7 +77,7 @@ impl Scopes {
         Ok(set)
     }
 
-    fn get(&self, key: &str) -> Option<Arc<Vec<u32>>> {
+    fn get(&self, key: &str) -> Option<Arc<T>> {
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         let i = kept.iter().position(|(k, _)| k == key)?;
         let entry = kept.remove(i);
@@ -58,25 +86,24 @@ impl Scopes {
         Some(set)
     }
 
-    fn keep(&self, key: &str, set: &Arc<Vec<u32>>) {
-        let bytes = |s: &Vec<u32>| s.len() * 4;
-        if bytes(set) > SCOPE_CACHE_BYTES {
+    fn keep(&self, key: &str, set: &Arc<T>) {
+        if set.bytes() > SCOPE_CACHE_BYTES {
             return;
         }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.retain(|(k, _)| k != key);
         kept.push((key.to_owned(), Arc::clone(set)));
-        let mut total: usize = kept.iter().map(|(_, s)| bytes(s)).sum();
+        let mut total: usize = kept.iter().map(|(_, s)| s.bytes()).sum();
         while total > SCOPE_CACHE_BYTES || kept.len() > SCOPE_CACHE_ENTRIES {
             let (_, oldest) = kept.remove(0);
-            total -= bytes(&oldest);
+            total -= oldest.bytes();
         }
     }
 
     /// How many sets are kept, and their bytes.
     pub fn usage(&self) -> (usize, usize) {
         let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        (kept.len(), kept.iter().map(|(_, s)| s.len() * 4).sum())
+        (kept.len(), kept.iter().map(|(_, s)| s.bytes()).sum())
     }
 }
 
@@ -86,7 +113,7 @@ mod tests {
 
     #[test]
     fn kept_sets_are_reused_and_the_oldest_go_first() {
-        let scopes = Scopes::default();
+        let scopes = Scopes::<Vec<u32>>::default();
         let builds = std::cell::Cell::new(0);
         let get = |key: &str, len: usize| {
             scopes
@@ -125,7 +152,7 @@ mod tests {
 
     #[test]
     fn a_set_over_the_cap_is_not_kept_and_errors_keep_nothing() {
-        let scopes = Scopes::default();
+        let scopes = Scopes::<Vec<u32>>::default();
         let big = SCOPE_CACHE_BYTES / 4 + 1;
         assert_eq!(
             scopes

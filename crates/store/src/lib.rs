@@ -32,11 +32,13 @@ pub mod access;
 mod edition;
 mod error;
 pub mod heads;
+mod scope;
 mod search;
 mod types;
 
 pub use edition::{Edition, MemberTable, PREFETCH_MIN, Prefetch};
 pub use error::StoreError;
+pub use scope::ScopeSet;
 pub use search::{SEARCH_MAX_CANDIDATES, Scope, SearchOptions};
 pub use txmap_format::schema::{NO_CODE, RefsetKind};
 pub use txmap_format::{Metadata, SectionKind};

@@ -15,10 +15,10 @@ use txmap_format::SectionKind::{
 };
 use txmap_format::schema::description_search as search_bits;
 use txmap_format::schema::{ConceptRecord, DescriptionRecord, concept_flags, description_flags};
-use txmap_text::{MatchMode, MatchTier, RankKey, RankQuery, TextIndex, fold, words};
+use txmap_text::{Among, MatchMode, MatchTier, RankKey, RankQuery, TextIndex, fold, words};
 use zerocopy::little_endian::{U16, U32};
 
-use crate::{Edition, SearchHit, StoreError, sctid};
+use crate::{Edition, ScopeSet, SearchHit, StoreError, sctid};
 
 /// The most candidate descriptions a search considers by default before it
 /// is refused as [`StoreError::TooCostly`].
@@ -73,6 +73,9 @@ pub enum Scope<'s> {
     /// candidates: for a selective query, where testing a few thousand
     /// concepts costs less than building the scope's set.
     Test(&'s mut dyn FnMut(u32) -> bool),
+    /// A scope built for searching ([`ScopeSet`]): only its candidates are
+    /// listed, and a search head's page is filtered, not ranked again.
+    Set(&'s ScopeSet),
 }
 
 impl Scope<'_> {
@@ -87,6 +90,7 @@ impl std::fmt::Debug for Scope<'_> {
             Scope::All => f.write_str("All"),
             Scope::Concepts(c) => write!(f, "Concepts({} concepts)", c.len()),
             Scope::Test(_) => f.write_str("Test"),
+            Scope::Set(s) => write!(f, "Set({} concepts)", s.concepts().len()),
         }
     }
 }
@@ -180,13 +184,51 @@ impl<B: AsRef<[u8]>> Edition<B> {
         scope: Scope<'_>,
         k: usize,
     ) -> Result<(usize, Vec<u32>), StoreError> {
-        if scope.is_all()
-            && options.mode == MatchMode::Prefix
+        let head = options.mode == MatchMode::Prefix
             && !options.include_definitions
-            && k <= txmap_format::schema::SEARCH_HEAD_LIST
+            && k <= txmap_format::schema::SEARCH_HEAD_LIST;
+        if head
+            && scope.is_all()
             && let Some((total, list)) = self.search_head(query, options.include_inactive)?
         {
             return Ok((total, list.iter().take(k).map(|o| o.get()).collect()));
+        }
+        // In a built scope, the head's list in rank order, kept to the
+        // scope, is the scoped search's — when it gives a whole page, or
+        // is every hit. Then the hits are only counted.
+        if head
+            && let Scope::Set(set) = &scope
+            && let Some(mask) = set.mask(options.include_inactive)
+            && let Some((total, list)) = self.search_head(query, options.include_inactive)?
+        {
+            let page: Vec<u32> = list
+                .iter()
+                .map(|o| o.get())
+                .filter(|&c| set.contains(c))
+                .take(k)
+                .collect();
+            if page.len() == k || list.len() == total {
+                let index = self.text_index()?;
+                if self.seeds(&index, query, options, set.concepts())? {
+                    // A small scope: its descriptions seed the search,
+                    // and the mask drops the ones the search would not show.
+                    let seed = self.descriptions_of(set.concepts())?;
+                    let mut found = index.search_among(
+                        query,
+                        options.mode,
+                        options.max_candidates,
+                        Among::List(&seed),
+                    )?;
+                    found.retain(|&d| txmap_text::has_bit(mask, d));
+                    return Ok((self.count_concepts(&found)?, page));
+                }
+                // A head is one word: its prefix's postings, masked,
+                // counted by concept in the bitmap, never listed.
+                let folded = fold(query);
+                let word = words(&folded).next().unwrap_or_default();
+                let bits = index.prefix_bits_masked(word, options.max_candidates, mask)?;
+                return Ok((set.concepts_in(&bits), page));
+            }
         }
         self.search_concepts_ranked(query, options, scope, k)
     }
@@ -271,25 +313,40 @@ impl<B: AsRef<[u8]>> Edition<B> {
         // A small scope whose descriptions are fewer than the query's
         // commonest word's postings seeds the search; a bigger one
         // filters its answer.
-        let seed = match &scope {
-            Scope::Concepts(within)
-                if within.len() <= SEED_SCOPE_UP_TO
-                    && within.len()
-                        < index.cost(query, options.mode, options.max_candidates)? =>
-            {
+        // A built scope's bitmap keeps only its candidates (when the
+        // search wants what the bitmap says: definitions never, inactive
+        // descriptions as asked, and no second list of every candidate).
+        let within = match &scope {
+            Scope::Concepts(within) => Some(*within),
+            Scope::Set(set) => Some(set.concepts()),
+            _ => None,
+        };
+        let seed = match within {
+            Some(within) if self.seeds(&index, query, options, within)? => {
                 Some(self.descriptions_of(within)?)
             }
             _ => None,
         };
+        let mask = match &scope {
+            Scope::Set(set) if seed.is_none() && !options.include_definitions && all.is_none() => {
+                set.mask(options.include_inactive)
+            }
+            _ => None,
+        };
+        let within = within.filter(|_| mask.is_none());
+        let among = match (mask, &seed) {
+            (Some(bits), _) => Among::Bits(bits),
+            (None, Some(list)) => Among::List(list),
+            (None, None) => Among::All,
+        };
         let mut candidates =
-            index.search_among(query, options.mode, options.max_candidates, seed.as_deref())?;
-        match scope {
-            Scope::All => {}
-            Scope::Concepts(_) if seed.is_some() => {}
-            Scope::Concepts(within) => {
+            index.search_among(query, options.mode, options.max_candidates, among)?;
+        match (scope, within) {
+            (Scope::Test(test), _) => candidates = self.descriptions_passing(&candidates, test)?,
+            (_, Some(within)) if seed.is_none() => {
                 candidates = self.descriptions_within(&candidates, within)?;
             }
-            Scope::Test(test) => candidates = self.descriptions_passing(&candidates, test)?,
+            _ => {}
         }
         let mut ranker = RankQuery::new(&folded);
         hits.reserve(candidates.len());
@@ -542,6 +599,20 @@ impl Collect {
 }
 
 impl<B: AsRef<[u8]>> Edition<B> {
+    /// Whether a scope of `within` concepts is small enough to seed a
+    /// search for `query` ([`SEED_SCOPE_UP_TO`], and fewer than the
+    /// query's postings).
+    fn seeds(
+        &self,
+        index: &TextIndex<'_>,
+        query: &str,
+        options: &SearchOptions,
+        within: &[u32],
+    ) -> Result<bool, StoreError> {
+        Ok(within.len() <= SEED_SCOPE_UP_TO
+            && within.len() < index.cost(query, options.mode, options.max_candidates)?)
+    }
+
     /// The descriptions of the concepts `concepts` lists (ascending
     /// ordinals), ascending: each concept's are one range.
     fn descriptions_of(&self, concepts: &[u32]) -> Result<Vec<u32>, StoreError> {
@@ -649,26 +720,31 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// `index[c]..index[c + 1]`), galloping: no description record is read,
     /// and each step costs the log of the distance to the next candidate's
     /// concept, not of the whole index.
+    /// How many concepts the descriptions (ascending ordinals) describe:
+    /// a concept's are one range, so a description inside the range of
+    /// the one before costs nothing.
+    fn count_concepts(&self, descriptions: &[u32]) -> Result<usize, StoreError> {
+        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let mut count = 0;
+        let mut end = 0u32;
+        let mut c = 0usize;
+        for &d in descriptions {
+            if d < end {
+                continue;
+            }
+            c = concept_at_or_after(index, c, d)?;
+            end = index.get(c + 1).map_or(u32::MAX, |e| e.get());
+            count += 1;
+        }
+        Ok(count)
+    }
+
     fn concepts_of_descriptions(&self, descriptions: &[u32]) -> Result<Vec<u32>, StoreError> {
         let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
         let mut out = Vec::with_capacity(descriptions.len());
         let mut c = 0usize;
         for &d in descriptions {
-            // The first concept whose descriptions end after `d`: double
-            // the window until its end passes `d`, then search in it.
-            let rest = index.get(c + 1..).unwrap_or(&[]);
-            let mut window = 1usize;
-            while window < rest.len() && rest[window - 1].get() <= d {
-                window *= 2;
-            }
-            let window = &rest[..window.min(rest.len())];
-            c += window.partition_point(|end| end.get() <= d);
-            if c + 1 >= index.len() {
-                return Err(StoreError::corrupt(
-                    ConceptDescriptionsIndex,
-                    format!("description ordinal {d} beyond the last concept's"),
-                ));
-            }
+            c = concept_at_or_after(index, c, d)?;
             out.push(c as u32);
         }
         Ok(out)
@@ -679,6 +755,33 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let r = description_record(self.recs(Descriptions)?, ordinal)?;
         self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))
     }
+}
+
+/// The concept of description `d`, searching `index`
+/// (`ConceptDescriptionsIndex`) from concept `c` on: the first concept
+/// whose descriptions end after `d` — the window doubled until its end
+/// passes `d`, then searched.
+fn concept_at_or_after(index: &[U32], c: usize, d: u32) -> Result<usize, StoreError> {
+    // Mostly the same concept or the next: two reads, no search.
+    match (index.get(c + 1), index.get(c + 2)) {
+        (Some(end), _) if d < end.get() => return Ok(c),
+        (_, Some(end)) if d < end.get() => return Ok(c + 1),
+        _ => {}
+    }
+    let rest = index.get(c + 1..).unwrap_or(&[]);
+    let mut window = 1usize;
+    while window < rest.len() && rest[window - 1].get() <= d {
+        window *= 2;
+    }
+    let window = &rest[..window.min(rest.len())];
+    let c = c + window.partition_point(|end| end.get() <= d);
+    if c + 1 >= index.len() {
+        return Err(StoreError::corrupt(
+            ConceptDescriptionsIndex,
+            format!("description ordinal {d} beyond the last concept's"),
+        ));
+    }
+    Ok(c)
 }
 
 fn description_record(

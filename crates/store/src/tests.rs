@@ -925,6 +925,14 @@ fn search_ranks_hits() {
                     .unwrap();
                 assert_eq!(total, odd.len(), "{q:?} test");
                 assert_eq!(top, odd[..k.min(odd.len())], "{q:?} k={k} test");
+                // And built for searching: the same answer (a head's page
+                // filtered by the scope, or the masked candidates ranked).
+                let set = e.scope_set(odd_concepts.clone()).unwrap();
+                let (total, top) = e
+                    .search_concepts_top(q, &options, Scope::Set(&set), k)
+                    .unwrap();
+                assert_eq!(total, odd.len(), "{q:?} set");
+                assert_eq!(top, odd[..k.min(odd.len())], "{q:?} k={k} set");
                 let asked_once = asked.len();
                 asked.sort_unstable();
                 asked.dedup();
@@ -942,6 +950,12 @@ fn search_ranks_hits() {
                     .unwrap();
                 assert_eq!(total, want.len(), "{q:?} few");
                 assert_eq!(top, want[..k.min(want.len())], "{q:?} k={k} few");
+                let set = e.scope_set(few.clone()).unwrap();
+                let (total, top) = e
+                    .search_concepts_top(q, &options, Scope::Set(&set), k)
+                    .unwrap();
+                assert_eq!(total, want.len(), "{q:?} few set");
+                assert_eq!(top, want[..k.min(want.len())], "{q:?} k={k} few set");
             }
         }
     }

@@ -973,6 +973,62 @@ impl<'a> TextIndex<'a> {
         Ok(out)
     }
 
+    /// [`prefix_union`](Self::prefix_union) of the ordinals whose bit is
+    /// set in `mask` (see [`crate::Among::Bits`]), listed.
+    pub fn prefix_union_masked(
+        &self,
+        prefix: &str,
+        max_candidates: usize,
+        mask: &[u64],
+    ) -> Result<Vec<u32>, TextError> {
+        let bits = self.prefix_bits_masked(prefix, max_candidates, mask)?;
+        let mut out = Vec::new();
+        for (i, &word) in bits.iter().enumerate() {
+            let mut w = word;
+            while w != 0 {
+                out.push((i * 64) as u32 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The same union as a bitmap the mask's size: the postings are read
+    /// as for the union (and refused past `max_candidates` alike), but
+    /// only the masked ordinals are marked.
+    pub fn prefix_bits_masked(
+        &self,
+        prefix: &str,
+        max_candidates: usize,
+        mask: &[u64],
+    ) -> Result<Vec<u64>, TextError> {
+        let mut bits = vec![0u64; mask.len()];
+        let mut total = 0usize;
+        let mut words = 0usize;
+        let mut too_many = false;
+        self.for_each_with_prefix(prefix, |_, postings| {
+            total = total.saturating_add(postings.len());
+            words += 1;
+            if total > max_candidates || words > max_candidates {
+                too_many = true;
+                return ControlFlow::Break(());
+            }
+            for v in postings.raw() {
+                let v = v.get() as usize;
+                if let (Some(word), Some(m)) = (bits.get_mut(v / 64), mask.get(v / 64)) {
+                    *word |= m & (1 << (v % 64));
+                }
+            }
+            ControlFlow::Continue(())
+        })?;
+        if too_many {
+            return Err(TextError::TooCostly {
+                limit: max_candidates,
+            });
+        }
+        Ok(bits)
+    }
+
     /// Full consistency check, O(size of the index): the fst checksum, that
     /// the fst maps its words in order to `0, 1, 2, ...`, that every word is
     /// non-empty UTF-8, that offsets never decrease, and that every word's

@@ -93,4 +93,4 @@ pub use index::{
     TermIndexBuilder, TextIndex,
 };
 pub use rank::{MatchTier, RankKey, RankQuery, rank};
-pub use search::MatchMode;
+pub use search::{Among, MatchMode, has_bit};

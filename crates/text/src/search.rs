@@ -113,23 +113,24 @@ impl<'a> TextIndex<'a> {
         mode: MatchMode,
         max_candidates: usize,
     ) -> Result<Vec<u32>, TextError> {
-        self.search_among(query, mode, max_candidates, None)
+        self.search_among(query, mode, max_candidates, Among::All)
     }
 
-    /// [`search`](Self::search) among the descriptions `among` lists
-    /// (ascending ordinals, a scope's): when it is shorter than the query's
-    /// most selective word, it is the seed every word filters — a scope
-    /// of twenty thousand descriptions searched for "of" (eight hundred
-    /// thousand) costs twenty thousand short gallops, not the union of
-    /// the words starting with "of". Otherwise the search runs as usual and
-    /// its answer is intersected with `among`. A query refused as too
-    /// costly is not refused when `among` is within `max_candidates`.
+    /// [`search`](Self::search) among the descriptions of a scope
+    /// ([`Among`]). A list shorter than the query's most selective word is
+    /// the seed every word filters — a scope of twenty thousand
+    /// descriptions searched for "of" (eight hundred thousand) costs twenty
+    /// thousand short gallops, not the union of the words starting with
+    /// "of" — and a query refused as too costly is then not refused; a
+    /// longer list filters the search's answer. A bitmap filters the seed
+    /// as its postings are read, so only the scope's candidates are ever
+    /// listed.
     pub fn search_among(
         &self,
         query: &str,
         mode: MatchMode,
         max_candidates: usize,
-        among: Option<&[u32]>,
+        among: Among<'_>,
     ) -> Result<Vec<u32>, TextError> {
         let folded = fold(query);
         let cs = constraints(&folded, mode);
@@ -160,7 +161,7 @@ impl<'a> TextIndex<'a> {
             return Err(TextError::EmptyQuery);
         };
         let (mut candidates, rest) = match among {
-            Some(among) if among.len() < seed.cost() && among.len() <= max_candidates => {
+            Among::List(among) if among.len() < seed.cost() && among.len() <= max_candidates => {
                 let mut among = among.to_vec();
                 if first_unsorted(&among).is_some() {
                     among.sort_unstable();
@@ -174,18 +175,27 @@ impl<'a> TextIndex<'a> {
                         limit: max_candidates,
                     });
                 }
-                let candidates = match seed {
-                    Source::Exact(word, p) => {
+                let candidates = match (seed, among) {
+                    (Source::Exact(_, p), Among::Bits(bits)) => p
+                        .raw()
+                        .iter()
+                        .map(|v| v.get())
+                        .filter(|&v| has_bit(bits, v))
+                        .collect(),
+                    (Source::Exact(word, p), _) => {
                         if let Some(index) = first_unsorted_raw(p.raw()) {
                             return Err(TextError::CorruptPostings { word, index });
                         }
                         p.to_vec()
                     }
-                    Source::Prefix(word, _) => self.prefix_union(word, max_candidates)?,
+                    (Source::Prefix(word, _), Among::Bits(bits)) => {
+                        self.prefix_union_masked(word, max_candidates, bits)?
+                    }
+                    (Source::Prefix(word, _), _) => self.prefix_union(word, max_candidates)?,
                 };
                 let candidates = match among {
-                    Some(among) => intersect_sorted(&candidates, among),
-                    None => candidates,
+                    Among::List(among) => intersect_sorted(&candidates, among),
+                    Among::All | Among::Bits(_) => candidates,
                 };
                 (candidates, None)
             }
@@ -309,6 +319,25 @@ pub(crate) fn gallop<T>(s: &[T], from: usize, target: u32, key: impl Fn(&T) -> u
 
 /// `a ∩ b` for ascending `a` and `b`, walking the shorter and galloping in
 /// the longer.
+/// Which descriptions a search may return ([`TextIndex::search_among`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Among<'x> {
+    /// Every description.
+    All,
+    /// The descriptions listed: ascending ordinals.
+    List(&'x [u32]),
+    /// The descriptions whose bit is set (ordinal `d` is bit `d % 64` of
+    /// word `d / 64`); an ordinal past the end is not among them.
+    Bits(&'x [u64]),
+}
+
+/// Whether ordinal `v`'s bit is set in `bits` (as [`Among::Bits`] reads
+/// them).
+pub fn has_bit(bits: &[u64], v: u32) -> bool {
+    bits.get(v as usize / 64)
+        .is_some_and(|w| w & (1 << (v % 64)) != 0)
+}
+
 /// The values in both ascending lists.
 fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
     let (small, big) = if a.len() <= b.len() { (a, b) } else { (b, a) };

@@ -5,7 +5,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{Rng, random_word};
-use txmap_text::{IndexBytes, MatchMode, TermIndexBuilder, TextError, fold, words};
+use txmap_text::{Among, IndexBytes, MatchMode, TermIndexBuilder, TextError, fold, words};
 
 const TERMS: &[&str] = &[
     "Diabetes mellitus",            // 0
@@ -213,10 +213,21 @@ fn matches_naive_scan() {
                     .collect();
                 assert_eq!(
                     index
-                        .search_among(&query, mode, usize::MAX, Some(&among))
+                        .search_among(&query, mode, usize::MAX, Among::List(&among))
                         .unwrap(),
                     kept,
                     "{query:?} {mode:?} among every {every}"
+                );
+                let mut bits = vec![0u64; docs.len() / 64 + 1];
+                for &d in &among {
+                    bits[d as usize / 64] |= 1 << (d % 64);
+                }
+                assert_eq!(
+                    index
+                        .search_among(&query, mode, usize::MAX, Among::Bits(&bits))
+                        .unwrap(),
+                    kept,
+                    "{query:?} {mode:?} among bits every {every}"
                 );
             }
             let limit = rng.below(400);
