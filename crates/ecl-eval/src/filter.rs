@@ -267,6 +267,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             include_definitions: true,
             best_per_concept: false,
             max_candidates: SEARCH_MAX_CANDIDATES,
+            acceptable_in: None,
         };
         let mut out = Vec::new();
         for t in terms {

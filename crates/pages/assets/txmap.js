@@ -82,6 +82,8 @@
       var params = new URLSearchParams({ q: q });
       var version = form && form.elements.version;
       if (version && version.value) params.set("version", version.value);
+      var lang = document.getElementById("lang");
+      if (lang && lang.value) params.set("lang", lang.value);
       fetch(input.dataset.suggest + "?" + params, { headers: { Accept: "application/json" } })
         .then(function (r) { return r.ok ? r.json() : { suggestions: [] }; })
         .then(function (a) { show(a, seq); })

@@ -24,6 +24,9 @@ pub struct SearchQuery {
     /// An ECL expression the hits must satisfy (empty: the whole edition).
     pub within: String,
     pub include_inactive: bool,
+    /// A language refset the search keeps to and displays come from
+    /// (`None`: every language, the edition's displays).
+    pub language: Option<u64>,
     pub offset: usize,
     pub count: usize,
 }
@@ -33,7 +36,7 @@ impl SearchQuery {
     /// `version` (empty: the default edition).
     pub fn expand_pairs(&self, version: &str) -> Vec<(String, String)> {
         let url = implicit(version, self.within.trim());
-        vec![
+        let mut pairs = vec![
             ("url".to_owned(), url),
             ("filter".to_owned(), self.text.clone()),
             ("count".to_owned(), self.count.to_string()),
@@ -42,7 +45,14 @@ impl SearchQuery {
                 "activeOnly".to_owned(),
                 (!self.include_inactive).to_string(),
             ),
-        ]
+        ];
+        if let Some(refset) = self.language {
+            pairs.push((
+                "displayLanguage".to_owned(),
+                txmap_snomed::language::sctlang_tag(refset),
+            ));
+        }
+        pairs
     }
 
     /// What the page asks the engine: its own page, or the first
@@ -77,6 +87,7 @@ impl SearchQuery {
     fn page_link(&self, version: &str, offset: usize) -> String {
         let offset = offset.to_string();
         let count = self.count.to_string();
+        let language = self.language.map(|l| l.to_string()).unwrap_or_default();
         query(
             "/browse",
             &[
@@ -84,6 +95,7 @@ impl SearchQuery {
                 ("within", &self.within),
                 ("version", version),
                 ("inactive", if self.include_inactive { "true" } else { "" }),
+                ("lang", &language),
                 ("offset", if offset == "0" { "" } else { &offset }),
                 (
                     "count",
@@ -103,6 +115,40 @@ impl SearchQuery {
 /// costs no second search. With more hits than this, each count is "at
 /// least".
 pub const FACET_HITS: usize = 200;
+
+/// A language refset the search box offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LanguageChoice {
+    pub id: u64,
+    /// Its preferred term, or its SCTID when the edition lacks the concept.
+    pub label: String,
+    pub selected: bool,
+}
+
+/// The choices for `refsets` (the edition's language refsets), `chosen`
+/// selected.
+fn language_choices<B: AsRef<[u8]>>(
+    edition: &Edition<B>,
+    refsets: &[u64],
+    chosen: Option<u64>,
+) -> Result<Vec<LanguageChoice>, crate::PageError> {
+    refsets
+        .iter()
+        .map(|&id| {
+            let label = match edition.ordinal(id) {
+                Some(o) => edition
+                    .preferred_term(o)?
+                    .map_or_else(|| id.to_string(), str::to_owned),
+                None => id.to_string(),
+            };
+            Ok(LanguageChoice {
+                id,
+                label,
+                selected: chosen == Some(id),
+            })
+        })
+        .collect()
+}
 
 /// One value of a facet among the hits: how many, and the search
 /// narrowed to it.
@@ -250,6 +296,8 @@ pub struct SearchPage {
     pub did_you_mean: Option<Link>,
     /// The hits by semantic tag and module.
     pub facets: Facets,
+    /// The language refsets to search in.
+    pub languages: Vec<LanguageChoice>,
 }
 
 /// The hits of an `$expand` answer, each explained from `edition`.
@@ -337,8 +385,10 @@ pub fn page<B: AsRef<[u8]>>(
     edition: &Edition<B>,
     mut chrome: Chrome,
     search: SearchQuery,
+    languages: &[u64],
     answer: Result<&Value, String>,
 ) -> Result<SearchPage, crate::PageError> {
+    let languages = language_choices(edition, languages, search.language)?;
     let version = chrome.version_param().to_owned();
     chrome.title = if search.text.is_empty() {
         "Browse".to_owned()
@@ -416,6 +466,7 @@ pub fn page<B: AsRef<[u8]>>(
         problem,
         did_you_mean,
         facets,
+        languages,
     })
 }
 

@@ -281,6 +281,12 @@ fn search_query(q: &Query) -> Result<SearchQuery, PageError> {
         text: q.get("q").trim().to_owned(),
         within: q.get("within").trim().to_owned(),
         include_inactive: q.get("inactive") == "true",
+        language: match q.get("lang").trim() {
+            "" => None,
+            l => Some(l.parse().map_err(|_| {
+                PageError::Invalid(format!("lang={l:?} is not a language refset's SCTID"))
+            })?),
+        },
         offset: q.number("offset", 0)?,
         count: q
             .number("count", txmap_pages::search::DEFAULT_COUNT)?
@@ -307,6 +313,11 @@ async fn browse(
     let chrome = chrome(&state, Some(index));
     let version = chrome.version_param().to_owned();
     let ed = Arc::clone(&state.editions.list[index].edition);
+    let languages: Vec<u64> = state
+        .packages
+        .edition(index)
+        .map(|e| e.language_refsets().to_vec())
+        .unwrap_or_default();
     if let Some(id) = txmap_pages::search::direct(&ed, &search.text) {
         return Redirect::to(&txmap_pages::concept::Linker { version: &version }.concept(id))
             .into_response();
@@ -327,10 +338,14 @@ async fn browse(
     };
     build(&state, client, move || {
         let page = match &answer {
-            None => txmap_pages::search::page(&ed, chrome, search, Ok(&Value::Null))?,
-            Some(a) => {
-                txmap_pages::search::page(&ed, chrome, search, a.as_ref().map_err(Clone::clone))?
-            }
+            None => txmap_pages::search::page(&ed, chrome, search, &languages, Ok(&Value::Null))?,
+            Some(a) => txmap_pages::search::page(
+                &ed,
+                chrome,
+                search,
+                &languages,
+                a.as_ref().map_err(Clone::clone),
+            )?,
         };
         Ok(page.html())
     })
@@ -359,6 +374,7 @@ async fn suggest(
             .number("count", 10)
             .unwrap_or(10)
             .clamp(1, txmap_pages::search::MAX_COUNT),
+        language: q.get("lang").trim().parse().ok(),
         ..SearchQuery::default()
     };
     let ed = Arc::clone(&state.editions.list[index].edition);

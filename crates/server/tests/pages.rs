@@ -564,3 +564,133 @@ async fn each_edition_has_its_pages_by_version() {
     let (status, _, _, _) = get(&state, &format!("/concept/{only_b}"), None).await;
     assert_eq!(status, StatusCode::OK, "b is the default now");
 }
+
+/// A search in a language refset (the page's language choice, which is
+/// `$expand`'s `displayLanguage` naming the refset as `x-sctlang-…`)
+/// finds the concepts with a matching description that refset has a row
+/// for, and shows their preferred terms there: both from the RF2 files.
+#[tokio::test]
+async fn a_search_in_a_language_refset_keeps_to_its_descriptions() {
+    const US: &str = "900000000000509007";
+    const GB: &str = "900000000000508004";
+    const SYNONYM: &str = "900000000000013009";
+    const DEFINITION: &str = "900000000000550004";
+    const PREFERRED: &str = "900000000000548007";
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::edition(dir.path(), "ed", 3000, 7, 20250131);
+    let rf2 = dir.path().join("ed-rf2");
+    let state = common::serve(
+        dir.path(),
+        &format!("editions = [{:?}]\n", file.display().to_string()),
+    );
+    let active: std::collections::HashSet<String> = rf2_rows(&rf2, "sct2_Concept_Snapshot")
+        .into_iter()
+        .filter(|r| r[2] == "1")
+        .map(|r| r[0].clone())
+        .collect();
+    let descriptions = rf2_rows(&rf2, "sct2_Description_Snapshot");
+    let language = rf2_rows(&rf2, "der2_cRefset_Language");
+    let rows_in = |refset: &str| -> std::collections::HashMap<String, String> {
+        language
+            .iter()
+            .filter(|r| r[2] == "1" && r[4] == refset)
+            .map(|r| (r[5].clone(), r[6].clone()))
+            .collect()
+    };
+    let (us, gb) = (rows_in(US), rows_in(GB));
+    // The concepts with an active description (no definition) of an
+    // active concept that has a word starting with `prefix` and a row in
+    // `rows`.
+    let words_of = |t: &str| -> Vec<String> {
+        t.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let searched: Vec<(&str, &str, Vec<String>)> = descriptions
+        .iter()
+        .filter(|d| d[2] == "1" && d[6] != DEFINITION && active.contains(&d[4]))
+        .map(|d| (d[0].as_str(), d[4].as_str(), words_of(&d[7])))
+        .collect();
+    let hits = |prefix: &str, rows: Option<&std::collections::HashMap<String, String>>| {
+        searched
+            .iter()
+            .filter(|(id, _, _)| rows.is_none_or(|r| r.contains_key(*id)))
+            .filter(|(_, _, words)| words.iter().any(|w| w.starts_with(prefix)))
+            .map(|(_, concept, _)| concept.to_string())
+            .collect::<std::collections::BTreeSet<String>>()
+    };
+    // A word of a description the GB refset has a row for and the US one
+    // not, whose search in the US refset finds less than in every
+    // language.
+    let (word, want) = descriptions
+        .iter()
+        .filter(|d| d[2] == "1" && gb.contains_key(&d[0]) && !us.contains_key(&d[0]))
+        .take(50)
+        .flat_map(|d| words_of(&d[7]))
+        .filter(|w| w.len() >= 4 && w.is_ascii())
+        .flat_map(|w| [w[..3].to_owned(), w])
+        .find_map(|w| {
+            let want = hits(&w, Some(&us));
+            (!want.is_empty() && want != hits(&w, None)).then_some((w, want))
+        })
+        .expect("a word the US refset searches differently from every language");
+    let tag = format!("x-sctlang-{}-{}-{}", &US[..8], &US[8..16], &US[16..]);
+    let (_, v) = common::call(
+        state.clone(),
+        axum::http::Method::GET,
+        &format!("/r4/ValueSet/$expand?url=http://snomed.info/sct?fhir_vs&filter={word}&activeOnly=true&count=1000&displayLanguage={tag}"),
+        None,
+    )
+    .await;
+    let got: std::collections::BTreeSet<String> = v["expansion"]["contains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["code"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(got, want, "{word} in the US refset");
+    assert_eq!(v["expansion"]["total"], want.len());
+    // Displays: the US preferred synonym.
+    for c in v["expansion"]["contains"].as_array().unwrap() {
+        let code = c["code"].as_str().unwrap();
+        let preferred = descriptions
+            .iter()
+            .find(|d| {
+                d[2] == "1"
+                    && d[4] == code
+                    && d[6] == SYNONYM
+                    && us.get(&d[0]).is_some_and(|a| a == PREFERRED)
+            })
+            .map(|d| d[7].as_str());
+        if let Some(p) = preferred {
+            assert_eq!(c["display"], p, "{code}");
+        }
+    }
+    // The page offers the refsets and searches in the one chosen.
+    let (status, _, _, body) = get(
+        &state,
+        &format!("/browse?q={word}&lang={US}&count=200"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body.contains(&format!("<option value=\"{US}\" selected>")),
+        "US chosen"
+    );
+    assert!(
+        body.contains(&format!("<option value=\"{GB}\">")),
+        "GB offered"
+    );
+    let listed: std::collections::BTreeSet<String> = body
+        .split("<li><a href=\"/concept/")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed.len(), want.len().min(200));
+    assert!(listed.is_subset(&want));
+    let (status, _, _, _) = get(&state, "/browse?q=a&lang=english", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}

@@ -13,7 +13,9 @@
 //! `filter` (the store's ranked word search; results in rank order,
 //! otherwise by code), `activeOnly`, `includeDesignations` (active
 //! descriptions preferred in a language refset), `displayLanguage` or
-//! `Accept-Language` ([`crate::language`]). An expansion that would return
+//! `Accept-Language` ([`crate::language`]; a language refset named by
+//! its SCTID, `x-sctlang-…`, also keeps the filter to the descriptions
+//! that refset has a row for). An expansion that would return
 //! more than the configured `max_expansion` codes (or the
 //! `X-TOO-COSTLY-THRESHOLD` header's number, or a smaller `limit`
 //! parameter) is refused with 422 `too-costly`; the walk over the members
@@ -510,6 +512,9 @@ fn text_filtered<B: AsRef<[u8]>>(
 ) -> Result<(usize, Vec<Item>), Error> {
     let search = SearchOptions {
         include_inactive: !options.active_only,
+        // A display language named as a language refset
+        // (`x-sctlang-…`) is the search's language too.
+        acceptable_in: options.language.named_refset(),
         ..SearchOptions::default()
     };
     let (total, hits) = ed

@@ -27,6 +27,9 @@ pub const GB_ENGLISH: u64 = 900000000000508004;
 enum Want {
     /// The preferred synonym in this language refset.
     Refset(u64),
+    /// The same, named by the tag itself (`x-sctlang-…`, below): the
+    /// refset, not a language, says which descriptions answer.
+    Named(u64),
     /// A synonym whose language code is this (lower case).
     Language(String),
     /// The edition's default preferred term.
@@ -65,6 +68,16 @@ impl DisplayLanguage {
         self.wants.iter().any(|w| match w {
             Want::Refset(_) | Want::Default => code.eq_ignore_ascii_case("en"),
             Want::Language(l) => code.eq_ignore_ascii_case(l),
+            Want::Named(_) => true,
+        })
+    }
+
+    /// The language refset a tag names by its SCTID, the first if
+    /// several: a text search keeps to its descriptions.
+    pub fn named_refset(&self) -> Option<u64> {
+        self.wants.iter().find_map(|w| match w {
+            Want::Named(r) => Some(*r),
+            _ => None,
         })
     }
 
@@ -83,7 +96,9 @@ impl DisplayLanguage {
         for w in &self.wants {
             let term = match w {
                 Want::Default => break,
-                Want::Refset(r) => ed.preferred_term_in(ord, &[*r]).stored()?.map(|d| d.term),
+                Want::Refset(r) | Want::Named(r) => {
+                    ed.preferred_term_in(ord, &[*r]).stored()?.map(|d| d.term)
+                }
                 Want::Language(code) => in_language(ed, ord, code)?,
             };
             if term.is_some() {
@@ -102,12 +117,41 @@ fn want(tag: &str) -> Want {
         return Want::Default;
     }
     let lower = tag.to_ascii_lowercase();
+    if let Some(id) = sctlang(&lower) {
+        return Want::Named(id);
+    }
     match lower.as_str() {
         "en-us" => Want::Refset(sctid::US_ENGLISH),
         "en-gb" => Want::Refset(GB_ENGLISH),
         "en" => Want::Default,
         _ => Want::Language(lower.split('-').next().unwrap_or_default().to_owned()),
     }
+}
+
+/// The language refset a tag names in SNOMED CT's private use
+/// convention: `x-sctlang-` and the refset's SCTID, its digits split into
+/// subtags of at most eight (BCP 47's limit) — `en-x-sctlang-90000000-
+/// 00005090-07`, or with no language before it, `x-sctlang-…`.
+pub fn sctlang(tag: &str) -> Option<u64> {
+    let rest = tag
+        .strip_prefix("x-sctlang-")
+        .or_else(|| tag.split_once("-x-sctlang-").map(|(_, r)| r))?;
+    let digits: String = rest.split('-').collect();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The tag [`sctlang`] reads for language refset `id`.
+pub fn sctlang_tag(id: u64) -> String {
+    let digits = id.to_string();
+    let groups: Vec<&str> = digits
+        .as_bytes()
+        .chunks(8)
+        .map(|c| std::str::from_utf8(c).unwrap_or_default())
+        .collect();
+    format!("x-sctlang-{}", groups.join("-"))
 }
 
 /// An active synonym of the concept in language `code`, one preferred in
@@ -138,6 +182,30 @@ fn in_language<'e, B: AsRef<[u8]>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_language_refset_is_named_by_its_sctid_in_private_use_subtags() {
+        // The digits in subtags of at most eight, as BCP 47 allows.
+        assert_eq!(
+            sctlang("en-x-sctlang-90000000-00005090-07"),
+            Some(900000000000509007)
+        );
+        assert_eq!(
+            sctlang("x-sctlang-900000000000508004"),
+            Some(900000000000508004)
+        );
+        assert_eq!(sctlang("en-x-sctlang-"), None);
+        assert_eq!(sctlang("en-x-sctlang-9000a"), None);
+        assert_eq!(sctlang("en-gb"), None);
+        let tag = sctlang_tag(900000000000509007);
+        assert_eq!(tag, "x-sctlang-90000000-00005090-07");
+        assert!(txmap_terminology::language::is_valid_list(&tag));
+        assert_eq!(sctlang(&tag), Some(900000000000509007));
+        let l = DisplayLanguage::parse(Some(&format!("{tag}, en-GB;q=0.5")));
+        assert_eq!(l.named_refset(), Some(900000000000509007));
+        assert!(l.accepts("sv"), "the refset decides, not a language");
+        assert_eq!(DisplayLanguage::parse(Some("en-GB")).named_refset(), None);
+    }
 
     #[test]
     fn tags_are_ordered_by_quality_and_mapped() {

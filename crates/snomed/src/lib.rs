@@ -131,6 +131,9 @@ pub struct SnomedCt<B: AsRef<[u8]>> {
     serving: Arc<Serving>,
     /// The scopes of the last text searches ([`scopes`]).
     scopes: scopes::Scopes,
+    /// The language refsets the descriptions have rows in
+    /// ([`SnomedCt::language_refsets`]).
+    language_refsets: OnceLock<Vec<u64>>,
     /// The most candidates a scoped text search tests one by one
     /// ([`expand::TEST_EACH_UP_TO`]).
     test_each_up_to: usize,
@@ -155,6 +158,7 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
             uses: AtomicU64::new(0),
             serving: Arc::new(Serving::new("", true)),
             scopes: scopes::Scopes::default(),
+            language_refsets: OnceLock::new(),
             test_each_up_to: expand::TEST_EACH_UP_TO,
         }
     }
@@ -174,6 +178,14 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
 
     pub fn edition(&self) -> &Edition<B> {
         &self.edition
+    }
+
+    /// The language refsets the edition's descriptions have rows in,
+    /// ascending: read once (a pass over the acceptability rows), then
+    /// kept. Empty if the file cannot say.
+    pub fn language_refsets(&self) -> &[u64] {
+        self.language_refsets
+            .get_or_init(|| self.edition.language_refsets().unwrap_or_default())
     }
 
     /// The scope sets kept for text searches in this edition.

@@ -1061,6 +1061,37 @@ impl<B: AsRef<[u8]>> Edition<B> {
         &self.languages
     }
 
+    /// The one-byte code standing for SCTID `id` in records, if any
+    /// record can name it.
+    pub(crate) fn code_of(&self, id: u64) -> Option<u8> {
+        self.codes
+            .iter()
+            .position(|&c| c == id)
+            .and_then(|i| u8::try_from(i).ok())
+            .filter(|&c| c != NO_CODE)
+    }
+
+    /// The language refsets the descriptions have rows in, ascending: one
+    /// pass over the acceptability rows (a few million on an
+    /// International edition: milliseconds; callers keep the answer).
+    pub fn language_refsets(&self) -> Result<Vec<u64>, StoreError> {
+        let rows: &[AcceptabilityRecord] = self.recs(Acceptability)?;
+        let mut seen = [false; 256];
+        for r in rows {
+            seen[usize::from(r.refset_code)] = true;
+        }
+        let mut out = Vec::new();
+        for (code, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+            match self.code(code as u8, Acceptability)? {
+                0 => {}
+                id => out.push(id),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
     /// A description's language refset rows as codes: (refset, acceptability),
     /// each an index into [`code_ids`](Self::code_ids).
     pub fn acceptability_codes(

@@ -47,6 +47,10 @@ pub struct SearchOptions {
     pub best_per_concept: bool,
     /// The work bound, see [`SEARCH_MAX_CANDIDATES`].
     pub max_candidates: usize,
+    /// Only descriptions with an active row in this language refset
+    /// (preferred or acceptable) match: a search in one dialect or
+    /// translation. `None` by default: every language.
+    pub acceptable_in: Option<u64>,
 }
 
 impl Default for SearchOptions {
@@ -57,6 +61,7 @@ impl Default for SearchOptions {
             include_definitions: false,
             best_per_concept: false,
             max_candidates: SEARCH_MAX_CANDIDATES,
+            acceptable_in: None,
         }
     }
 }
@@ -184,8 +189,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
         scope: Scope<'_>,
         k: usize,
     ) -> Result<(usize, Vec<u32>), StoreError> {
+        // The heads are every language's answers.
         let head = options.mode == MatchMode::Prefix
             && !options.include_definitions
+            && options.acceptable_in.is_none()
             && k <= txmap_format::schema::SEARCH_HEAD_LIST;
         if head
             && scope.is_all()
@@ -348,6 +355,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             }
             _ => {}
         }
+        let language = Language::new(self, options.acceptable_in);
         let mut ranker = RankQuery::new(&folded);
         hits.reserve(candidates.len());
         if let Some(all) = all.as_deref_mut() {
@@ -381,6 +389,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
                     continue;
                 }
                 if !options.include_definitions && bits & search_bits::DEFINITION != 0 {
+                    continue;
+                }
+                if !language.accepts(self, ordinal)? {
                     continue;
                 }
                 let chars = bits & search_bits::CHARS;
@@ -434,6 +445,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 }
                 let type_id = self.code(r.type_code, Descriptions)?;
                 if !options.include_definitions && type_id == sctid::DEFINITION {
+                    continue;
+                }
+                if !language.accepts(self, ordinal)? {
                     continue;
                 }
                 let term =
@@ -504,6 +518,39 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// Full check of the word index (fst and postings order), for `verify`.
     pub(crate) fn verify_word_index(&self) -> Result<(), StoreError> {
         Ok(self.text_index()?.verify()?)
+    }
+}
+
+/// The language refset a search keeps to, as the one-byte code its
+/// acceptability rows carry (looked up once, not per candidate).
+enum Language {
+    Any,
+    /// The refset's code; `None` when no row names it (nothing matches).
+    Refset(Option<u8>),
+}
+
+impl Language {
+    fn new<B: AsRef<[u8]>>(ed: &Edition<B>, refset: Option<u64>) -> Language {
+        match refset {
+            None => Language::Any,
+            Some(id) => Language::Refset(ed.code_of(id)),
+        }
+    }
+
+    /// Whether description `d` may match.
+    fn accepts<B: AsRef<[u8]>>(&self, ed: &Edition<B>, d: u32) -> Result<bool, StoreError> {
+        match self {
+            Language::Any => Ok(true),
+            Language::Refset(None) => Ok(false),
+            Language::Refset(Some(code)) => {
+                for row in ed.acceptability_codes(d)? {
+                    if row?.0 == *code {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+        }
     }
 }
 
