@@ -140,6 +140,24 @@ fn wild(pattern: &str, text: &str) -> bool {
     glob(&p, &t, '*')
 }
 
+/// The words of a folded `wild` pattern that a matching term has as the
+/// start of one of its words: those not joined on their left to a `*`
+/// (`*ache` could end any word). Words are runs of alphanumerics, so the
+/// character before such a word — a separator, or the pattern's start —
+/// is before the same letters in the term, where a word then starts.
+pub(crate) fn wild_words(folded: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (i, segment) in folded.split('*').enumerate() {
+        for w in words(segment) {
+            let at = w.as_ptr() as usize - segment.as_ptr() as usize;
+            if i == 0 || at > 0 {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
 fn glob<T: Copy + PartialEq>(p: &[T], t: &[T], any: T) -> bool {
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
@@ -251,12 +269,25 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         if size < SEARCH_ABOVE {
             return Ok(None);
         }
+        // Each term as a word search whose hits include its matches: a
+        // `match` term as it is, a `wild` pattern by its words that start
+        // after a separator (`*(finding)` needs a word "finding…"); a
+        // pattern with none cannot narrow.
+        let queries = |terms: &[SearchTerm]| -> Option<Vec<String>> {
+            terms
+                .iter()
+                .map(|t| match t {
+                    SearchTerm::Match { text, .. } => Some(text.clone()),
+                    SearchTerm::Wild(pattern) => {
+                        let folded = fold(pattern);
+                        let words = wild_words(&folded);
+                        (!words.is_empty()).then(|| words.join(" "))
+                    }
+                })
+                .collect()
+        };
         let Some(terms) = ds.iter().find_map(|d| match d {
-            DescriptionFilter::Term { equal: true, terms }
-                if terms.iter().all(|t| matches!(t, SearchTerm::Match { .. })) =>
-            {
-                Some(terms)
-            }
+            DescriptionFilter::Term { equal: true, terms } => queries(terms),
             _ => None,
         }) else {
             return Ok(None);
@@ -270,10 +301,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             acceptable_in: None,
         };
         let mut out = Vec::new();
-        for t in terms {
-            let SearchTerm::Match { text, .. } = t else {
-                return Ok(None);
-            };
+        for text in &terms {
             match self.ed.search_concepts(text, &options) {
                 Ok(concepts) => {
                     self.tick(concepts.len() + 1)?;
@@ -714,6 +742,16 @@ fn accepted(wanted: Option<&[Acceptability]>, actual: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wild_patterns_words_are_those_not_joined_to_a_star_on_their_left() {
+        assert_eq!(wild_words("*(finding)"), ["finding"]);
+        assert_eq!(wild_words("heart*"), ["heart"]);
+        assert_eq!(wild_words("*ache"), Vec::<&str>::new());
+        assert_eq!(wild_words("*heart att*"), ["att"]);
+        assert_eq!(wild_words("a*b c*"), ["a", "c"]);
+        assert_eq!(wild_words("**"), Vec::<&str>::new());
+    }
 
     #[test]
     fn wildcards() {

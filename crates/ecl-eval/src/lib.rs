@@ -112,7 +112,10 @@
 //!   Likewise a `match` term filter over a set of 2,000 concepts or more
 //!   first narrows the set through the word index (`Edition::search_with`,
 //!   inactive descriptions and definitions included), then tests the
-//!   survivors' descriptions.
+//!   survivors' descriptions; so does a `wild` pattern, by its words that
+//!   start after a separator or at its start (`*(finding)` narrows to the
+//!   concepts with a word "finding…", a semantic tag's), and a pattern
+//!   without one (`*ache*`) tests every concept.
 //! * **Dotted** `S . a . b`: the targets of `a`-typed relationships from S,
 //!   then of `b`-typed ones from those.
 //! * **Description filters**: a concept passes a `{{ D … }}` block when one

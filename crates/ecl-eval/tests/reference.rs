@@ -1139,3 +1139,47 @@ fn few_candidates_in_a_large_focus_agree_with_the_reference() {
     }
     assert!(lazy > 50, "only {lazy} expressions had few candidates");
 }
+
+/// `wild` patterns over every concept (a set big enough for the word
+/// index to narrow it first, by the words of the pattern that start after
+/// a separator) agree with the reference: semantic tags, term starts,
+/// words inside, pieces of words, and patterns with no such word.
+#[test]
+fn wild_patterns_over_every_concept_agree_with_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let ed = synth(dir.path(), 3000, 5);
+    let reference = Reference::new(&ed);
+    let budget = Budget::default();
+    let mut patterns: BTreeSet<String> = BTreeSet::new();
+    for o in (0..ed.concept_count()).step_by(331) {
+        for d in ed.descriptions(o).unwrap() {
+            let t = d.term.to_lowercase();
+            if let Some((_, tag)) = t.rsplit_once('(') {
+                patterns.insert(format!("*({tag}"));
+            }
+            let ws: Vec<&str> = t.split(' ').filter(|w| w.len() > 3).collect();
+            if let [first, .., last] = ws.as_slice() {
+                patterns.insert(format!("{}*", &first[..3]));
+                patterns.insert(format!("* {last}*"));
+                patterns.insert(format!("*{}*", &last[1..3]));
+                patterns.insert(format!("{first} *"));
+                patterns.insert(format!("*{first}*{}*", &last[..2]));
+            }
+        }
+    }
+    assert!(patterns.len() > 20, "{} patterns", patterns.len());
+    let mut found = 0;
+    for p in &patterns {
+        for text in [
+            format!("* {{{{ D term = wild:\"{p}\" }}}}"),
+            format!("* {{{{ D term = wild:\"{p}\", type = fsn }}}}"),
+            format!("<< 138875005 {{{{ D term = (wild:\"{p}\" \"zz\") }}}}"),
+        ] {
+            let e = txmap_ecl::parse(&text).unwrap();
+            let expected: Vec<u32> = reference.expr(&e).into_iter().collect();
+            found += expected.len();
+            assert_eq!(evaluate(&ed, &e, &budget).unwrap(), expected, "{text}");
+        }
+    }
+    assert!(found > 1000, "the patterns matched only {found} concepts");
+}

@@ -416,12 +416,16 @@ impl PartialOrd for CodeKey {
 }
 
 /// The most candidate descriptions a scoped text search tests one by one
-/// against its scope ([`Scope::Test`]); above it, the scope is built as a
-/// set. A test costs a search in the concept's ancestors for a hierarchy,
-/// a few term reads for a description filter: 16,384 of them take a few
-/// milliseconds at most, while a hierarchy's set takes one or two and a
-/// description filter's far more (and is kept, [`crate::scopes`]).
-pub const TEST_EACH_UP_TO: usize = 16_384;
+/// against its scope ([`Scope::Test`]) when the scope's set is not kept
+/// already; above it, the set is built and kept ([`crate::scopes`]). A
+/// test costs a search in the concept's ancestors for a hierarchy, and up
+/// to a couple of microseconds for a description filter (every
+/// description's term read): 4,096 candidates stay within a few
+/// milliseconds. A set costs its build once — a hierarchy's a millisecond
+/// or two, a semantic tag's about 65 ms on the International-scale
+/// edition — and then makes every search in the scope cheaper than
+/// testing would.
+pub const TEST_EACH_UP_TO: usize = 4_096;
 
 /// [`members`] for a text search among the concepts passing `include`'s
 /// filters (any rule's, all of a rule's), none of which lists concepts.
@@ -434,6 +438,22 @@ fn scoped_search<B: AsRef<[u8]>>(
     budget: &Budget,
 ) -> Result<(usize, Vec<Item>), Error> {
     let ed = e.edition();
+    // The scope as written, rule by rule: the same scope, the same set.
+    let key = include
+        .iter()
+        .map(|r| {
+            r.filters
+                .iter()
+                .map(|f| f.written.as_str())
+                .collect::<Vec<_>>()
+                .join("\u{1f}")
+        })
+        .collect::<Vec<_>>()
+        .join("\u{1e}");
+    // A scope built already is the cheapest way, whatever the query.
+    if let Some(set) = e.scopes().kept(&key) {
+        return text_filtered(ed, text, options, Scope::Set(&set), wanted);
+    }
     let up_to = e.test_each_up_to();
     let cost = ed
         .search_cost(text, MatchMode::Prefix, up_to)
@@ -479,18 +499,6 @@ fn scoped_search<B: AsRef<[u8]>>(
         }
         return answer;
     }
-    // The scope as written, rule by rule: the same scope, the same set.
-    let key = include
-        .iter()
-        .map(|r| {
-            r.filters
-                .iter()
-                .map(|f| f.written.as_str())
-                .collect::<Vec<_>>()
-                .join("\u{1f}")
-        })
-        .collect::<Vec<_>>()
-        .join("\u{1e}");
     let set = e.scopes().get_or_build(&key, || {
         let mut set = Vec::new();
         for r in include {

@@ -11,9 +11,9 @@
 //! kept set is the answer a new evaluation would give, whatever budget
 //! built it; the cache goes with its edition.
 //!
-//! A selective search does not come here at all: its few hits are tested
-//! against the scope one by one ([`crate::expand`]), which is cheaper
-//! than any set.
+//! A selective search whose scope is not kept does not build it: its few
+//! hits are tested against the scope one by one ([`crate::expand`]),
+//! which costs less than a set nobody may ask for again.
 
 use std::sync::{Arc, Mutex};
 
@@ -69,7 +69,7 @@ impl<T: Weight> Scopes<T> {
         key: &str,
         build: impl FnOnce() -> Result<T, E>,
     ) -> Result<Arc<T>, E> {
-        if let Some(set) = self.get(key) {
+        if let Some(set) = self.kept(key) {
             return Ok(set);
         }
         let set = Arc::new(build()?);
@@ -77,7 +77,8 @@ impl<T: Weight> Scopes<T> {
         Ok(set)
     }
 
-    fn get(&self, key: &str) -> Option<Arc<T>> {
+    /// The set kept for `key`, if any (now the most recently used).
+    pub fn kept(&self, key: &str) -> Option<Arc<T>> {
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         let i = kept.iter().position(|(k, _)| k == key)?;
         let entry = kept.remove(i);
