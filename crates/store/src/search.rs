@@ -219,14 +219,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 if self.seeds(&index, query, options, set.concepts())? {
                     // A small scope: its descriptions seed the search,
                     // and the mask drops the ones the search would not show.
-                    let seed = self.descriptions_of(set.concepts())?;
-                    let mut found = index.search_among(
+                    let mut seed = self.descriptions_of(set.concepts())?;
+                    seed.retain(|&d| txmap_text::has_bit(mask, d));
+                    let found = index.search_among(
                         query,
                         options.mode,
                         options.max_candidates,
                         Among::List(&seed),
                     )?;
-                    found.retain(|&d| txmap_text::has_bit(mask, d));
                     return Ok((self.count_concepts(&found)?, page));
                 }
                 // A head is one word: its prefix's postings, masked,
@@ -330,7 +330,17 @@ impl<B: AsRef<[u8]>> Edition<B> {
         };
         let seed = match within {
             Some(within) if self.seeds(&index, query, options, within)? => {
-                Some(self.descriptions_of(within)?)
+                let mut seed = self.descriptions_of(within)?;
+                // A built scope's mask drops, before the search, what the
+                // ranking would (inactive ones, definitions), as asked.
+                if let Scope::Set(set) = &scope
+                    && !options.include_definitions
+                    && all.is_none()
+                    && let Some(mask) = set.mask(options.include_inactive)
+                {
+                    seed.retain(|&d| txmap_text::has_bit(mask, d));
+                }
+                Some(seed)
             }
             _ => None,
         };
@@ -346,8 +356,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
             (None, Some(list)) => Among::List(list),
             (None, None) => Among::All,
         };
-        let mut candidates =
-            index.search_among(query, options.mode, options.max_candidates, among)?;
+        // Seeded, a one-word prefix query's first-word codes come with
+        // its answer (unchanged below: nothing filters a seeded answer).
+        let (mut candidates, mut seeded_codes) = if seed.is_some() {
+            index.search_among_coded(query, options.mode, options.max_candidates, among)?
+        } else {
+            let found = index.search_among(query, options.mode, options.max_candidates, among)?;
+            (found, None)
+        };
         match (scope, within) {
             (Scope::Test(test), _) => candidates = self.descriptions_passing(&candidates, test)?,
             (_, Some(within)) if seed.is_none() => {
@@ -370,9 +386,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
             // longer query: a term can match it exactly or start with it
             // only if its first word is the query's first, so only those
             // candidates' terms are read.
-            let codes = match first {
-                Some(word) => index.first_word_codes(word, one_word, &candidates)?,
-                None => None,
+            let codes = match (first, seeded_codes.take()) {
+                (Some(_), Some(codes)) if one_word && options.mode == MatchMode::Prefix => {
+                    Some(codes)
+                }
+                (Some(word), _) => index.first_word_codes(word, one_word, &candidates)?,
+                (None, _) => None,
             };
             let concepts = self.concepts_of_descriptions(&candidates)?;
             for (i, (&ordinal, &concept)) in candidates.iter().zip(&concepts).enumerate() {

@@ -414,7 +414,7 @@ impl<'a> Postings<'a> {
 
     /// Whether the `i`-th posting's word is the first word of its term,
     /// by the index's first-words bitmap (`None` without one).
-    fn is_first(&self, first: Option<&[u8]>, i: usize) -> Option<bool> {
+    pub(crate) fn is_first(&self, first: Option<&[u8]>, i: usize) -> Option<bool> {
         let bit = self.start.checked_add(i)?;
         Some(first?.get(bit / 8)? >> (bit % 8) & 1 == 1)
     }
@@ -707,6 +707,11 @@ impl<'a> TextIndex<'a> {
     /// with the query at all, which needs its first word to be the query's
     /// first. `None` when the index has no first-words bitmap. The work is
     /// the postings read, as for the search that found the candidates.
+    /// The first-words bitmap, when the index has one.
+    pub(crate) fn first_bits(&self) -> Option<&'a [u8]> {
+        self.first
+    }
+
     pub fn first_word_codes(
         &self,
         word: &str,

@@ -132,6 +132,33 @@ impl<'a> TextIndex<'a> {
         max_candidates: usize,
         among: Among<'_>,
     ) -> Result<Vec<u32>, TextError> {
+        Ok(self
+            .search_inner(query, mode, max_candidates, among, false)?
+            .0)
+    }
+
+    /// [`search_among`](Self::search_among), and for a one-word prefix
+    /// query seeded by a list, the [`first_word_codes`](Self::first_word_codes)
+    /// of its answer, found while the word's postings were matched
+    /// against the seed (`None` otherwise: the caller asks for them).
+    pub fn search_among_coded(
+        &self,
+        query: &str,
+        mode: MatchMode,
+        max_candidates: usize,
+        among: Among<'_>,
+    ) -> Result<(Vec<u32>, Option<Vec<u8>>), TextError> {
+        self.search_inner(query, mode, max_candidates, among, true)
+    }
+
+    fn search_inner(
+        &self,
+        query: &str,
+        mode: MatchMode,
+        max_candidates: usize,
+        among: Among<'_>,
+        coded: bool,
+    ) -> Result<(Vec<u32>, Option<Vec<u8>>), TextError> {
         let folded = fold(query);
         let cs = constraints(&folded, mode);
         if cs.is_empty() {
@@ -142,20 +169,24 @@ impl<'a> TextIndex<'a> {
         for c in &cs {
             if c.prefix {
                 match self.prefix_cost(c.word, max_candidates)? {
-                    PrefixCost::NoWords => return Ok(Vec::new()),
+                    PrefixCost::NoWords => return Ok((Vec::new(), coded.then(Vec::new))),
                     PrefixCost::Within(n) => sources.push(Source::Prefix(c.word, Some(n))),
                     PrefixCost::Over => sources.push(Source::Prefix(c.word, None)),
                 }
             } else {
                 match self.lookup(c.word)? {
                     Some((i, p)) if !p.is_empty() => sources.push(Source::Exact(i, p)),
-                    _ => return Ok(Vec::new()),
+                    _ => return Ok((Vec::new(), None)),
                 }
             }
         }
 
         // Most selective first; exact lists before prefixes on ties.
         sources.sort_by_key(|s| (s.cost(), matches!(s, Source::Prefix(..))));
+        let one_prefix = match sources.as_slice() {
+            [Source::Prefix(word, _)] if self.first_bits().is_some() => Some(*word),
+            _ => None,
+        };
         let mut sources = sources.into_iter();
         let Some(seed) = sources.next() else {
             return Err(TextError::EmptyQuery);
@@ -201,6 +232,12 @@ impl<'a> TextIndex<'a> {
             }
         };
 
+        // One prefix word seeded by a list: the seed filtered by the
+        // word's postings, each kept one's first-word code noted on the way.
+        if coded && let (Some(word), Some(Source::Prefix(..))) = (one_prefix, &rest) {
+            let (kept, codes) = self.filter_by_prefix_coded(&candidates, word)?;
+            return Ok((kept, Some(codes)));
+        }
         // Exact lists come before prefixes because of the sort above.
         for source in rest.into_iter().chain(sources) {
             if candidates.is_empty() {
@@ -216,7 +253,7 @@ impl<'a> TextIndex<'a> {
             candidates.sort_unstable();
             candidates.dedup();
         }
-        Ok(candidates)
+        Ok((candidates, None))
     }
 
     /// How many candidates [`search`](Self::search) would start from: the
@@ -270,7 +307,14 @@ impl<'a> TextIndex<'a> {
         let mut keep = vec![false; candidates.len()];
         let mut kept = 0usize;
         self.for_each_with_prefix(prefix, |_, p| {
-            kept += mark_intersection(candidates, p.raw(), &mut keep);
+            mark_intersection(candidates, p.raw(), |i, _| {
+                if let Some(k) = keep.get_mut(i)
+                    && !*k
+                {
+                    *k = true;
+                    kept += 1;
+                }
+            });
             if kept >= candidates.len() {
                 ControlFlow::Break(())
             } else {
@@ -282,6 +326,42 @@ impl<'a> TextIndex<'a> {
             .zip(keep)
             .filter_map(|(&c, k)| k.then_some(c))
             .collect())
+    }
+
+    /// [`filter_by_prefix`](Self::filter_by_prefix) and the
+    /// [`first_word_codes`](Self::first_word_codes) of what it keeps
+    /// (`prefix` the one word of a prefix query), from the same walk.
+    fn filter_by_prefix_coded(
+        &self,
+        candidates: &[u32],
+        prefix: &str,
+    ) -> Result<(Vec<u32>, Vec<u8>), TextError> {
+        // 0: no word matched; else 1 + the first-word code.
+        let mut marks = vec![0u8; candidates.len()];
+        let first = self.first_bits();
+        self.for_each_with_prefix(prefix, |word, p| {
+            let code = if word == prefix { 2 } else { 1 };
+            mark_intersection(candidates, p.raw(), |i, j| {
+                let c = if p.is_first(first, j) == Some(true) {
+                    code
+                } else {
+                    0
+                };
+                if let Some(m) = marks.get_mut(i) {
+                    *m = (*m).max(c + 1);
+                }
+            });
+            ControlFlow::Continue(())
+        })?;
+        let mut kept = Vec::new();
+        let mut codes = Vec::new();
+        for (&c, &m) in candidates.iter().zip(&marks) {
+            if m > 0 {
+                kept.push(c);
+                codes.push(m - 1);
+            }
+        }
+        Ok((kept, codes))
     }
 }
 
@@ -382,38 +462,30 @@ pub(crate) fn intersect(a: &[u32], b: &[U32]) -> Vec<u32> {
 
 /// Sets `keep[i]` for every `candidates[i]` present in `list`; returns how
 /// many flags went from false to true.
-fn mark_intersection(candidates: &[u32], list: &[U32], keep: &mut [bool]) -> usize {
-    let mut newly = 0;
-    let mut mark = |i: usize, keep: &mut [bool]| {
-        if let Some(k) = keep.get_mut(i)
-            && !*k
-        {
-            *k = true;
-            newly += 1;
-        }
-    };
+/// Calls `mark(i, j)` for each candidate `i` found at `list[j]`,
+/// galloping from the shorter side.
+fn mark_intersection(candidates: &[u32], list: &[U32], mut mark: impl FnMut(usize, usize)) {
     if candidates.len() <= list.len() {
         let mut j = 0;
         for (i, &x) in candidates.iter().enumerate() {
             j = gallop(list, j, x, |v| v.get());
             match list.get(j) {
                 None => break,
-                Some(v) if v.get() == x => mark(i, keep),
+                Some(v) if v.get() == x => mark(i, j),
                 Some(_) => {}
             }
         }
     } else {
         let mut i = 0;
-        for y in list.iter().map(|v| v.get()) {
+        for (j, y) in list.iter().map(|v| v.get()).enumerate() {
             i = gallop(candidates, i, y, |&v| v);
             match candidates.get(i) {
                 None => break,
-                Some(&v) if v == y => mark(i, keep),
+                Some(&v) if v == y => mark(i, j),
                 Some(_) => {}
             }
         }
     }
-    newly
 }
 
 #[cfg(test)]
@@ -483,9 +555,13 @@ mod tests {
         let long: Vec<u32> = (0..1000).collect();
         assert_eq!(intersect(&long, &u32s(&[5, 500, 999, 1000])), [5, 500, 999]);
         assert_eq!(intersect(&[], &b), Vec::<u32>::new());
-        let mut keep = vec![false; a.len()];
-        assert_eq!(mark_intersection(&a, &b, &mut keep), 4);
-        assert_eq!(mark_intersection(&a, &b, &mut keep), 0);
-        assert_eq!(keep, [true, true, false, false, true, true]);
+        // Each match as (candidate, list) positions, from either side.
+        let mut found = Vec::new();
+        mark_intersection(&a, &b, |i, j| found.push((i, j)));
+        assert_eq!(found, [(0, 1), (1, 3), (4, 5), (5, 7)]);
+        let mut found = Vec::new();
+        mark_intersection(&long, &b, |i, j| found.push((i, j)));
+        assert_eq!(found.len(), b.len(), "every value of b is in 0..1000");
+        assert!(found.iter().all(|&(i, j)| long[i] == b[j].get()));
     }
 }

@@ -166,6 +166,7 @@ fn matches_naive_scan() {
 
     let mut checked = 0;
     let mut too_costly = 0;
+    let mut coded = 0;
     for _ in 0..1500 {
         let n = 1 + rng.below(3);
         let query: Vec<String> = (0..n)
@@ -218,6 +219,21 @@ fn matches_naive_scan() {
                     kept,
                     "{query:?} {mode:?} among every {every}"
                 );
+                // Seeded by a list, a one-word prefix query notes each
+                // hit's first-word code as it goes: the codes asked after.
+                let (got, codes) = index
+                    .search_among_coded(&query, mode, usize::MAX, Among::List(&among))
+                    .unwrap();
+                assert_eq!(got, kept, "{query:?} {mode:?} coded");
+                // (A repeated word is one constraint: "a a" is coded as "a".)
+                if let (Some(codes), [word]) = (codes, qwords.as_slice()) {
+                    assert_eq!(
+                        Some(codes),
+                        index.first_word_codes(word, true, &got).unwrap(),
+                        "{query:?} {mode:?} codes"
+                    );
+                    coded += 1;
+                }
                 let mut bits = vec![0u64; docs.len() / 64 + 1];
                 for &d in &among {
                     bits[d as usize / 64] |= 1 << (d % 64);
@@ -246,4 +262,5 @@ fn matches_naive_scan() {
         }
     }
     assert!(checked > 0 && too_costly > 0 && too_costly < checked);
+    assert!(coded > 100, "only {coded} searches gave codes");
 }
