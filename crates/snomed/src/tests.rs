@@ -94,16 +94,23 @@ impl Rf2 {
     }
 }
 
-fn setup() -> (tempfile::TempDir, Rf2, Arc<Editions>) {
-    let dir = tempfile::tempdir().unwrap();
-    let rf2 = dir.path().join("rf2");
+/// A synthetic release of 800 concepts in `dir` and its edition file:
+/// the release's folder and the file.
+fn release(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let rf2 = dir.join("rf2");
     txmap_synth::generate(&txmap_synth::SynthConfig::new(800, 5), &rf2).unwrap();
-    let file = dir.path().join("ed.txmap");
+    let file = dir.join("ed.txmap");
     txmap_import::import(
         &txmap_import::ImportOptions::new(vec![rf2.clone()], file.clone()),
         &txmap_import::Quiet,
     )
     .unwrap();
+    (rf2, file)
+}
+
+fn setup() -> (tempfile::TempDir, Rf2, Arc<Editions>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (rf2, file) = release(dir.path());
     let ed: Ed = Edition::open(std::fs::read(&file).unwrap()).unwrap();
     let version = format!(
         "http://snomed.info/xsct/{}/version/{}",
@@ -385,14 +392,7 @@ fn an_include_of_all_of_snomed_ct_is_too_costly_before_its_codes_are_listed() {
 #[test]
 fn a_scoped_text_search_tests_hits_or_builds_the_scope_with_one_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let rf2_dir = dir.path().join("rf2");
-    txmap_synth::generate(&txmap_synth::SynthConfig::new(800, 5), &rf2_dir).unwrap();
-    let file = dir.path().join("ed.txmap");
-    txmap_import::import(
-        &txmap_import::ImportOptions::new(vec![rf2_dir.clone()], file.clone()),
-        &txmap_import::Quiet,
-    )
-    .unwrap();
+    let (rf2_dir, file) = release(dir.path());
     let rf2 = Rf2::read(&rf2_dir);
     let (x, _, below) = subtree(&rf2);
     // Every description but text definitions, active or not (the search

@@ -70,9 +70,10 @@ impl Default for SearchOptions {
 pub enum Scope<'s> {
     /// Every concept.
     All,
-    /// The concepts listed (ascending ordinals): their descriptions are
-    /// picked out of the candidates by a walk of both lists. Suits a scope
-    /// built already, or a query with many candidates.
+    /// The concepts listed (ascending ordinals): a small list's
+    /// descriptions seed the search, a long one's are picked out of the
+    /// candidates by a walk of both lists. Suits a list at hand (a value
+    /// set's concepts) searched once.
     Concepts(&'s [u32]),
     /// The concepts `test` passes, asked once per concept among the
     /// candidates: for a selective query, where testing a few thousand
@@ -317,12 +318,13 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 self.ahead(run);
             }
         }
-        // A small scope whose descriptions are fewer than the query's
-        // commonest word's postings seeds the search; a bigger one
-        // filters its answer.
-        // A built scope's bitmap keeps only its candidates (when the
-        // search wants what the bitmap says: definitions never, inactive
-        // descriptions as asked, and no second list of every candidate).
+        // A small scope whose concepts are fewer than the query's most
+        // selective word's postings seeds the search with its
+        // descriptions. Else a built scope's bitmap keeps only its
+        // candidates (when the search wants what the bitmap says:
+        // definitions never, inactive descriptions as asked, and no second
+        // list of every candidate), and a list of concepts filters the
+        // search's answer.
         let within = match &scope {
             Scope::Concepts(within) => Some(*within),
             Scope::Set(set) => Some(set.concepts()),
