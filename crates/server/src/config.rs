@@ -261,21 +261,31 @@ pub fn load_modes(
             }
         }
     }
-    for entry in &s.prewarm {
-        if s.read.contains(entry) {
+    // Two lists naming one file conflict however each names it (file
+    // name, stem, version or edition URI): judged per edition, not per
+    // string.
+    for e in editions {
+        let named = |list: &[String]| -> String {
+            list.iter()
+                .filter(|x| e.matches(x))
+                .map(|x| format!("{x:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (prewarm, hot, read) = (named(&s.prewarm), named(&s.prewarm_hot), named(&s.read));
+        let file = &e.file_name;
+        if !prewarm.is_empty() && !read.is_empty() {
             warnings.push(format!(
-                "[snomed] {entry:?} is in both prewarm and read; read wins"
+                "[snomed] {file} is in both prewarm (as {prewarm}) and read (as {read}); read wins"
             ));
         }
-    }
-    for entry in &s.prewarm_hot {
-        if s.read.contains(entry) {
+        if !hot.is_empty() && !read.is_empty() {
             warnings.push(format!(
-                "[snomed] {entry:?} is in both prewarm_hot and read; read wins"
+                "[snomed] {file} is in both prewarm_hot (as {hot}) and read (as {read}); read wins"
             ));
-        } else if s.prewarm.contains(entry) {
+        } else if !hot.is_empty() && !prewarm.is_empty() {
             warnings.push(format!(
-                "[snomed] {entry:?} is in both prewarm and prewarm_hot; prewarm (the whole file) wins"
+                "[snomed] {file} is in both prewarm (as {prewarm}) and prewarm_hot (as {hot}); prewarm (the whole file) wins"
             ));
         }
     }
@@ -394,9 +404,16 @@ mod tests {
         );
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(
-            warnings[0].contains("both prewarm and prewarm_hot; prewarm (the whole file) wins")
+            warnings[0].contains(
+                "us-20250901.txmap is in both prewarm (as \"us-20250901\") and prewarm_hot (as \"us-20250901\"); prewarm (the whole file) wins"
+            ),
+            "{warnings:?}"
         );
-        assert!(warnings[1].contains("both prewarm_hot and read; read wins"));
+        assert!(
+            warnings[1].contains("us-20230301.txmap is in both prewarm_hot")
+                && warnings[1].contains("read wins"),
+            "{warnings:?}"
+        );
         let s = snomed("[snomed]\nprewarm_hot = [\"nothing\"]\n");
         let (_, warnings) = load_modes(Some(&s), &three());
         assert!(warnings[0].contains("prewarm_hot entry \"nothing\" matches no loaded edition"));
@@ -415,7 +432,36 @@ mod tests {
         assert_eq!(modes[1], LoadMode::Read);
         assert_eq!(warnings.len(), 1);
         assert!(
-            warnings[0].contains("both prewarm and read"),
+            warnings[0].contains("both prewarm (as \"us-20250901\") and read"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn one_file_named_two_ways_in_two_lists_is_a_conflict() {
+        // The same file by its stem and by its file name, by its version
+        // URI and by its edition URI: one edition, two lists.
+        let s = snomed(
+            r#"[snomed]
+            load = "mmap"
+            prewarm = ["intl-20250201", "http://snomed.info/sct/731000124108/version/20250901"]
+            read = ["intl-20250201.txmap"]
+            prewarm_hot = ["http://snomed.info/sct/731000124108"]
+            "#,
+        );
+        let (modes, warnings) = load_modes(Some(&s), &three());
+        assert_eq!(
+            modes,
+            vec![LoadMode::Read, LoadMode::Prewarm, LoadMode::PrewarmHot]
+        );
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(
+            warnings[0],
+            "[snomed] intl-20250201.txmap is in both prewarm (as \"intl-20250201\") and read (as \"intl-20250201.txmap\"); read wins"
+        );
+        assert!(
+            warnings[1].starts_with("[snomed] us-20250901.txmap is in both prewarm (as ")
+                && warnings[1].ends_with("prewarm (the whole file) wins"),
             "{warnings:?}"
         );
     }
