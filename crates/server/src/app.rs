@@ -14,9 +14,10 @@ use txmap_memory::GuardDecision;
 pub use crate::state::{AppState, Limits, NoRoom, RETRY_AFTER_SECONDS, reserve_for_body};
 use crate::{fhir, outcome, status};
 
-/// The router. Diagnostics (`/health`, `/status`, `/metrics`, the status
-/// page `/` and its assets) are never refused, so an operator can always
-/// see why the server is refusing; the FHIR bases (`/r4`, `/r5`, see
+/// The router. Diagnostics (`/health` and `/livez`, `/readyz`, `/status`,
+/// `/metrics`, the status page `/` and its assets) are never refused, so
+/// an operator can always see why the server is refusing; the FHIR bases
+/// (`/r4`, `/r5`, see
 /// [`fhir`]), the other pages ([`crate::pages`]) and every unknown path go
 /// through the memory guard.
 pub fn router(state: Arc<AppState>) -> Router {
@@ -27,6 +28,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), memory_gate));
     Router::new()
         .route("/health", get(health))
+        .route("/livez", get(health))
+        .route("/readyz", get(readyz))
         .route("/status", get(status_handler))
         .route("/metrics", get(metrics))
         .merge(crate::pages::open_routes())
@@ -47,6 +50,42 @@ async fn health() -> Response {
         "{\"status\":\"ok\"}",
     )
         .into_response()
+}
+
+/// Ready when every served file answers: none is still being verified
+/// (files over 64 MiB are, in the background, after the server listens)
+/// and none failed. Otherwise 503 with the files that do not answer and
+/// why — a load balancer sends this replica nothing until they do, or,
+/// for a failed file, until an operator replaces it (`/status` has the
+/// details). The process itself answering is `/livez`.
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    let waiting: Vec<serde_json::Value> = state
+        .editions
+        .files()
+        .filter(|f| !f.serving.is_serving())
+        .map(|f| {
+            serde_json::json!({
+                "file": f.names.file_name,
+                "state": f.serving.state().as_str(),
+                "failure": f.serving.failure(),
+            })
+        })
+        .collect();
+    if waiting.is_empty() {
+        return axum::Json(serde_json::json!({ "status": "ready" })).into_response();
+    }
+    let verifying = waiting.iter().any(|w| w["state"] == "verifying");
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        axum::Json(serde_json::json!({ "status": "not ready", "files": waiting })),
+    )
+        .into_response();
+    if verifying {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+    }
+    response
 }
 
 async fn status_handler(

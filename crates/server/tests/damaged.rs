@@ -76,6 +76,15 @@ async fn a_damaged_section_is_never_served() {
         let (status, v) = common::call(Arc::clone(&state), Method::GET, &uri, None).await;
         assert_eq!(status, StatusCode::OK, "{uri} on the good file: {v}");
     }
+    // Live and ready: every file answers.
+    for (uri, want) in [("/livez", "ok"), ("/readyz", "ready")] {
+        let (status, v) = common::diagnostics(Arc::clone(&state), uri).await;
+        assert_eq!(
+            (status, v["status"].as_str()),
+            (StatusCode::OK, Some(want)),
+            "{uri}"
+        );
+    }
     drop(state);
 
     let container = txmap_format::Container::open(&good).unwrap();
@@ -130,6 +139,14 @@ async fn a_damaged_section_is_never_served() {
                     );
                 }
             }
+            // Alive, not ready: the file that does not answer, and why.
+            let (live, _) = common::diagnostics(Arc::clone(&state), "/livez").await;
+            assert_eq!(live, StatusCode::OK);
+            let (ready, v) = common::diagnostics(Arc::clone(&state), "/readyz").await;
+            assert_eq!(ready, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+            assert_eq!(v["files"][0]["file"], "ed.txmap", "{v}");
+            assert_eq!(v["files"][0]["state"], "failed", "{v}");
+            assert!(v["files"][0]["failure"].is_string(), "{v}");
             let status =
                 txmap_server::status::status_json(&state, txmap_server::status::View::Admin);
             assert_eq!(

@@ -83,6 +83,19 @@ pub async fn call_with_headers(
     (status, serde_json::from_slice(&bytes).unwrap())
 }
 
+/// A GET of a diagnostics path (`/livez`, `/readyz`, `/status`): plain
+/// JSON, not FHIR.
+pub async fn diagnostics(state: Arc<AppState>, uri: &str) -> (StatusCode, Value) {
+    let r = Request::builder().uri(uri).body(Body::empty()).unwrap();
+    let response = router(state).oneshot(r).await.unwrap();
+    let status = response.status();
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
 /// A POST of a Parameters resource with these parameters.
 pub fn parameters(parameters: Value) -> Value {
     json!({ "resourceType": "Parameters", "parameter": parameters })
