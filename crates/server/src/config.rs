@@ -42,6 +42,17 @@ pub struct Config {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub http: HttpConfig,
+    #[serde(default)]
+    pub admin: AdminConfig,
+}
+
+/// `[admin]`: the operator's listener, off unless `listen` is set.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminConfig {
+    /// Its own address (`127.0.0.1:9091`), apart from the public one, so
+    /// a firewall can keep it in. Its calls need `[http] admin_token`.
+    pub listen: Option<String>,
 }
 
 /// `[http]`: what the server tells strangers, and whom it believes.

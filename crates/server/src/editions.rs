@@ -162,7 +162,10 @@ pub struct ServedCodeSystem {
 #[derive(Debug)]
 pub struct Editions {
     pub list: Vec<ServedEdition>,
-    pub default: Option<usize>,
+    /// Which of `list` unversioned calls mean: a pointer the operator
+    /// moves (`/admin/default`), shared with the editions' code system
+    /// providers.
+    pub default: Arc<txmap_snomed::DefaultEdition>,
     pub code_systems: Vec<ServedCodeSystem>,
 }
 
@@ -180,7 +183,12 @@ impl Editions {
     }
 
     pub fn default_edition(&self) -> Option<&ServedEdition> {
-        self.default.and_then(|i| self.list.get(i))
+        self.default_index().and_then(|i| self.list.get(i))
+    }
+
+    /// The default edition's place in `list`, now.
+    pub fn default_index(&self) -> Option<usize> {
+        self.default.get()
     }
 }
 
@@ -384,7 +392,7 @@ pub fn load_editions(
     };
     Ok(Editions {
         list,
-        default,
+        default: Arc::new(txmap_snomed::DefaultEdition::new(default)),
         code_systems,
     })
 }

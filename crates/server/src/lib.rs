@@ -14,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod admin;
 pub mod app;
 pub mod config;
 pub mod editions;
@@ -66,6 +67,8 @@ pub struct ServeOptions {
 pub struct Prepared {
     pub state: Arc<AppState>,
     pub listen: String,
+    /// The admin listener's address (`[admin] listen`), if it is on.
+    pub admin_listen: Option<String>,
     /// How often served files are read through again (`[snomed]
     /// scrub_seconds`; never: `Duration::MAX`).
     pub scrub: std::time::Duration,
@@ -163,9 +166,16 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         Some(0) => std::time::Duration::MAX,
         Some(n) => std::time::Duration::from_secs(n),
     };
+    if config.admin.listen.is_some() && config.http.admin_token.is_none() {
+        return Err(ServeError::Config(
+            "[admin] listen needs [http] admin_token: every admin call is checked against it"
+                .to_owned(),
+        ));
+    }
     Ok(Prepared {
         state,
         listen,
+        admin_listen: config.admin.listen.clone(),
         scrub,
     })
 }
@@ -313,6 +323,19 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
         }
         let state = prepared.state;
         state::scrub(Arc::clone(&state), prepared.scrub);
+        if let Some(admin_listen) = &prepared.admin_listen {
+            let admin_listener = bind(admin_listen, false)?;
+            let addr = admin_listener
+                .local_addr()
+                .map_err(|e| ServeError::Io(e.to_string()))?;
+            tracing::info!("admin listener on http://{addr}");
+            let admin = admin::router(Arc::clone(&state));
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(admin_listener, admin).await {
+                    tracing::error!("admin listener stopped: {e}");
+                }
+            });
+        }
         let app = app::router(Arc::clone(&state));
         http::serve(listener, app, state, shutdown()).await;
         Ok::<(), ServeError>(())

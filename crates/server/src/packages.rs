@@ -146,8 +146,9 @@ impl FhirPackages {
                     e.file.names.version_uri.clone(),
                     e.file.names.edition_uri.clone(),
                     ecl_max_work,
-                    editions.default == Some(i),
+                    false,
                 )
+                .with_default_pointer(Arc::clone(&editions.default), i)
                 .with_serving(Arc::clone(&e.file.serving))
             })
             .collect();

@@ -148,7 +148,7 @@ impl Query {
 /// The frame of every page: the editions to choose from, `selected`
 /// marked.
 pub fn chrome(state: &AppState, selected: Option<usize>) -> Chrome {
-    let selected = selected.or(state.editions.default);
+    let selected = selected.or(state.editions.default_index());
     Chrome {
         editions: state
             .editions
@@ -172,7 +172,7 @@ pub fn chrome(state: &AppState, selected: Option<usize>) -> Chrome {
                         d % 100
                     ),
                     selected: Some(i) == selected,
-                    default: Some(i) == state.editions.default,
+                    default: Some(i) == state.editions.default_index(),
                 }
             })
             .collect(),
@@ -186,7 +186,7 @@ fn edition(state: &AppState, version: &str) -> Result<usize, PageError> {
     if version.is_empty() {
         return state
             .editions
-            .default
+            .default_index()
             .ok_or_else(|| PageError::NotFound("no SNOMED CT edition is served".to_owned()));
     }
     state

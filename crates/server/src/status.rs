@@ -117,7 +117,10 @@ pub fn status_json(state: &AppState, view: View) -> Value {
             );
             v.extend([
                 ("editionUri".into(), json!(e.file.names.edition_uri)),
-                ("default".into(), json!(state.editions.default == Some(i))),
+                (
+                    "default".into(),
+                    json!(state.editions.default_index() == Some(i)),
+                ),
                 // Pages of the edition in this process's page tables.
                 (
                     "processRssBytes".into(),
@@ -221,7 +224,7 @@ pub fn status_page(
             None => bytes.resident_bytes(),
         };
         let mut r = row(&e.file, "SNOMED CT edition".to_owned(), resident);
-        r.default = state.editions.default == Some(i);
+        r.default = state.editions.default_index() == Some(i);
         r.uses = state.packages.edition(i).map(|c| c.uses());
         r.browse = Some(txmap_pages::query(
             "/browse",

@@ -107,7 +107,7 @@ async fn lookup_by_get_and_post_in_r4_and_r5_answers_as_the_store_does() {
     let code = c.id.to_string();
     let provider = state
         .packages
-        .edition(state.editions.default.unwrap())
+        .edition(state.editions.default_index().unwrap())
         .unwrap();
     let uses = provider.uses();
 

@@ -425,7 +425,7 @@ async fn metadata_goes_through_the_memory_guard() {
     let state = Arc::new(AppState {
         editions: Editions {
             list: Vec::new(),
-            default: None,
+            default: Default::default(),
             code_systems: Vec::new(),
         },
         guard,

@@ -99,7 +99,7 @@ fn modes_follow_the_config_and_mapped_means_mapped() {
             (LoadMode::Prewarm, true)
         ]
     );
-    assert_eq!(prepared.state.editions.default, Some(1));
+    assert_eq!(prepared.state.editions.default_index(), Some(1));
     // A mapped edition is in /proc/self/maps; a read one is not.
     assert!(txmap_memory::is_mapped(&Root::system(), &list[1].file.path));
     assert!(!txmap_memory::is_mapped(&Root::system(), &a));

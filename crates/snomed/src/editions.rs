@@ -30,7 +30,7 @@ fn named<'a, B: AsRef<[u8]>>(
     let Some(version) = version.filter(|v| !v.is_empty()) else {
         return list
             .iter()
-            .find(|e| e.default)
+            .find(|e| e.is_default())
             .ok_or_else(|| Error::not_found("no SNOMED CT edition is loaded"));
     };
     if let Some(e) = list.iter().find(|e| e.version_uri == version) {
@@ -62,7 +62,10 @@ fn named<'a, B: AsRef<[u8]>>(
 /// The loaded versions, each once, sorted by URI (the order the HL7 runner
 /// sorts them in), with whether it is the default edition's.
 pub fn versions<B: AsRef<[u8]>>(list: &[SnomedCt<B>]) -> Vec<(String, bool)> {
-    let default = list.iter().find(|e| e.default).map(|e| e.version_uri());
+    let default = list
+        .iter()
+        .find(|e| e.is_default())
+        .map(|e| e.version_uri());
     let mut uris: Vec<&str> = list
         .iter()
         .map(|e| e.version_uri())

@@ -106,6 +106,50 @@ pub fn check_system(system: Option<&str>) -> Result<(), Error> {
     }
 }
 
+/// Which of the served editions unversioned requests mean: an index the
+/// operator moves (and moves back) while requests run, without reloading
+/// a file. Every edition's [`SnomedCt`] holds the same pointer.
+#[derive(Debug)]
+pub struct DefaultEdition(std::sync::atomic::AtomicUsize);
+
+impl Default for DefaultEdition {
+    /// Pointing at none.
+    fn default() -> DefaultEdition {
+        DefaultEdition::new(None)
+    }
+}
+
+impl DefaultEdition {
+    const NONE: usize = usize::MAX;
+
+    pub fn new(index: Option<usize>) -> DefaultEdition {
+        DefaultEdition(std::sync::atomic::AtomicUsize::new(
+            index.unwrap_or(Self::NONE),
+        ))
+    }
+
+    /// The default edition's index among the served editions.
+    pub fn get(&self) -> Option<usize> {
+        match self.0.load(std::sync::atomic::Ordering::Acquire) {
+            Self::NONE => None,
+            i => Some(i),
+        }
+    }
+
+    /// Points at edition `index` (its place among the served editions);
+    /// the requests that start after this mean it.
+    pub fn set(&self, index: usize) {
+        self.0.store(index, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// How an edition knows it is the default.
+#[derive(Debug)]
+enum DefaultIs {
+    Fixed(bool),
+    Pointer(Arc<DefaultEdition>, usize),
+}
+
 /// The canonical URL of SNOMED CT.
 pub const SNOMED_CT: &str = "http://snomed.info/sct";
 
@@ -119,8 +163,10 @@ pub struct SnomedCt<B: AsRef<[u8]>> {
     edition_uri: String,
     /// The most elements one ECL evaluation may touch.
     max_work: u64,
-    /// Whether this is the edition unversioned requests mean.
-    default: bool,
+    /// Whether this is the edition unversioned requests mean: fixed, or
+    /// this edition's place in a pointer the operator moves
+    /// ([`DefaultEdition`]).
+    default: DefaultIs,
     /// The edition's name in messages ([`SnomedCt::edition_name`]).
     name: OnceLock<String>,
     /// The concept model rules ([`SnomedCt::mrcm`]).
@@ -152,7 +198,7 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
             version_uri,
             edition_uri,
             max_work,
-            default,
+            default: DefaultIs::Fixed(default),
             name: OnceLock::new(),
             mrcm: OnceLock::new(),
             uses: AtomicU64::new(0),
@@ -186,6 +232,22 @@ impl<B: AsRef<[u8]>> SnomedCt<B> {
     pub fn language_refsets(&self) -> &[u64] {
         self.language_refsets
             .get_or_init(|| self.edition.language_refsets().unwrap_or_default())
+    }
+
+    /// The same code system, the default edition when `pointer` points
+    /// at `index` (its place among the served editions): the operator
+    /// moves the default without reloading anything.
+    pub fn with_default_pointer(mut self, pointer: Arc<DefaultEdition>, index: usize) -> Self {
+        self.default = DefaultIs::Pointer(pointer, index);
+        self
+    }
+
+    /// Whether unversioned requests mean this edition now.
+    pub fn is_default(&self) -> bool {
+        match &self.default {
+            DefaultIs::Fixed(d) => *d,
+            DefaultIs::Pointer(p, i) => p.get() == Some(*i),
+        }
     }
 
     /// The scope sets kept for text searches in this edition.
@@ -424,7 +486,7 @@ impl<B: AsRef<[u8]> + std::fmt::Debug + Send + Sync> CodeSystemProvider for Snom
         names_version(asked, &self.version_uri, &self.edition_uri)
     }
     fn is_default_version(&self) -> bool {
-        self.default
+        self.is_default()
     }
     fn native_filters(
         &self,
@@ -590,7 +652,10 @@ pub fn implicit_value_set<'a, B: AsRef<[u8]> + std::fmt::Debug + Send + Sync>(
             .iter()
             .filter(|e| e.version_matches(v))
             .max_by(|a, b| a.version_uri.cmp(&b.version_uri)),
-        None => editions.iter().find(|e| e.default).or(editions.first()),
+        None => editions
+            .iter()
+            .find(|e| e.is_default())
+            .or(editions.first()),
     }?;
     Some((edition as &dyn CodeSystemProvider, filters))
 }

@@ -1,0 +1,121 @@
+//! The operator's listener (`[admin] listen`): calls that change what the
+//! server serves, on an address of their own that a firewall can keep in,
+//! each checked against `[http] admin_token` — a missing token is 401, a
+//! wrong one 403, and nothing changes.
+//!
+//! `GET /admin/default` says which edition unversioned calls mean, and
+//! `PUT /admin/default?edition=ENTRY` moves that pointer (and moves it
+//! back) while requests run, without reloading a file: `ENTRY` names one
+//! served edition as `[snomed]` entries do — file name, its stem, version
+//! URI, or an edition URI when one version of it is served. Requests
+//! that started before the move finish with the edition they resolved.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use crate::outcome;
+use crate::state::AppState;
+
+/// The admin routes, every one behind the token.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/admin/default", get(default).put(move_default))
+        .fallback(|| async {
+            outcome::response(StatusCode::NOT_FOUND, "not-found", "no such admin call")
+        })
+        .layer(middleware::from_fn_with_state(state.clone(), token))
+        .with_state(state)
+}
+
+/// 401 without a bearer token, 403 with a wrong one.
+async fn token(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    if state.public.is_admin(request.headers()) {
+        return next.run(request).await;
+    }
+    if request.headers().contains_key(header::AUTHORIZATION) {
+        return outcome::response(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "the admin token does not match",
+        );
+    }
+    let mut r = outcome::response(
+        StatusCode::UNAUTHORIZED,
+        "login",
+        "admin calls need Authorization: Bearer <admin_token>",
+    );
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+/// The default edition, as its file and version URI.
+fn described(state: &AppState) -> Value {
+    match state.editions.default_edition() {
+        Some(e) => json!({
+            "file": e.file.names.file_name,
+            "version": e.file.names.version_uri,
+        }),
+        None => Value::Null,
+    }
+}
+
+async fn default(State(state): State<Arc<AppState>>) -> Response {
+    axum::Json(json!({ "default": described(&state) })).into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct Move {
+    edition: Option<String>,
+}
+
+async fn move_default(State(state): State<Arc<AppState>>, Query(m): Query<Move>) -> Response {
+    let Some(entry) = m.edition.filter(|e| !e.trim().is_empty()) else {
+        return outcome::response(
+            StatusCode::BAD_REQUEST,
+            "required",
+            "name the edition: ?edition= a file name, version URI or edition URI",
+        );
+    };
+    let entry = entry.trim();
+    let found: Vec<usize> = state
+        .editions
+        .list
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.file.names.matches(entry))
+        .map(|(i, _)| i)
+        .collect();
+    let index = match found.as_slice() {
+        [i] => *i,
+        [] => {
+            return outcome::response(
+                StatusCode::NOT_FOUND,
+                "not-found",
+                &format!("{entry:?} names no served edition"),
+            );
+        }
+        several => {
+            return outcome::response(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                &format!(
+                    "{entry:?} names {} served editions; name one by its file or version URI",
+                    several.len()
+                ),
+            );
+        }
+    };
+    let was = described(&state);
+    state.editions.default.set(index);
+    let now = described(&state);
+    tracing::info!("default edition moved from {was} to {now}");
+    axum::Json(json!({ "default": now, "was": was })).into_response()
+}
