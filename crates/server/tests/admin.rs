@@ -12,7 +12,6 @@ use serde_json::Value;
 use tower::ServiceExt;
 use txmap_server::app::AppState;
 
-const SCT: &str = "http://snomed.info/sct";
 const TOKEN: &str = "an-admin-token-of-some-length";
 
 /// An admin call: status and JSON body.
@@ -39,13 +38,7 @@ async fn admin(
 
 /// An unversioned `$lookup`: its status and the version that answered.
 async fn lookup(state: &Arc<AppState>, code: u64) -> (StatusCode, Option<String>) {
-    let (status, v) = common::call(
-        Arc::clone(state),
-        Method::GET,
-        &format!("/r4/CodeSystem/$lookup?system={SCT}&code={code}"),
-        None,
-    )
-    .await;
+    let (status, v) = common::snomed_lookup(state, &code.to_string()).await;
     (
         status,
         common::param(&v, "version").and_then(|p| p["valueString"].as_str().map(str::to_owned)),

@@ -11,11 +11,9 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use txmap_server::app::AppState;
 use txmap_server::editions::{check_identities, scrub_once};
-
-const SCT: &str = "http://snomed.info/sct";
 
 fn server(dir: &Path) -> (Arc<AppState>, String) {
     common::edition(dir, "ed", 300, 1, 20250131);
@@ -28,13 +26,7 @@ fn server(dir: &Path) -> (Arc<AppState>, String) {
 }
 
 async fn lookup(state: &Arc<AppState>, code: &str) -> (StatusCode, String) {
-    let (status, v) = common::call(
-        Arc::clone(state),
-        Method::GET,
-        &format!("/r4/CodeSystem/$lookup?system={SCT}&code={code}"),
-        None,
-    )
-    .await;
+    let (status, v) = common::snomed_lookup(state, code).await;
     (status, v.to_string())
 }
 

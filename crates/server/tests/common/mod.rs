@@ -83,6 +83,17 @@ pub async fn call_with_headers(
     (status, serde_json::from_slice(&bytes).unwrap())
 }
 
+/// An unversioned SNOMED CT `$lookup` of `code` at `/r4`.
+pub async fn snomed_lookup(state: &Arc<AppState>, code: &str) -> (StatusCode, Value) {
+    call(
+        Arc::clone(state),
+        Method::GET,
+        &format!("/r4/CodeSystem/$lookup?system=http://snomed.info/sct&code={code}"),
+        None,
+    )
+    .await
+}
+
 /// A GET of a diagnostics path (`/livez`, `/readyz`, `/status`): plain
 /// JSON, not FHIR.
 pub async fn diagnostics(state: Arc<AppState>, uri: &str) -> (StatusCode, Value) {
