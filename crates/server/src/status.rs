@@ -130,6 +130,14 @@ pub fn status_json(state: &AppState, view: View) -> Value {
                     "uses".into(),
                     json!(state.packages.edition(i).map(|c| c.uses())),
                 ),
+                // The scope sets kept for text searches: anonymous memory.
+                (
+                    "searchScopes".into(),
+                    match state.packages.edition(i).map(|c| c.scopes().usage()) {
+                        Some((kept, bytes)) => json!({ "kept": kept, "bytes": bytes }),
+                        None => Value::Null,
+                    },
+                ),
             ]);
             Value::Object(v)
         })
@@ -381,7 +389,7 @@ pub fn metrics_text(state: &AppState) -> String {
         ),
     );
 
-    let families: [(&str, &str, &str); 6] = [
+    let families: [(&str, &str, &str); 7] = [
         ("txmap_edition_size_bytes", "gauge", "Edition file size."),
         (
             "txmap_edition_resident_bytes",
@@ -408,6 +416,11 @@ pub fn metrics_text(state: &AppState) -> String {
             "gauge",
             "1 if the edition answers (verified, or trusted unverified); 0 while it is verified or after its file failed verification.",
         ),
+        (
+            "txmap_edition_search_scope_bytes",
+            "gauge",
+            "Anonymous memory of the scope sets kept for text searches in the edition.",
+        ),
     ];
     for (name, kind, help) in families {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -418,6 +431,10 @@ pub fn metrics_text(state: &AppState) -> String {
                 "txmap_edition_process_rss_bytes" => s.resident.get(i).copied().flatten(),
                 "txmap_edition_mapped" => Some(u64::from(e.file.mapped)),
                 "txmap_edition_serving" => Some(u64::from(e.file.serving.is_serving())),
+                "txmap_edition_search_scope_bytes" => state
+                    .packages
+                    .edition(i)
+                    .map(|c| c.scopes().usage().1 as u64),
                 _ => state.packages.edition(i).map(|c| c.uses()),
             };
             if let Some(v) = value {

@@ -693,4 +693,23 @@ async fn a_search_in_a_language_refset_keeps_to_its_descriptions() {
     assert!(listed.is_subset(&want));
     let (status, _, _, _) = get(&state, "/browse?q=a&lang=english", None).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // A scoped search of a common prefix keeps its scope's set, which
+    // /status and /metrics count as the edition's anonymous memory.
+    let before = txmap_server::status::status_json(&state, txmap_server::status::View::Public);
+    assert_eq!(before["editions"][0]["searchScopes"]["kept"], 0, "{before}");
+    let (status, _, _, _) = get(&state, "/browse?q=s&within=%3C%3C%20138875005", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let after = txmap_server::status::status_json(&state, txmap_server::status::View::Public);
+    assert_eq!(after["editions"][0]["searchScopes"]["kept"], 1, "{after}");
+    let bytes = after["editions"][0]["searchScopes"]["bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(bytes > 0);
+    let metrics = txmap_server::status::metrics_text(&state);
+    assert!(
+        metrics.contains("txmap_edition_search_scope_bytes{")
+            && metrics.contains(&format!("}} {bytes}\n")),
+        "{metrics}"
+    );
 }
