@@ -3,6 +3,13 @@
 //! suggestions and `$expand` rank alike — and the page says why each hit
 //! is there: the description that matched, the words that matched in it
 //! and how it ranks ([`Why`], from the same ranking the store sorts by).
+//!
+//! The page asks the engine once, for its own page or for the first
+//! [`FACET_HITS`] when that is more, and counts those hits by semantic tag
+//! and module ([`Facets`], "at least" when there are more): counting them
+//! needs no second search. A facet, like the "within" box, narrows the
+//! search by ECL; the language choice is `displayLanguage` naming a
+//! language refset, which the engine also keeps the search to.
 
 use askama::Template;
 use serde_json::Value;
