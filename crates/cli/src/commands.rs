@@ -28,6 +28,19 @@ enum Command {
     Import(ImportArgs),
     /// Check every checksum of an edition file.
     Verify { file: PathBuf },
+    /// Ask a running server to rebuild its served set from its config
+    /// file (its admin listener, `[admin] listen`, with `[http]
+    /// admin_token`, both read from the config).
+    Reload {
+        /// The running server's config file.
+        #[arg(long)]
+        config: PathBuf,
+        /// Wait until the new set serves (or the reload failed), and say
+        /// which; without it the server answers at once and reloads in
+        /// the background.
+        #[arg(long)]
+        wait: bool,
+    },
     /// Show an edition file's identity, counts and sections.
     Inspect {
         file: PathBuf,
@@ -263,6 +276,7 @@ pub fn run(cli: Cli) -> Result<Found> {
     let done = match cli.command {
         Command::Import(a) => import(a),
         Command::Verify { file } => verify(file),
+        Command::Reload { config, wait } => reload(&config, wait),
         Command::Inspect { file, json } => inspect(file, json),
         Command::Lookup { file, sctid, json } => lookup(file, sctid, json),
         Command::Ecl(a) => return crate::query::ecl(a),
@@ -370,6 +384,47 @@ fn import(a: ImportArgs) -> Result<()> {
 pub(crate) fn open(file: &Path) -> Result<Edition<EditionBytes>> {
     let loaded = txmap_load::load(file, LoadMode::Mmap)?;
     Edition::open(loaded.bytes).with_context(|| format!("{}", file.display()))
+}
+
+/// `POST /admin/reload` to the server `config` describes: one HTTP/1.1
+/// exchange over a plain socket (the admin listener is a local address).
+fn reload(config: &Path, wait: bool) -> Result<()> {
+    use std::io::{Read, Write};
+    let c = txmap_server::config::Config::load(config)?;
+    let Some(listen) = c.admin.listen else {
+        bail!(
+            "{}: no [admin] listen: the server has no admin listener",
+            config.display()
+        );
+    };
+    let Some(token) = c.http.admin_token else {
+        bail!("{}: no [http] admin_token", config.display());
+    };
+    let mut s = std::net::TcpStream::connect(&listen)
+        .with_context(|| format!("connecting to the admin listener at {listen}"))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(3600)))?;
+    write!(
+        s,
+        "POST /admin/reload?wait={wait} HTTP/1.1\r\nHost: {listen}\r\nAuthorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer)
+        .with_context(|| format!("reading the answer of {listen}"))?;
+    let status = answer.split(' ').nth(1).unwrap_or_default().to_owned();
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    match status.as_str() {
+        "200" | "202" => {
+            outln!("{}", body.trim());
+            Ok(())
+        }
+        _ => {
+            let why = serde_json::from_str::<serde_json::Value>(body)
+                .ok()
+                .and_then(|v| v["issue"][0]["details"]["text"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| body.trim().to_owned());
+            bail!("reload at {listen}: {status}: {why}")
+        }
+    }
 }
 
 fn verify(file: PathBuf) -> Result<()> {

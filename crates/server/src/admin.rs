@@ -3,6 +3,9 @@
 //! each checked against `[http] admin_token` — a missing token is 401, a
 //! wrong one 403, and nothing changes.
 //!
+//! `POST /admin/reload` builds the next served set from the config file
+//! and serves it, or says why not ([`crate::reload`]).
+//!
 //! `GET /admin/default` says which edition unversioned calls mean, and
 //! `PUT /admin/default?edition=ENTRY` moves that pointer (and moves it
 //! back) while requests run, without reloading a file: `ENTRY` names one
@@ -17,26 +20,38 @@ use axum::extract::{Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use std::path::PathBuf;
+
 use crate::outcome;
-use crate::state::AppState;
+use crate::state::{AppState, Live};
+
+/// What the admin calls act on: the served set, and the config file a
+/// reload reads.
+#[derive(Debug)]
+pub struct Admin {
+    pub live: Arc<Live>,
+    pub config: Option<PathBuf>,
+}
 
 /// The admin routes, every one behind the token.
-pub fn router(state: Arc<AppState>) -> Router {
+pub fn router(live: Arc<Live>, config: Option<PathBuf>) -> Router {
+    let admin = Arc::new(Admin { live, config });
     Router::new()
         .route("/admin/default", get(default).put(move_default))
+        .route("/admin/reload", post(reload))
         .fallback(|| async {
             outcome::response(StatusCode::NOT_FOUND, "not-found", "no such admin call")
         })
-        .layer(middleware::from_fn_with_state(state.clone(), token))
-        .with_state(state)
+        .layer(middleware::from_fn_with_state(admin.clone(), token))
+        .with_state(admin)
 }
 
 /// 401 without a bearer token, 403 with a wrong one.
-async fn token(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    if state.public.is_admin(request.headers()) {
+async fn token(State(admin): State<Arc<Admin>>, request: Request, next: Next) -> Response {
+    if admin.live.current().public.is_admin(request.headers()) {
         return next.run(request).await;
     }
     if request.headers().contains_key(header::AUTHORIZATION) {
@@ -67,8 +82,47 @@ fn described(state: &AppState) -> Value {
     }
 }
 
-async fn default(State(state): State<Arc<AppState>>) -> Response {
-    axum::Json(json!({ "default": described(&state) })).into_response()
+async fn default(State(admin): State<Arc<Admin>>) -> Response {
+    axum::Json(json!({ "default": described(&admin.live.current()) })).into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct Reload {
+    /// `false`: answer 202 at once and reload in the background.
+    wait: Option<bool>,
+}
+
+/// Builds the next served set from the config file and serves it
+/// ([`crate::reload`]); answers when it serves, or why not (the old set
+/// serving on) — or at once with 202, `?wait=false`.
+async fn reload(State(admin): State<Arc<Admin>>, Query(r): Query<Reload>) -> Response {
+    if r.wait == Some(false) {
+        let (live, config) = (Arc::clone(&admin.live), admin.config.clone());
+        tokio::spawn(async move {
+            let _ = crate::reload::reload(live, config).await;
+        });
+        return (
+            StatusCode::ACCEPTED,
+            axum::Json(json!({ "reloading": true })),
+        )
+            .into_response();
+    }
+    match crate::reload::reload(Arc::clone(&admin.live), admin.config.clone()).await {
+        Ok(generation) => {
+            let state = admin.live.current();
+            axum::Json(json!({
+                "generation": generation,
+                "editions": state.editions.list.iter().map(|e| &e.file.names.file_name).collect::<Vec<_>>(),
+                "default": described(&state),
+            }))
+            .into_response()
+        }
+        Err(why) => outcome::response(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            &format!("the reload failed and the served set is unchanged: {why}"),
+        ),
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -76,7 +130,8 @@ struct Move {
     edition: Option<String>,
 }
 
-async fn move_default(State(state): State<Arc<AppState>>, Query(m): Query<Move>) -> Response {
+async fn move_default(State(admin): State<Arc<Admin>>, Query(m): Query<Move>) -> Response {
+    let state = admin.live.current();
     let Some(entry) = m.edition.filter(|e| !e.trim().is_empty()) else {
         return outcome::response(
             StatusCode::BAD_REQUEST,

@@ -42,21 +42,47 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use crate::state::{AppState, Limits};
+use crate::state::{AppState, Limits, Live};
 
 /// The most bytes of an unwanted body read and thrown away so that the
 /// refusal reaches the client; past it the connection is closed.
 pub const DRAIN_MAX: u64 = 64 << 20;
 
-/// Serves `app` on `listener` until `shutdown` resolves, then drains:
-/// see the module doc.
+/// The router of the set served now, made once per set.
+struct Routers {
+    live: Arc<Live>,
+    made: std::sync::Mutex<(u64, Router)>,
+    make: fn(Arc<AppState>) -> Router,
+}
+
+impl Routers {
+    fn current(&self) -> Router {
+        let (generation, state) = self.live.current_with_generation();
+        let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
+        if made.0 != generation {
+            *made = (generation, (self.make)(state));
+        }
+        made.1.clone()
+    }
+}
+
+/// Serves the routes `make` draws for the set `live` serves, on
+/// `listener`, until `shutdown` resolves, then drains: see the module doc.
+/// Each request is answered by the router of the set current when it
+/// arrives.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
-    state: Arc<AppState>,
+    live: Arc<Live>,
+    make: fn(Arc<AppState>) -> Router,
     shutdown: impl Future<Output = ()>,
 ) {
+    let state = live.current();
     let limits = state.limits;
+    let routers = Arc::new(Routers {
+        made: std::sync::Mutex::new((0, make(Arc::clone(&state)))),
+        live: Arc::clone(&live),
+        make,
+    });
     let max = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let permits = Arc::new(Semaphore::new(max as usize));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -115,8 +141,12 @@ pub async fn serve(
             local: stream.local_addr().unwrap_or(remote),
         };
         let busy = Arc::clone(&tracked);
+        let routers = Arc::clone(&routers);
+        let app = tower::service_fn(move |r: axum::http::Request<hyper::body::Incoming>| {
+            tower::ServiceExt::oneshot(routers.current(), r)
+        });
         let service = tower::ServiceExt::map_request(
-            app.clone(),
+            app,
             move |mut r: axum::http::Request<hyper::body::Incoming>| {
                 r.extensions_mut().insert(conn);
                 r
@@ -176,7 +206,7 @@ pub async fn serve(
             "shutdown grace period over: {open} connections still open; their work is stopped"
         );
     }
-    state.stopping.store(true, Ordering::Relaxed);
+    live.current().stopping.store(true, Ordering::Relaxed);
 }
 
 /// Why a request's body was not read.

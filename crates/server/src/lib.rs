@@ -25,7 +25,9 @@ pub mod outcome;
 pub mod packages;
 pub mod pages;
 pub mod public;
+pub mod reload;
 pub use error::ServeError;
+pub use reload::reload;
 pub mod lanes;
 pub mod state;
 pub mod status;
@@ -133,16 +135,20 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
     check_limit(&guard, limit)?;
     let state = Arc::new(AppState {
         editions,
-        guard,
+        guard: Arc::new(guard),
         root,
         configured_limit: limit,
         started,
-        lanes: lanes::Lanes::new(limits.heavy_concurrency, limits.heavy_per_client),
+        lanes: Arc::new(lanes::Lanes::new(
+            limits.heavy_concurrency,
+            limits.heavy_per_client,
+        )),
         limits,
         packages,
         public,
-        stopping: std::sync::atomic::AtomicBool::new(false),
-        store_errors: std::sync::atomic::AtomicU64::new(0),
+        stopping: Default::default(),
+        store_errors: Default::default(),
+        reloads: Default::default(),
     });
     let mem = txmap_memory::process_memory(&state.root);
     let lim = txmap_memory::effective_limit(&state.root, limit);
@@ -321,23 +327,23 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
             println!("  curl http://{addr}/metrics");
             println!("  curl http://{addr}/r4/metadata");
         }
-        let state = prepared.state;
-        state::scrub(Arc::clone(&state), prepared.scrub);
+        let live = state::Live::new(prepared.state);
+        state::scrub(Arc::clone(&live), prepared.scrub);
         if let Some(admin_listen) = &prepared.admin_listen {
             let admin_listener = bind(admin_listen, false)?;
             let addr = admin_listener
                 .local_addr()
                 .map_err(|e| ServeError::Io(e.to_string()))?;
             tracing::info!("admin listener on http://{addr}");
-            let admin = admin::router(Arc::clone(&state));
+            let admin = admin::router(Arc::clone(&live), options.config.clone());
             tokio::spawn(async move {
                 if let Err(e) = axum::serve(admin_listener, admin).await {
                     tracing::error!("admin listener stopped: {e}");
                 }
             });
         }
-        let app = app::router(Arc::clone(&state));
-        http::serve(listener, app, state, shutdown()).await;
+        reload::on_hangup(Arc::clone(&live), options.config.clone());
+        http::serve(listener, live, app::router, shutdown()).await;
         Ok::<(), ServeError>(())
     })?;
     // Heavy work past the grace period has been told to stop; it checks

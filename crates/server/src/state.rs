@@ -15,11 +15,14 @@ use txmap_memory::{Guard, Root};
 use crate::editions::Editions;
 use crate::outcome;
 
-/// What every handler shares.
+/// What every handler shares: the served set (`editions`, `packages`),
+/// which a reload replaces whole ([`Live`]), and what outlives a reload,
+/// held by reference so that the next set shares it (the memory guard, the
+/// lanes, the shutdown flag, the counters).
 #[derive(Debug)]
 pub struct AppState {
     pub editions: Editions,
-    pub guard: Guard,
+    pub guard: Arc<Guard>,
     /// Where `/proc` and `/sys` are read from (a fake tree in tests).
     pub root: Root,
     pub configured_limit: Option<u64>,
@@ -27,15 +30,121 @@ pub struct AppState {
     pub limits: Limits,
     /// Where heavy operations wait their turn
     /// ([`Limits::heavy_concurrency`], [`Limits::heavy_per_client`]).
-    pub lanes: crate::lanes::Lanes,
+    pub lanes: Arc<crate::lanes::Lanes>,
     /// FHIR packages from the config (`packages`).
     pub packages: crate::packages::FhirPackages,
     /// `[http]`: links, CORS, the admin token ([`crate::public`]).
     pub public: crate::public::Public,
     /// Set when shutdown's grace period is over: running work stops.
-    pub stopping: std::sync::atomic::AtomicBool,
+    pub stopping: Arc<std::sync::atomic::AtomicBool>,
     /// Requests answered 500 because a store could not be read.
-    pub store_errors: std::sync::atomic::AtomicU64,
+    pub store_errors: Arc<std::sync::atomic::AtomicU64>,
+    /// The served set's generation and the reloads' outcome ([`Live`]).
+    pub reloads: Arc<std::sync::Mutex<Reloads>>,
+}
+
+impl AppState {
+    /// The next served set: these files and packages, everything else
+    /// this state's (the same guard, lanes, limits and counters).
+    pub fn with_files(
+        &self,
+        editions: Editions,
+        packages: crate::packages::FhirPackages,
+    ) -> AppState {
+        AppState {
+            editions,
+            packages,
+            guard: Arc::clone(&self.guard),
+            root: self.root.clone(),
+            configured_limit: self.configured_limit,
+            started: self.started,
+            limits: self.limits,
+            lanes: Arc::clone(&self.lanes),
+            public: self.public.clone(),
+            stopping: Arc::clone(&self.stopping),
+            store_errors: Arc::clone(&self.store_errors),
+            reloads: Arc::clone(&self.reloads),
+        }
+    }
+}
+
+/// The served set now, and how it got there. A reload builds the next
+/// [`AppState`] in full and swaps it in here; a request takes the set
+/// current when it arrives and keeps it to the end, so requests in flight
+/// finish on the set they started with, and an old set — its files
+/// mapped, its packages parsed — is dropped, and its files unmapped, when
+/// its last request ends.
+#[derive(Debug)]
+pub struct Live {
+    current: std::sync::RwLock<(u64, Arc<AppState>)>,
+    /// One reload at a time.
+    pub(crate) reloading: tokio::sync::Mutex<()>,
+}
+
+/// What `/status` and `/metrics` say of the served set.
+#[derive(Clone, Debug)]
+pub struct Reloads {
+    /// 1 for the set built at startup, then one more per reload.
+    pub generation: u64,
+    /// When the served set was built.
+    pub built: std::time::SystemTime,
+    /// Reloads that failed (the old set kept serving).
+    pub failures: u64,
+    /// Why the last reload failed, if it did.
+    pub last_error: Option<String>,
+}
+
+impl Default for Reloads {
+    fn default() -> Reloads {
+        Reloads {
+            generation: 1,
+            built: std::time::SystemTime::now(),
+            failures: 0,
+            last_error: None,
+        }
+    }
+}
+
+impl Live {
+    pub fn new(state: Arc<AppState>) -> Arc<Live> {
+        Arc::new(Live {
+            current: std::sync::RwLock::new((1, state)),
+            reloading: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The set a request arriving now is answered from.
+    pub fn current(&self) -> Arc<AppState> {
+        self.current_with_generation().1
+    }
+
+    /// The same, with its generation.
+    pub fn current_with_generation(&self) -> (u64, Arc<AppState>) {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        (current.0, Arc::clone(&current.1))
+    }
+
+    /// Serves `next` from now on; returns its generation.
+    pub fn swap(&self, next: Arc<AppState>) -> u64 {
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        let generation = current.0 + 1;
+        {
+            let mut log = next.reloads.lock().unwrap_or_else(|p| p.into_inner());
+            log.generation = generation;
+            log.built = std::time::SystemTime::now();
+            log.last_error = None;
+        }
+        *current = (generation, next);
+        generation
+    }
+
+    /// Notes a reload that failed: the served set stays.
+    pub fn failed(&self, why: String) {
+        let state = self.current();
+        let mut log = state.reloads.lock().unwrap_or_else(|p| p.into_inner());
+        log.failures += 1;
+        log.last_error = Some(why);
+    }
 }
 
 /// How much work one request may ask for (`[limits]` in the config).
@@ -269,7 +378,7 @@ pub fn reserve_for_body(
 ///   matches takes it out of service. The page cache is left as found.
 ///
 /// A file trusted unverified is left alone.
-pub fn scrub(editions: Arc<AppState>, interval: Duration) {
+pub fn scrub(live: Arc<Live>, interval: Duration) {
     let spawned = std::thread::Builder::new()
         .name("txmap-scrub".into())
         .spawn(move || {
@@ -278,12 +387,15 @@ pub fn scrub(editions: Arc<AppState>, interval: Duration) {
             let mut last = std::time::Instant::now();
             loop {
                 std::thread::sleep(crate::editions::IDENTITY_EVERY);
-                if editions.stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                // The set served now, held only for this round: an old
+                // set is not kept alive by its scrub.
+                let state = live.current();
+                if state.stopping.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
-                crate::editions::check_identities(&editions.editions);
+                crate::editions::check_identities(&state.editions);
                 if last.elapsed() >= interval {
-                    crate::editions::scrub_once(&editions.editions);
+                    crate::editions::scrub_once(&state.editions);
                     last = std::time::Instant::now();
                 }
             }

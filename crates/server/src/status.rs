@@ -156,9 +156,21 @@ pub fn status_json(state: &AppState, view: View) -> Value {
         })
         .collect();
     let m = &s.memory;
+    let reloads = state
+        .reloads
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "uptimeSeconds": state.started.elapsed().as_secs_f64(),
+        // Which served set answers, since when, and how the reloads went.
+        "served": {
+            "generation": reloads.generation,
+            "builtSecondsAgo": reloads.built.elapsed().map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            "reloadFailures": reloads.failures,
+            "lastReloadError": reloads.last_error,
+        },
         "editions": editions,
         "codeSystems": code_systems,
         "memory": {
@@ -379,6 +391,21 @@ pub fn metrics_text(state: &AppState) -> String {
         Some(state.guard.aborted()),
     );
 
+    let reloads = state
+        .reloads
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    counter(
+        "txmap_served_generation",
+        "The served set: 1 as started, one more per reload.",
+        Some(reloads.generation),
+    );
+    counter(
+        "txmap_reload_failures_total",
+        "Reloads that failed (the served set was kept).",
+        Some(reloads.failures),
+    );
     counter(
         "txmap_store_errors_total",
         "Requests answered 500 because an edition's store could not be read.",

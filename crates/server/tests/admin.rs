@@ -25,7 +25,8 @@ async fn admin(
     if let Some(t) = token {
         r = r.header("authorization", format!("Bearer {t}"));
     }
-    let response = txmap_server::admin::router(Arc::clone(state))
+    let live = txmap_server::state::Live::new(Arc::clone(state));
+    let response = txmap_server::admin::router(live, None)
         .oneshot(r.body(Body::empty()).unwrap())
         .await
         .unwrap();

@@ -44,8 +44,8 @@ fn start_with(limits: &str) -> Running {
         rt.block_on(async move {
             let listener = txmap_server::bind("127.0.0.1:0", false).unwrap();
             addr_tx.send(listener.local_addr().unwrap()).unwrap();
-            let app = router(Arc::clone(&state));
-            txmap_server::http::serve(listener, app, state, async {
+            let live = txmap_server::state::Live::new(state);
+            txmap_server::http::serve(listener, live, router, async {
                 let _ = stop_rx.await;
             })
             .await;

@@ -428,16 +428,17 @@ async fn metadata_goes_through_the_memory_guard() {
             default: Default::default(),
             code_systems: Vec::new(),
         },
-        guard,
+        guard: Arc::new(guard),
         root: Root::system(),
         configured_limit: None,
         started: Instant::now(),
         limits: Default::default(),
-        lanes: txmap_server::lanes::Lanes::new(1, 1),
+        lanes: Arc::new(txmap_server::lanes::Lanes::new(1, 1)),
         packages: Default::default(),
         public: Default::default(),
         stopping: Default::default(),
         store_errors: Default::default(),
+        reloads: Default::default(),
     });
     let app = router(state);
     for uri in [

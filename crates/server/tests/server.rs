@@ -367,7 +367,7 @@ fn with_memory(anonymous: u64) -> Arc<AppState> {
         })
     });
     Arc::new(AppState {
-        guard,
+        guard: Arc::new(guard),
         started: Instant::now(),
         ..state
     })
