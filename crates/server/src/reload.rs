@@ -15,6 +15,41 @@ use crate::config::Config;
 use crate::state::{AppState, Live};
 use crate::{app, editions, packages};
 
+/// Why a reload kept the old set.
+#[derive(Debug)]
+pub enum ReloadError {
+    /// The server runs without a config file (the demo edition).
+    NoConfig,
+    /// The next set could not be built: the config, a file or a package,
+    /// said as a start would say it.
+    Build(String),
+    /// A file of the next set failed its verification.
+    Verification { file: String, why: String },
+    /// An edition of the next set did not answer its smoke call.
+    Smoke {
+        file: String,
+        call: String,
+        status: u16,
+    },
+}
+
+impl std::fmt::Display for ReloadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReloadError::NoConfig => {
+                f.write_str("there is no config file to reload (the demo edition is served)")
+            }
+            ReloadError::Build(why) => f.write_str(why),
+            ReloadError::Verification { file, why } => write!(f, "{file}: {why}"),
+            ReloadError::Smoke { file, call, status } => {
+                write!(f, "{file}: the smoke call {call} answered {status}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReloadError {}
+
 /// `SIGHUP` reloads the served set from the config file.
 pub fn on_hangup(live: Arc<Live>, config: Option<PathBuf>) {
     tokio::spawn(async move {
@@ -39,19 +74,17 @@ pub fn on_hangup(live: Arc<Live>, config: Option<PathBuf>) {
 /// `[memory]`, `[http]`, `[admin]`) are the running server's and take a
 /// restart. A failure leaves the old set serving, is logged, and is what
 /// `/status` says until the next reload succeeds. One reload at a time.
-pub async fn reload(live: Arc<Live>, config: Option<PathBuf>) -> Result<u64, String> {
+pub async fn reload(live: Arc<Live>, config: Option<PathBuf>) -> Result<u64, ReloadError> {
     let _one = live.reloading.lock().await;
     let started = Instant::now();
     let built = async {
         let Some(path) = config else {
-            return Err(
-                "there is no config file to reload (the demo edition is served)".to_owned(),
-            );
+            return Err(ReloadError::NoConfig);
         };
         let current = live.current();
         let next = tokio::task::spawn_blocking(move || next_set(&path, &current))
             .await
-            .map_err(|e| format!("building the next set: {e}"))??;
+            .map_err(|e| ReloadError::Build(format!("building the next set: {e}")))??;
         let next = Arc::new(next);
         smoke(&next).await?;
         Ok(next)
@@ -69,7 +102,7 @@ pub async fn reload(live: Arc<Live>, config: Option<PathBuf>) -> Result<u64, Str
         }
         Err(why) => {
             tracing::warn!("reload failed, the served set is unchanged: {why}");
-            live.failed(why.clone());
+            live.failed(why.to_string());
             Err(why)
         }
     }
@@ -77,25 +110,25 @@ pub async fn reload(live: Arc<Live>, config: Option<PathBuf>) -> Result<u64, Str
 
 /// The files and packages `path` names now, opened and verified, with
 /// everything else `current` has.
-fn next_set(path: &Path, current: &AppState) -> Result<AppState, String> {
-    let config = Config::load(path).map_err(|e| e.to_string())?;
+fn next_set(path: &Path, current: &AppState) -> Result<AppState, ReloadError> {
+    let build = |e: &dyn std::fmt::Display| ReloadError::Build(e.to_string());
+    let config = Config::load(path).map_err(|e| build(&e))?;
     let base = path.parent().map(Path::to_owned).unwrap_or_default();
-    let files = editions::edition_files(&config, &base).map_err(|e| e.to_string())?;
+    let files = editions::edition_files(&config, &base).map_err(|e| build(&e))?;
     let editions =
-        editions::load_editions(&config, &files, &Loader::new()).map_err(|e| e.to_string())?;
+        editions::load_editions(&config, &files, &Loader::new()).map_err(|e| build(&e))?;
     let packages =
         packages::FhirPackages::load(&config, &base, &editions, current.limits.ecl_max_work)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| build(&e))?;
     editions::verify(&editions);
     // Large files are verified in the background: the set waits for them
     // (a reload serves nothing unverified that a start would not).
     loop {
         if let Some(f) = editions.files().find(|f| f.serving.failure().is_some()) {
-            return Err(format!(
-                "{}: {}",
-                f.names.file_name,
-                f.serving.failure().unwrap_or_default()
-            ));
+            return Err(ReloadError::Verification {
+                file: f.names.file_name.clone(),
+                why: f.serving.failure().unwrap_or_default().to_owned(),
+            });
         }
         if editions.files().all(|f| f.serving.is_serving()) {
             break;
@@ -107,7 +140,7 @@ fn next_set(path: &Path, current: &AppState) -> Result<AppState, String> {
 
 /// A `$lookup` and a `$subsumes` of one concept answered by each edition
 /// of `next`, through the router that will serve it.
-async fn smoke(next: &Arc<AppState>) -> Result<(), String> {
+async fn smoke(next: &Arc<AppState>) -> Result<(), ReloadError> {
     use tower::ServiceExt;
     let app = app::router(Arc::clone(next));
     for e in &next.editions.list {
@@ -128,18 +161,14 @@ async fn smoke(next: &Arc<AppState>) -> Result<(), String> {
             let request = axum::http::Request::builder()
                 .uri(&uri)
                 .body(axum::body::Body::empty())
-                .map_err(|e| e.to_string())?;
-            let answer = app
-                .clone()
-                .oneshot(request)
-                .await
-                .map_err(|e| format!("{uri}: {e}"))?;
+                .map_err(|e| ReloadError::Build(format!("{uri}: {e}")))?;
+            let Ok(answer) = app.clone().oneshot(request).await;
             if !answer.status().is_success() {
-                return Err(format!(
-                    "{}: the smoke test {uri} answered {}",
-                    e.file.names.file_name,
-                    answer.status()
-                ));
+                return Err(ReloadError::Smoke {
+                    file: e.file.names.file_name.clone(),
+                    call: uri,
+                    status: answer.status().as_u16(),
+                });
             }
         }
     }

@@ -213,7 +213,7 @@ fn the_served_set_is_reloaded_under_load_and_what_left_is_let_go() {
             Some(config.clone()),
         ))
         .unwrap_err();
-    assert!(why.contains("missing.txmap"), "{why}");
+    assert!(why.to_string().contains("missing.txmap"), "{why}");
     let (status, _) = get(addr, &paths[0]);
     assert_eq!(status, 200);
     let status =
