@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use txmap_server::app::{AppState, router};
+use txmap_server::app::AppState;
 
 /// A server on an ephemeral port with tight limits, and the means to stop
 /// it; the runtime lives on its own thread.
@@ -32,30 +32,11 @@ fn start_with(limits: &str) -> Running {
     common::edition(dir.path(), "ed", 300, 1, 20250131);
     let state: Arc<AppState> =
         common::serve(dir.path(), &format!("editions = [\"ed.txmap\"]\n{limits}"));
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = txmap_server::bind("127.0.0.1:0", false).unwrap();
-            addr_tx.send(listener.local_addr().unwrap()).unwrap();
-            let live = txmap_server::state::Live::new(state);
-            txmap_server::http::serve(listener, live, router, async {
-                let _ = stop_rx.await;
-            })
-            .await;
-            let _ = done_tx.send(Instant::now());
-        });
-    });
+    let (addr, stop, done) = common::listen(txmap_server::state::Live::new(state));
     Running {
-        addr: addr_rx.recv().unwrap(),
-        stop: Some(stop_tx),
-        done: done_rx,
+        addr,
+        stop: Some(stop),
+        done,
         _dir: dir,
     }
 }

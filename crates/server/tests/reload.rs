@@ -83,25 +83,7 @@ fn the_served_set_is_reloaded_under_load_and_what_left_is_let_go() {
     let code = state.editions.list[0].edition.sctid(7).unwrap();
     let live = Live::new(state);
 
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server_live = Arc::clone(&live);
-    let server = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = txmap_server::bind("127.0.0.1:0", false).unwrap();
-            addr_tx.send(listener.local_addr().unwrap()).unwrap();
-            txmap_server::http::serve(listener, server_live, txmap_server::app::router, async {
-                let _ = stop_rx.await;
-            })
-            .await;
-        });
-    });
-    let addr = addr_rx.recv().unwrap();
+    let (addr, stop_tx, stopped) = common::listen(Arc::clone(&live));
     let reloader = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -233,5 +215,5 @@ fn the_served_set_is_reloaded_under_load_and_what_left_is_let_go() {
     );
 
     let _ = stop_tx.send(());
-    server.join().unwrap();
+    stopped.recv().unwrap();
 }

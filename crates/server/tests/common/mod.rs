@@ -83,6 +83,38 @@ pub async fn call_with_headers(
     (status, serde_json::from_slice(&bytes).unwrap())
 }
 
+/// A server on a real socket (127.0.0.1, a free port) in a thread of its
+/// own, serving what `live` serves until `stop` is sent: its address,
+/// the sender, and when it stopped.
+pub fn listen(
+    live: Arc<txmap_server::state::Live>,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    std::sync::mpsc::Receiver<std::time::Instant>,
+) {
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = txmap_server::bind("127.0.0.1:0", false).unwrap();
+            addr_tx.send(listener.local_addr().unwrap()).unwrap();
+            txmap_server::http::serve(listener, live, router, async {
+                let _ = stop_rx.await;
+            })
+            .await;
+            let _ = done_tx.send(std::time::Instant::now());
+        });
+    });
+    (addr_rx.recv().unwrap(), stop_tx, done_rx)
+}
+
 /// An unversioned SNOMED CT `$lookup` of `code` at `/r4`.
 pub async fn snomed_lookup(state: &Arc<AppState>, code: &str) -> (StatusCode, Value) {
     call(
