@@ -76,10 +76,10 @@ pub async fn serve(
     make: fn(Arc<AppState>) -> Router,
     shutdown: impl Future<Output = ()>,
 ) {
-    let state = live.current();
+    let (generation, state) = live.current_with_generation();
     let limits = state.limits;
     let routers = Arc::new(Routers {
-        made: std::sync::Mutex::new((0, make(Arc::clone(&state)))),
+        made: std::sync::Mutex::new((generation, make(Arc::clone(&state)))),
         live: Arc::clone(&live),
         make,
     });
