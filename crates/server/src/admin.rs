@@ -13,6 +13,7 @@
 //! URI, or an edition URI when one version of it is served. Requests
 //! that started before the move finish with the edition they resolved.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
@@ -22,8 +23,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
-
-use std::path::PathBuf;
 
 use crate::outcome;
 use crate::state::{AppState, Live};

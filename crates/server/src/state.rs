@@ -134,7 +134,11 @@ impl Live {
             log.built = std::time::SystemTime::now();
             log.last_error = None;
         }
-        *current = (generation, next);
+        let old = std::mem::replace(&mut *current, (generation, next));
+        drop(current);
+        // The old set goes (its files unmapped, when no request holds it)
+        // after the lock: requests arriving now do not wait for that.
+        drop(old);
         generation
     }
 
