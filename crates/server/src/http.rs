@@ -33,7 +33,6 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, header};
 use http_body_util::BodyExt;
@@ -42,47 +41,17 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use crate::state::{AppState, Limits, Live};
+use crate::state::{Limits, Live};
 
 /// The most bytes of an unwanted body read and thrown away so that the
 /// refusal reaches the client; past it the connection is closed.
 pub const DRAIN_MAX: u64 = 64 << 20;
 
-/// The router of the set served now, made once per set.
-struct Routers {
-    live: Arc<Live>,
-    made: std::sync::Mutex<(u64, Router)>,
-    make: fn(Arc<AppState>) -> Router,
-}
-
-impl Routers {
-    fn current(&self) -> Router {
-        let (generation, state) = self.live.current_with_generation();
-        let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
-        if made.0 != generation {
-            *made = (generation, (self.make)(state));
-        }
-        made.1.clone()
-    }
-}
-
-/// Serves the routes `make` draws for the set `live` serves, on
-/// `listener`, until `shutdown` resolves, then drains: see the module doc.
-/// Each request is answered by the router of the set current when it
-/// arrives.
-pub async fn serve(
-    listener: TcpListener,
-    live: Arc<Live>,
-    make: fn(Arc<AppState>) -> Router,
-    shutdown: impl Future<Output = ()>,
-) {
-    let (generation, state) = live.current_with_generation();
-    let limits = state.limits;
-    let routers = Arc::new(Routers {
-        made: std::sync::Mutex::new((generation, make(Arc::clone(&state)))),
-        live: Arc::clone(&live),
-        make,
-    });
+/// Serves the set `live` serves on `listener` until `shutdown` resolves,
+/// then drains: see the module doc. Each request is answered by the
+/// router of the set current when it arrives.
+pub async fn serve(listener: TcpListener, live: Arc<Live>, shutdown: impl Future<Output = ()>) {
+    let limits = live.current().limits;
     let max = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let permits = Arc::new(Semaphore::new(max as usize));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -141,9 +110,9 @@ pub async fn serve(
             local: stream.local_addr().unwrap_or(remote),
         };
         let busy = Arc::clone(&tracked);
-        let routers = Arc::clone(&routers);
+        let live = Arc::clone(&live);
         let app = tower::service_fn(move |r: axum::http::Request<hyper::body::Incoming>| {
-            tower::ServiceExt::oneshot(routers.current(), r)
+            tower::ServiceExt::oneshot(live.router(), r)
         });
         let service = tower::ServiceExt::map_request(
             app,

@@ -327,7 +327,7 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
             println!("  curl http://{addr}/metrics");
             println!("  curl http://{addr}/r4/metadata");
         }
-        let live = state::Live::new(prepared.state);
+        let live = state::Live::new(prepared.state, app::router);
         state::scrub(Arc::clone(&live), prepared.scrub);
         if let Some(admin_listen) = &prepared.admin_listen {
             let admin_listener = bind(admin_listen, false)?;
@@ -343,7 +343,7 @@ pub fn run(options: ServeOptions) -> Result<(), ServeError> {
             });
         }
         reload::on_hangup(Arc::clone(&live), options.config.clone());
-        http::serve(listener, live, app::router, shutdown()).await;
+        http::serve(listener, live, shutdown()).await;
         Ok::<(), ServeError>(())
     })?;
     // Heavy work past the grace period has been told to stop; it checks

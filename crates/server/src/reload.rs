@@ -13,7 +13,7 @@ use txmap_load::Loader;
 
 use crate::config::Config;
 use crate::state::{AppState, Live};
-use crate::{app, editions, packages};
+use crate::{editions, packages};
 
 /// Why a reload kept the old set.
 #[derive(Debug)]
@@ -86,14 +86,15 @@ pub async fn reload(live: Arc<Live>, config: Option<PathBuf>) -> Result<u64, Rel
             .await
             .map_err(|e| ReloadError::Build(format!("building the next set: {e}")))??;
         let next = Arc::new(next);
-        smoke(&next).await?;
-        Ok(next)
+        let router = live.router_for(Arc::clone(&next));
+        smoke(&next, &router).await?;
+        Ok((next, router))
     }
     .await;
     match built {
-        Ok(next) => {
+        Ok((next, router)) => {
             let (editions, packages) = (next.editions.list.len(), next.packages.list.len());
-            let generation = live.swap(next);
+            let generation = live.swap(next, router);
             tracing::info!(
                 "reloaded in {:.0} ms: served set {generation}, {editions} editions, {packages} packages",
                 started.elapsed().as_secs_f64() * 1e3
@@ -140,9 +141,8 @@ fn next_set(path: &Path, current: &AppState) -> Result<AppState, ReloadError> {
 
 /// A `$lookup` and a `$subsumes` of one concept answered by each edition
 /// of `next`, through the router that will serve it.
-async fn smoke(next: &Arc<AppState>) -> Result<(), ReloadError> {
+async fn smoke(next: &AppState, app: &axum::Router) -> Result<(), ReloadError> {
     use tower::ServiceExt;
-    let app = app::router(Arc::clone(next));
     for e in &next.editions.list {
         let Some(code) =
             (0..e.edition.concept_count().min(1)).find_map(|o| e.edition.sctid(o).ok())

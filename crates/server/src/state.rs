@@ -69,16 +69,25 @@ impl AppState {
 }
 
 /// The served set now, and how it got there. A reload builds the next
-/// [`AppState`] in full and swaps it in here; a request takes the set
-/// current when it arrives and keeps it to the end, so requests in flight
-/// finish on the set they started with, and an old set — its files
-/// mapped, its packages parsed — is dropped, and its files unmapped, when
-/// its last request ends.
+/// [`AppState`] in full, and the router that will serve it, and swaps both
+/// in here; a request takes the router current when it arrives and keeps
+/// it to the end, so requests in flight finish on the set they started
+/// with, and an old set — its files mapped, its packages parsed — is
+/// dropped, and its files unmapped, when its last request ends.
 #[derive(Debug)]
 pub struct Live {
-    current: std::sync::RwLock<(u64, Arc<AppState>)>,
+    current: std::sync::RwLock<Served>,
+    /// Draws a set's routes (`app::router`), once per set.
+    make: fn(Arc<AppState>) -> axum::Router,
     /// One reload at a time.
     pub(crate) reloading: tokio::sync::Mutex<()>,
+}
+
+/// A served set and its router.
+#[derive(Debug)]
+struct Served {
+    state: Arc<AppState>,
+    router: axum::Router,
 }
 
 /// What `/status` and `/metrics` say of the served set.
@@ -106,35 +115,51 @@ impl Default for Reloads {
 }
 
 impl Live {
-    pub fn new(state: Arc<AppState>) -> Arc<Live> {
+    /// Serves `state` through the routes `make` draws.
+    pub fn new(state: Arc<AppState>, make: fn(Arc<AppState>) -> axum::Router) -> Arc<Live> {
+        let router = make(Arc::clone(&state));
         Arc::new(Live {
-            current: std::sync::RwLock::new((1, state)),
+            current: std::sync::RwLock::new(Served { state, router }),
+            make,
             reloading: tokio::sync::Mutex::new(()),
         })
     }
 
     /// The set a request arriving now is answered from.
     pub fn current(&self) -> Arc<AppState> {
-        self.current_with_generation().1
-    }
-
-    /// The same, with its generation.
-    pub fn current_with_generation(&self) -> (u64, Arc<AppState>) {
         let current = self.current.read().unwrap_or_else(|p| p.into_inner());
-        (current.0, Arc::clone(&current.1))
+        Arc::clone(&current.state)
     }
 
-    /// Serves `next` from now on; returns its generation.
-    pub fn swap(&self, next: Arc<AppState>) -> u64 {
-        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
-        let generation = current.0 + 1;
-        {
+    /// The router of that set.
+    pub fn router(&self) -> axum::Router {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        current.router.clone()
+    }
+
+    /// The router that would serve `next`, to try before [`swap`](Self::swap).
+    pub fn router_for(&self, next: Arc<AppState>) -> axum::Router {
+        (self.make)(next)
+    }
+
+    /// Serves `next` through `router` from now on; returns its generation.
+    pub fn swap(&self, next: Arc<AppState>, router: axum::Router) -> u64 {
+        let generation = {
+            // The log is every set's (`AppState::with_files`): one count.
             let mut log = next.reloads.lock().unwrap_or_else(|p| p.into_inner());
-            log.generation = generation;
+            log.generation += 1;
             log.built = std::time::SystemTime::now();
             log.last_error = None;
-        }
-        let old = std::mem::replace(&mut *current, (generation, next));
+            log.generation
+        };
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        let old = std::mem::replace(
+            &mut *current,
+            Served {
+                state: next,
+                router,
+            },
+        );
         drop(current);
         // The old set goes (its files unmapped, when no request holds it)
         // after the lock: requests arriving now do not wait for that.

@@ -25,7 +25,7 @@ async fn admin(
     if let Some(t) = token {
         r = r.header("authorization", format!("Bearer {t}"));
     }
-    let live = txmap_server::state::Live::new(Arc::clone(state));
+    let live = txmap_server::state::Live::new(Arc::clone(state), txmap_server::app::router);
     let response = txmap_server::admin::router(live, None)
         .oneshot(r.body(Body::empty()).unwrap())
         .await

@@ -32,7 +32,10 @@ fn start_with(limits: &str) -> Running {
     common::edition(dir.path(), "ed", 300, 1, 20250131);
     let state: Arc<AppState> =
         common::serve(dir.path(), &format!("editions = [\"ed.txmap\"]\n{limits}"));
-    let (addr, stop, done) = common::listen(txmap_server::state::Live::new(state));
+    let (addr, stop, done) = common::listen(txmap_server::state::Live::new(
+        state,
+        txmap_server::app::router,
+    ));
     Running {
         addr,
         stop: Some(stop),

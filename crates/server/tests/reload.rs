@@ -81,7 +81,7 @@ fn the_served_set_is_reloaded_under_load_and_what_left_is_let_go() {
     let state = common::serve(dir.path(), &std::fs::read_to_string(&config).unwrap());
     let a_version = state.editions.list[0].file.names.version_uri.clone();
     let code = state.editions.list[0].edition.sctid(7).unwrap();
-    let live = Live::new(state);
+    let live = Live::new(state, txmap_server::app::router);
 
     let (addr, stop_tx, stopped) = common::listen(Arc::clone(&live));
     let reloader = tokio::runtime::Builder::new_current_thread()

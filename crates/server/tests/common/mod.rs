@@ -105,7 +105,7 @@ pub fn listen(
         rt.block_on(async move {
             let listener = txmap_server::bind("127.0.0.1:0", false).unwrap();
             addr_tx.send(listener.local_addr().unwrap()).unwrap();
-            txmap_server::http::serve(listener, live, router, async {
+            txmap_server::http::serve(listener, live, async {
                 let _ = stop_rx.await;
             })
             .await;
