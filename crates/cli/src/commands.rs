@@ -29,8 +29,9 @@ enum Command {
     /// Check every checksum of an edition file.
     Verify { file: PathBuf },
     /// Ask a running server to rebuild its served set from its config
-    /// file (its admin listener, `[admin] listen`, with `[http]
-    /// admin_token`, both read from the config).
+    /// file, through its admin listener (`[admin] listen`, read from the
+    /// config) with the admin token from the environment
+    /// (`TXMAP_ADMIN_TOKEN`) or the config's `[http] admin_token`.
     Reload {
         /// The running server's config file.
         #[arg(long)]
@@ -40,6 +41,17 @@ enum Command {
         /// the background.
         #[arg(long)]
         wait: bool,
+    },
+    /// Make a new bearer token: prints the token (give it to its holder,
+    /// once) and the `[[auth.tokens]]` entry for the config, which holds
+    /// only its SHA-256.
+    Token {
+        /// Who holds it, for the config and the log.
+        #[arg(long)]
+        name: String,
+        /// What it may do: `write`, `admin` (repeat or comma-separate).
+        #[arg(long, value_delimiter = ',', default_value = "write")]
+        scope: Vec<String>,
     },
     /// Show an edition file's identity, counts and sections.
     Inspect {
@@ -277,6 +289,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Import(a) => import(a),
         Command::Verify { file } => verify(file),
         Command::Reload { config, wait } => reload(&config, wait),
+        Command::Token { name, scope } => token(&name, &scope),
         Command::Inspect { file, json } => inspect(file, json),
         Command::Lookup { file, sctid, json } => lookup(file, sctid, json),
         Command::Ecl(a) => return crate::query::ecl(a),
@@ -386,6 +399,30 @@ pub(crate) fn open(file: &Path) -> Result<Edition<EditionBytes>> {
     Edition::open(loaded.bytes).with_context(|| format!("{}", file.display()))
 }
 
+/// A new token of 32 random bytes from the kernel, as 64 hex digits, and
+/// its config entry.
+fn token(name: &str, scopes: &[String]) -> Result<()> {
+    use std::io::Read;
+    for s in scopes {
+        if !matches!(s.as_str(), "read" | "write" | "admin") {
+            bail!("--scope {s}: must be read, write or admin");
+        }
+    }
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("reading /dev/urandom")?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let scopes: Vec<String> = scopes.iter().map(|s| format!("{s:?}")).collect();
+    outln!("token: {token}");
+    outln!();
+    outln!("[[auth.tokens]]");
+    outln!("name = {name:?}");
+    outln!("sha256 = \"{}\"", txmap_server::auth::hash(&token));
+    outln!("scopes = [{}]", scopes.join(", "));
+    Ok(())
+}
+
 /// `POST /admin/reload` to the server `config` describes: one HTTP/1.1
 /// exchange over a plain socket (the admin listener is a local address).
 fn reload(config: &Path, wait: bool) -> Result<()> {
@@ -397,9 +434,17 @@ fn reload(config: &Path, wait: bool) -> Result<()> {
             config.display()
         );
     };
-    let Some(token) = c.http.admin_token else {
-        bail!("{}: no [http] admin_token", config.display());
+    let Some(token) = std::env::var("TXMAP_ADMIN_TOKEN")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .or(c.http.admin_token)
+    else {
+        bail!(
+            "no admin token: set TXMAP_ADMIN_TOKEN to a token with the admin scope ({} holds none as text)",
+            config.display()
+        );
     };
+    let token = token.trim().to_owned();
     let mut s = std::net::TcpStream::connect(&listen)
         .with_context(|| format!("connecting to the admin listener at {listen}"))?;
     s.set_read_timeout(Some(std::time::Duration::from_secs(3600)))?;

@@ -74,7 +74,20 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn from_name(name: &str) -> Option<Kind> {
+    /// Every kind, in the order the server lists them.
+    pub const ALL: [Kind; 3] = [Kind::CodeSystem, Kind::ValueSet, Kind::ConceptMap];
+
+    /// The FHIR resource type (`"ValueSet"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::CodeSystem => "CodeSystem",
+            Kind::ValueSet => "ValueSet",
+            Kind::ConceptMap => "ConceptMap",
+        }
+    }
+
+    /// The kind of FHIR resource type `name`, if it is one.
+    pub fn from_name(name: &str) -> Option<Kind> {
         match name {
             "CodeSystem" => Some(Kind::CodeSystem),
             "ValueSet" => Some(Kind::ValueSet),
@@ -165,6 +178,40 @@ fn without_text<'a>(json: &'a [u8], text: &RawValue) -> Vec<std::borrow::Cow<'a,
     ]
 }
 
+/// The index entry of the resource `json`, whose text (without its
+/// narrative if `cut_narrative`) is appended to `bytes`; `None`, and
+/// nothing appended, if it is not a terminology resource with a `url`.
+fn index(json: &[u8], bytes: &mut Vec<u8>, cut_narrative: bool) -> Option<Entry> {
+    let head = serde_json::from_slice::<Head>(json).ok()?;
+    let kind = head.resource_type.as_deref().and_then(Kind::from_name)?;
+    let url = head.url?;
+    let start = bytes.len();
+    match head.text {
+        Some(text) if cut_narrative => {
+            for piece in without_text(json, text) {
+                bytes.extend_from_slice(&piece);
+            }
+        }
+        _ => bytes.extend_from_slice(json),
+    }
+    debug_assert!(
+        serde_json::from_slice::<serde::de::IgnoredAny>(&bytes[start..]).is_ok(),
+        "a resource without its narrative is not JSON"
+    );
+    Some(Entry {
+        kind,
+        url,
+        version: head.version,
+        id: head.id,
+        name: head.name,
+        title: head.title,
+        status: head.status,
+        content: head.content,
+        start,
+        len: bytes.len() - start,
+    })
+}
+
 /// `package/package.json`.
 #[derive(Deserialize)]
 struct Manifest {
@@ -244,40 +291,9 @@ impl Package {
             if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&scratch) {
                 return Err(format(format!("{path}: not JSON: {e}")));
             }
-            let Ok(head) = serde_json::from_slice::<Head>(&scratch) else {
-                continue;
-            };
-            let (Some(kind), Some(url)) = (
-                head.resource_type.as_deref().and_then(Kind::from_name),
-                head.url,
-            ) else {
-                continue;
-            };
-            let start = bytes.len();
-            match head.text {
-                Some(text) => {
-                    for piece in without_text(&scratch, text) {
-                        bytes.extend_from_slice(&piece);
-                    }
-                }
-                None => bytes.extend_from_slice(&scratch),
+            if let Some(entry) = index(&scratch, &mut bytes, true) {
+                entries.push(entry);
             }
-            debug_assert!(
-                serde_json::from_slice::<serde::de::IgnoredAny>(&bytes[start..]).is_ok(),
-                "{name} without its narrative is not JSON"
-            );
-            entries.push(Entry {
-                kind,
-                url,
-                version: head.version,
-                id: head.id,
-                name: head.name,
-                title: head.title,
-                status: head.status,
-                content: head.content,
-                start,
-                len: bytes.len() - start,
-            });
         }
         // The tar ends before the gzip stream does: read the rest, so that
         // the gzip trailer's CRC-32 and length are checked. A damaged byte
@@ -296,6 +312,35 @@ impl Package {
             bytes,
             entries,
         })
+    }
+
+    /// A package of resources held as JSON text (`resources`, each whole:
+    /// the narrative is kept), named `name` and `version`: what the server
+    /// stores itself is served through the same index as what packages
+    /// bring. Texts that are not a CodeSystem, ValueSet or ConceptMap
+    /// with a `url` are left out.
+    pub fn from_resources<'a>(
+        name: &str,
+        version: &str,
+        resources: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Package {
+        let mut bytes = Vec::new();
+        let mut entries = Vec::new();
+        let mut files = 0;
+        for json in resources {
+            files += 1;
+            if let Some(entry) = index(json, &mut bytes, false) {
+                entries.push(entry);
+            }
+        }
+        Package {
+            name: name.to_owned(),
+            version: version.to_owned(),
+            fhir_versions: Vec::new(),
+            files,
+            bytes,
+            entries,
+        }
     }
 
     /// The indexed resources, in tarball order.
@@ -392,6 +437,11 @@ impl<'a> Listed<'a> {
     /// reported.
     pub fn resource(&self) -> Option<Value> {
         self.packages.value(self.slot)
+    }
+
+    /// The package the resource comes from.
+    pub fn package(&self) -> &'a Package {
+        &self.packages.packages[self.slot.package]
     }
 
     /// The resource's JSON text as held (without its narrative, in its

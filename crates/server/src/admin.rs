@@ -1,7 +1,8 @@
 //! The operator's listener (`[admin] listen`): calls that change what the
 //! server serves, on an address of their own that a firewall can keep in,
-//! each checked against `[http] admin_token` — a missing token is 401, a
-//! wrong one 403, and nothing changes.
+//! each behind a token with the admin scope ([`crate::auth`]) — a missing
+//! or unknown token is 401, one without the scope 403, and nothing
+//! changes.
 //!
 //! `POST /admin/reload` builds the next served set from the config file
 //! and serves it, or says why not ([`crate::reload`]).
@@ -18,12 +19,13 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use crate::auth::Scope;
 use crate::outcome;
 use crate::state::{AppState, Live};
 
@@ -48,26 +50,18 @@ pub fn router(live: Arc<Live>, config: Option<PathBuf>) -> Router {
         .with_state(admin)
 }
 
-/// 401 without a bearer token, 403 with a wrong one.
+/// 401 without a bearer token or with one not configured, 403 with one
+/// that lacks the admin scope ([`crate::auth`]).
 async fn token(State(admin): State<Arc<Admin>>, request: Request, next: Next) -> Response {
-    if admin.live.current().public.is_admin(request.headers()) {
-        return next.run(request).await;
+    let checked = admin
+        .live
+        .current()
+        .auth
+        .check(request.headers(), Scope::Admin);
+    match checked {
+        Ok(()) => next.run(request).await,
+        Err(denied) => denied.response(),
     }
-    if request.headers().contains_key(header::AUTHORIZATION) {
-        return outcome::response(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "the admin token does not match",
-        );
-    }
-    let mut r = outcome::response(
-        StatusCode::UNAUTHORIZED,
-        "login",
-        "admin calls need Authorization: Bearer <admin_token>",
-    );
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    r
 }
 
 /// The default edition, as its file and version URI.

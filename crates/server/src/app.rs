@@ -19,13 +19,15 @@ use crate::{fhir, outcome, status};
 /// an operator can always see why the server is refusing; the FHIR bases
 /// (`/r4`, `/r5`, see
 /// [`fhir`]), the other pages ([`crate::pages`]) and every unknown path go
-/// through the memory guard.
+/// through the memory guard, and, when reads are closed (`[auth] read =
+/// "token"`), need a token.
 pub fn router(state: Arc<AppState>) -> Router {
     let guarded = Router::new()
         .merge(fhir::routes())
         .merge(crate::pages::routes())
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(state.clone(), memory_gate));
+        .layer(middleware::from_fn_with_state(state.clone(), memory_gate))
+        .layer(middleware::from_fn_with_state(state.clone(), read_gate));
     Router::new()
         .route("/health", get(health))
         .route("/livez", get(health))
@@ -92,7 +94,7 @@ async fn status_handler(
     State(state): State<Arc<AppState>>,
     headers: axum::http::HeaderMap,
 ) -> Response {
-    let view = if state.public.is_admin(&headers) {
+    let view = if state.auth.is_admin(&headers) {
         status::View::Admin
     } else {
         status::View::Public
@@ -121,6 +123,18 @@ async fn not_found(request: Request) -> Response {
             request.uri().path()
         ),
     )
+}
+
+/// With `[auth] read = "token"`, lets through only requests with a
+/// configured token (401 otherwise, before the memory guard is asked).
+async fn read_gate(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    match state
+        .auth
+        .check(request.headers(), crate::auth::Scope::Read)
+    {
+        Ok(()) => next.run(request).await,
+        Err(denied) => denied.response(),
+    }
 }
 
 /// Refuses new requests with 503 while measured memory is above the

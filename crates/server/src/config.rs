@@ -44,6 +44,48 @@ pub struct Config {
     pub http: HttpConfig,
     #[serde(default)]
     pub admin: AdminConfig,
+    #[serde(default)]
+    pub store: StoreConfig,
+    #[serde(default)]
+    pub auth: AuthConfig,
+}
+
+/// `[store]`: the resources written through the FHIR API.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The SQLite file that holds them (made if absent; relative to the
+    /// config file). Unset: the server stores nothing, and `POST`, `PUT`
+    /// and `DELETE` are not offered. A writable volume of its own; one
+    /// server process per file.
+    pub path: Option<String>,
+}
+
+/// `[auth]`: who may read, write and administer, by bearer token.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// `"open"` (the default: anyone may read and run operations) or
+    /// `"token"` (reads need a token too, any configured one).
+    pub read: Option<String>,
+    /// The tokens, each by the SHA-256 of its text (`txmap token` makes
+    /// one), never the text itself.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// One `[[auth.tokens]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Who holds it, for the log.
+    pub name: String,
+    /// The SHA-256 of the token's text, 64 hex digits.
+    pub sha256: String,
+    /// What it may do: `"write"` (create, update and delete stored
+    /// resources) and `"admin"` (the admin listener's calls, `/status`
+    /// whole). Any token may read.
+    pub scopes: Vec<String>,
 }
 
 /// `[admin]`: the operator's listener, off unless `listen` is set.

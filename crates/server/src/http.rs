@@ -111,7 +111,10 @@ pub async fn serve(listener: TcpListener, live: Arc<Live>, shutdown: impl Future
         };
         let busy = Arc::clone(&tracked);
         let live = Arc::clone(&live);
-        let app = tower::service_fn(move |r: axum::http::Request<hyper::body::Incoming>| {
+        // A write publishes the next set through the served one
+        // (`fhir::writes`): each request can reach it.
+        let app = tower::service_fn(move |mut r: axum::http::Request<hyper::body::Incoming>| {
+            r.extensions_mut().insert(Arc::clone(&live));
             tower::ServiceExt::oneshot(live.router(), r)
         });
         let service = tower::ServiceExt::map_request(

@@ -16,6 +16,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod auth;
 pub mod config;
 pub mod editions;
 pub mod error;
@@ -119,8 +120,26 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
     }
     let limits = app::Limits::from_config(&config.limits).map_err(ServeError::Config)?;
     let public = public::Public::from_config(&config.http).map_err(ServeError::Config)?;
+    let auth = auth::Auth::from_config(&config.auth, &config.http).map_err(ServeError::Config)?;
+    if config.admin.listen.is_some() && !auth.any_with(auth::Scope::Admin) {
+        return Err(ServeError::Config(
+            "[admin] listen needs a token with the admin scope ([[auth.tokens]] or [http] admin_token): every admin call is checked against it"
+                .to_owned(),
+        ));
+    }
+    let stored = open_store(&config, &base)?;
+    let stored_package = match &stored {
+        Some(s) => Some(s.package().map_err(|e| ServeError::Config(e.to_string()))?),
+        None => None,
+    };
     let editions = editions::load_editions(&config, &files, loader)?;
-    let packages = packages::FhirPackages::load(&config, &base, &editions, limits.ecl_max_work)?;
+    let packages = packages::FhirPackages::load(
+        &config,
+        &base,
+        &editions,
+        limits.ecl_max_work,
+        stored_package,
+    )?;
     // Every edition is open: background prewarm reads may take the disk now.
     loader.release_prewarm();
     // Every served file is verified: small ones now, large ones in the
@@ -134,7 +153,9 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
     );
     check_limit(&guard, limit)?;
     let state = Arc::new(AppState {
-        editions,
+        editions: Arc::new(editions),
+        stored,
+        auth: Arc::new(auth),
         guard: Arc::new(guard),
         root,
         configured_limit: limit,
@@ -172,18 +193,26 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         Some(0) => std::time::Duration::MAX,
         Some(n) => std::time::Duration::from_secs(n),
     };
-    if config.admin.listen.is_some() && config.http.admin_token.is_none() {
-        return Err(ServeError::Config(
-            "[admin] listen needs [http] admin_token: every admin call is checked against it"
-                .to_owned(),
-        ));
-    }
     Ok(Prepared {
         state,
         listen,
         admin_listen: config.admin.listen.clone(),
         scrub,
     })
+}
+
+/// The stored resources' database (`[store] path`, relative to the
+/// config file), opened, if the config names one.
+fn open_store(
+    config: &Config,
+    base: &Path,
+) -> Result<Option<Arc<txmap_stored::Store>>, ServeError> {
+    let Some(path) = &config.store.path else {
+        return Ok(None);
+    };
+    let store = txmap_stored::Store::open(&base.join(path))
+        .map_err(|e| ServeError::Config(format!("[store] path: {e}")))?;
+    Ok(Some(Arc::new(store)))
 }
 
 /// The least `[memory] limit` a server may have: below it no request

@@ -97,6 +97,22 @@ pub(crate) async fn method_not_allowed(request: HttpRequest) -> Response {
     )
 }
 
+/// The weak ETag of version `version` of a stored resource: `W/"n"`.
+pub fn etag(version: u64) -> HeaderValue {
+    HeaderValue::from_str(&format!("W/\"{version}\""))
+        .unwrap_or(HeaderValue::from_static("W/\"0\""))
+}
+
+/// The ETag of a resource that has a `meta.versionId` (a stored one).
+pub fn etag_of(resource: &Value) -> Option<HeaderValue> {
+    let v = resource
+        .pointer("/meta/versionId")?
+        .as_str()?
+        .parse()
+        .ok()?;
+    Some(etag(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

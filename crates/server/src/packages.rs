@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use txmap_codesystems::Compiled;
 use txmap_load::EditionBytes;
-use txmap_packages::{Package, Packages};
+use txmap_packages::{Kind, Package, Packages};
 use txmap_snomed::SnomedCt;
 use txmap_snomed::operations::Editions as SnomedEditions;
 use txmap_terminology::grammar::Grammar;
@@ -29,19 +29,40 @@ use crate::editions::Editions;
 use crate::error::ServeError;
 use crate::version::FhirVersion;
 
-/// The loaded packages and each endpoint's view of them and the editions.
+/// The loaded packages and each endpoint's view of them and the editions,
+/// and the server's own stored resources as one more package
+/// ([`txmap_stored::PACKAGE_NAME`]), when it stores any.
 #[derive(Debug, Default)]
 pub struct FhirPackages {
+    /// The config's packages.
     pub list: Vec<Arc<Package>>,
+    /// The stored resources' view, the same at both endpoints.
+    stored: Option<Arc<Packages>>,
+    shared: Shared,
     r4: Arc<Sources>,
     r5: Arc<Sources>,
+}
+
+/// What every endpoint's sources hold besides the stored resources, made
+/// once per set of files and shared by the sets a write publishes — the
+/// packages' views too, so what they parsed stays parsed.
+#[derive(Clone, Debug, Default)]
+struct Shared {
+    r4: Option<Arc<Packages>>,
+    r5: Option<Arc<Packages>>,
+    snomed: Arc<[SnomedCt<EditionBytes>]>,
+    compiled: Arc<[Compiled<EditionBytes>]>,
+    grammars: Vec<Arc<dyn Grammar>>,
+    builtin: Arc<[CodeSystem]>,
 }
 
 /// One endpoint's resources beyond the request: its view of the packages
 /// and the SNOMED CT editions.
 #[derive(Debug, Default)]
 pub struct Sources {
-    pub packages: Option<Packages>,
+    /// The resources written through the API, asked first.
+    pub stored: Option<Arc<Packages>>,
+    pub packages: Option<Arc<Packages>>,
     pub snomed: SnomedEditions<EditionBytes>,
     /// The compiled code system files (LOINC, RxNorm, NDC), each with its
     /// verification state.
@@ -54,11 +75,12 @@ pub struct Sources {
 
 impl ResourceSource for Sources {
     fn code_systems(&self, url: &str) -> Vec<&CodeSystem> {
-        let from_packages = self
-            .packages
-            .as_ref()
-            .map(|p| p.code_systems(url))
-            .unwrap_or_default();
+        let from_packages: Vec<&CodeSystem> = self
+            .stored
+            .iter()
+            .chain(&self.packages)
+            .flat_map(|p| p.code_systems(url))
+            .collect();
         // What txmap carries itself (ISO 3166), unless a package holds the
         // codes (a `not-present` CodeSystem only names the system).
         let named_only = from_packages
@@ -72,11 +94,12 @@ impl ResourceSource for Sources {
     }
 
     fn value_sets(&self, url: &str) -> Vec<&ValueSet> {
-        let from_packages = self
-            .packages
-            .as_ref()
-            .map(|p| p.value_sets(url))
-            .unwrap_or_default();
+        let from_packages: Vec<&ValueSet> = self
+            .stored
+            .iter()
+            .chain(&self.packages)
+            .flat_map(|p| p.value_sets(url))
+            .collect();
         if !from_packages.is_empty() {
             return from_packages;
         }
@@ -128,13 +151,15 @@ impl ResourceSource for Sources {
 
 impl FhirPackages {
     /// Reads every package of the config, in parallel; relative paths are
-    /// relative to `base` (the config file's folder). Each endpoint's
-    /// sources also hold every edition as a code system.
+    /// relative to `base` (the config file's folder). `stored`, the
+    /// server's own resources, comes first. Each endpoint's sources also
+    /// hold every edition as a code system.
     pub fn load(
         config: &Config,
         base: &Path,
         editions: &Editions,
         ecl_max_work: u64,
+        stored: Option<Package>,
     ) -> Result<FhirPackages, ServeError> {
         let snomed: Arc<[SnomedCt<EditionBytes>]> = editions
             .list
@@ -161,56 +186,112 @@ impl FhirPackages {
             .collect();
         // Made once: both endpoints share them (the subtag registry is
         // parsed here, not per endpoint).
-        let builtin: Arc<[CodeSystem]> = txmap_builtin::code_systems().into();
-        let grammars = txmap_builtin::all();
-        let sources = |packages| {
+        let mut list: Vec<Arc<Package>> = Vec::new();
+        if !config.packages.is_empty() {
+            let started = Instant::now();
+            let paths: Vec<_> = config.packages.iter().map(|p| base.join(p)).collect();
+            let read: Vec<Result<Package, String>> = std::thread::scope(|s| {
+                let jobs: Vec<_> = paths
+                    .iter()
+                    .map(|p| s.spawn(move || Package::open(p).map_err(|e| e.to_string())))
+                    .collect();
+                jobs.into_iter()
+                    .map(|j| j.join().unwrap_or_else(|_| Err("reading panicked".into())))
+                    .collect()
+            });
+            for p in read {
+                let p = p.map_err(ServeError::Config)?;
+                tracing::info!(
+                    "FHIR package {}#{} (FHIR {}): {} terminology resources of {} files, {} bytes of JSON",
+                    p.name,
+                    p.version,
+                    p.fhir_versions.join(", "),
+                    p.entries().len(),
+                    p.files,
+                    p.held_bytes()
+                );
+                list.push(Arc::new(p));
+            }
+            tracing::info!(
+                "FHIR packages read in {:.1} ms",
+                started.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        let view =
+            |v: FhirVersion| (!list.is_empty()).then(|| Arc::new(Packages::new(&list, v.full())));
+        let shared = Shared {
+            r4: view(FhirVersion::R4),
+            r5: view(FhirVersion::R5),
+            snomed,
+            compiled,
+            grammars: txmap_builtin::all(),
+            builtin: txmap_builtin::code_systems().into(),
+        };
+        Ok(FhirPackages::assemble(list, stored, shared))
+    }
+
+    /// These packages with `stored` as the server's own resources, in
+    /// place of the ones they had: what a write publishes. Only the stored
+    /// resources are indexed again; the packages' views (and what they
+    /// parsed) are shared, and no file is read.
+    pub fn with_stored(&self, stored: Package) -> FhirPackages {
+        FhirPackages::assemble(self.list.clone(), Some(stored), self.shared.clone())
+    }
+
+    /// Each endpoint's sources.
+    fn assemble(list: Vec<Arc<Package>>, stored: Option<Package>, shared: Shared) -> FhirPackages {
+        // Stored resources are no core package: one view serves both.
+        let stored =
+            stored.map(|p| Arc::new(Packages::new(&[Arc::new(p)], FhirVersion::R4.full())));
+        let sources = |packages: &Option<Arc<Packages>>| {
             Arc::new(Sources {
-                packages,
-                snomed: SnomedEditions::new(Arc::clone(&snomed)),
-                compiled: Arc::clone(&compiled),
-                grammars: grammars.clone(),
-                builtin: Arc::clone(&builtin),
+                stored: stored.clone(),
+                packages: packages.clone(),
+                snomed: SnomedEditions::new(Arc::clone(&shared.snomed)),
+                compiled: Arc::clone(&shared.compiled),
+                grammars: shared.grammars.clone(),
+                builtin: Arc::clone(&shared.builtin),
             })
         };
-        if config.packages.is_empty() {
-            return Ok(FhirPackages {
-                list: Vec::new(),
-                r4: sources(None),
-                r5: sources(None),
-            });
+        FhirPackages {
+            r4: sources(&shared.r4),
+            r5: sources(&shared.r5),
+            list,
+            stored,
+            shared,
         }
-        let started = Instant::now();
-        let paths: Vec<_> = config.packages.iter().map(|p| base.join(p)).collect();
-        let read: Vec<Result<Package, String>> = std::thread::scope(|s| {
-            let jobs: Vec<_> = paths
-                .iter()
-                .map(|p| s.spawn(move || Package::open(p).map_err(|e| e.to_string())))
-                .collect();
-            jobs.into_iter()
-                .map(|j| j.join().unwrap_or_else(|_| Err("reading panicked".into())))
-                .collect()
-        });
-        let mut list = Vec::new();
-        for p in read {
-            let p = p.map_err(ServeError::Config)?;
-            tracing::info!(
-                "FHIR package {}#{} (FHIR {}): {} terminology resources of {} files, {} bytes of JSON",
-                p.name,
-                p.version,
-                p.fhir_versions.join(", "),
-                p.entries().len(),
-                p.files,
-                p.held_bytes()
-            );
-            list.push(Arc::new(p));
+    }
+
+    /// Where content with `url` and `version` of `kind` comes from besides
+    /// the stored resources — a package (`name#version`), an edition or a
+    /// compiled code system file — if anything else serves it: a write
+    /// cannot replace it.
+    pub fn other_source(&self, kind: Kind, url: &str, version: Option<&str>) -> Option<String> {
+        if kind == Kind::CodeSystem {
+            if url == txmap_snomed::SNOMED_CT && !self.shared.snomed.is_empty() {
+                return Some("the SNOMED CT editions".to_owned());
+            }
+            if let Some(c) = self.shared.compiled.iter().find(|c| c.url() == url) {
+                return Some(format!("the compiled code system {}", c.url()));
+            }
         }
-        let r4 = sources(Some(Packages::new(&list, FhirVersion::R4.full())));
-        let r5 = sources(Some(Packages::new(&list, FhirVersion::R5.full())));
-        tracing::info!(
-            "FHIR packages read in {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-        Ok(FhirPackages { list, r4, r5 })
+        [FhirVersion::R4, FhirVersion::R5]
+            .into_iter()
+            .filter_map(|v| self.view(v))
+            .flat_map(|view| view.listed_by_url(kind, url).collect::<Vec<_>>())
+            .find(|l| l.version == version)
+            .map(|l| format!("the package {}#{}", l.package().name, l.package().version))
+    }
+
+    /// The package that serves a resource of `kind` as `id`: a write
+    /// cannot take its id.
+    pub fn id_owner(&self, kind: Kind, id: &str) -> Option<String> {
+        [FhirVersion::R4, FhirVersion::R5]
+            .into_iter()
+            .filter_map(|v| self.view(v))
+            .flat_map(|view| view.listed(kind).collect::<Vec<_>>())
+            .find(|l| l.id() == Some(id))
+            .map(|l| format!("the package {}#{}", l.package().name, l.package().version))
     }
 
     /// The edition at `index` of the server's editions, as a code system.
@@ -232,12 +313,23 @@ impl FhirPackages {
         }
     }
 
-    /// The endpoint's view of the packages, for ConceptMaps, search and
-    /// statistics.
+    /// The endpoint's view of the packages, for search and statistics.
     pub fn view(&self, v: FhirVersion) -> Option<&Packages> {
         match v {
-            FhirVersion::R4 => self.r4.packages.as_ref(),
-            FhirVersion::R5 => self.r5.packages.as_ref(),
+            FhirVersion::R4 => self.r4.packages.as_deref(),
+            FhirVersion::R5 => self.r5.packages.as_deref(),
         }
+    }
+
+    /// The stored resources' view, for read and search (before the
+    /// packages').
+    pub fn stored(&self) -> Option<&Packages> {
+        self.stored.as_deref()
+    }
+
+    /// The endpoint's views in the order they are asked: the stored
+    /// resources, then the packages.
+    pub fn views(&self, v: FhirVersion) -> impl Iterator<Item = &Packages> {
+        self.stored().into_iter().chain(self.view(v))
     }
 }

@@ -15,7 +15,7 @@
 //!   origin's preflight is answered and its responses carry
 //!   `Access-Control-Allow-Origin`.
 //! * **`/status`** names files by their file name; the whole view (paths)
-//!   takes the admin token.
+//!   takes an admin token ([`crate::auth`]).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -42,13 +42,12 @@ pub struct Public {
     base: Option<String>,
     trusted: Vec<IpAddr>,
     cors: Vec<String>,
-    admin_token: Option<String>,
 }
 
 impl Public {
     /// `[http]`, checked: a base URL that is not `http(s)://…` without a
-    /// query, a trusted proxy that is not an IP address, or an empty token
-    /// is an error naming the key.
+    /// query, or a trusted proxy that is not an IP address, is an error
+    /// naming the key.
     pub fn from_config(c: &HttpConfig) -> Result<Public, String> {
         let base = match &c.public_base_url {
             None => None,
@@ -72,14 +71,10 @@ impl Public {
                     .map_err(|_| format!("[http] trusted_proxies: {p:?} is not an IP address"))
             })
             .collect::<Result<_, _>>()?;
-        if c.admin_token.as_deref().is_some_and(|t| t.len() < 16) {
-            return Err("[http] admin_token must be at least 16 characters".into());
-        }
         Ok(Public {
             base,
             trusted,
             cors: c.cors_origins.clone(),
-            admin_token: c.admin_token.clone(),
         })
     }
 
@@ -128,25 +123,6 @@ impl Public {
             self.base_url(headers, extensions.get::<Connection>()),
             v.path()
         )
-    }
-
-    /// Whether the request carries the admin token.
-    pub fn is_admin(&self, headers: &HeaderMap) -> bool {
-        let Some(token) = &self.admin_token else {
-            return false;
-        };
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .unwrap_or_default();
-        // Every byte compared, so the time says nothing of the prefix.
-        given.len() == token.len()
-            && given
-                .bytes()
-                .zip(token.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
     }
 
     /// Whether browser apps of `origin` may call.
@@ -262,28 +238,9 @@ mod tests {
             "public_base_url = \"tx.example.org\"",
             "public_base_url = \"https://x/?a=b\"",
             "trusted_proxies = [\"proxy.local\"]",
-            "admin_token = \"short\"",
         ] {
             let e = public(&format!("[http]\n{bad}\n")).unwrap_err();
             assert!(e.contains(bad.split(' ').next().unwrap()), "{bad}: {e}");
         }
-    }
-
-    #[test]
-    fn the_admin_token_is_compared_whole() {
-        let p = public("[http]\nadmin_token = \"0123456789abcdef\"\n").unwrap();
-        let mut h = HeaderMap::new();
-        assert!(!p.is_admin(&h));
-        h.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("Bearer 0123456789abcdeX"),
-        );
-        assert!(!p.is_admin(&h));
-        h.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("Bearer 0123456789abcdef"),
-        );
-        assert!(p.is_admin(&h));
-        assert!(!public("").unwrap().is_admin(&h));
     }
 }

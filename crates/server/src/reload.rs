@@ -118,9 +118,20 @@ fn next_set(path: &Path, current: &AppState) -> Result<AppState, ReloadError> {
     let files = editions::edition_files(&config, &base).map_err(|e| build(&e))?;
     let editions =
         editions::load_editions(&config, &files, &Loader::new()).map_err(|e| build(&e))?;
-    let packages =
-        packages::FhirPackages::load(&config, &base, &editions, current.limits.ecl_max_work)
-            .map_err(|e| build(&e))?;
+    // The stored resources as they are now (a write waits for the
+    // reload: they take the same lock).
+    let stored = match &current.stored {
+        Some(s) => Some(s.package().map_err(|e| build(&e))?),
+        None => None,
+    };
+    let packages = packages::FhirPackages::load(
+        &config,
+        &base,
+        &editions,
+        current.limits.ecl_max_work,
+        stored,
+    )
+    .map_err(|e| build(&e))?;
     editions::verify(&editions);
     // Large files are verified in the background: the set waits for them
     // (a reload serves nothing unverified that a start would not).
@@ -136,7 +147,7 @@ fn next_set(path: &Path, current: &AppState) -> Result<AppState, ReloadError> {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    Ok(current.with_files(editions, packages))
+    Ok(current.with_files(Arc::new(editions), packages))
 }
 
 /// A `$lookup` and a `$subsumes` of one concept answered by each edition

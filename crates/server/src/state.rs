@@ -21,7 +21,8 @@ use crate::outcome;
 /// lanes, the shutdown flag, the counters).
 #[derive(Debug)]
 pub struct AppState {
-    pub editions: Editions,
+    /// The served files, shared by the sets a write publishes.
+    pub editions: Arc<Editions>,
     pub guard: Arc<Guard>,
     /// Where `/proc` and `/sys` are read from (a fake tree in tests).
     pub root: Root,
@@ -41,6 +42,11 @@ pub struct AppState {
     pub store_errors: Arc<std::sync::atomic::AtomicU64>,
     /// The served set's generation and the reloads' outcome ([`Live`]).
     pub reloads: Arc<std::sync::Mutex<Reloads>>,
+    /// The resources written through the API (`[store] path`), if the
+    /// server stores any; their current versions are the first package.
+    pub stored: Option<Arc<txmap_stored::Store>>,
+    /// Who may read, write and administer (`[auth]`).
+    pub auth: Arc<crate::auth::Auth>,
 }
 
 impl AppState {
@@ -48,10 +54,12 @@ impl AppState {
     /// this state's (the same guard, lanes, limits and counters).
     pub fn with_files(
         &self,
-        editions: Editions,
+        editions: Arc<Editions>,
         packages: crate::packages::FhirPackages,
     ) -> AppState {
         AppState {
+            stored: self.stored.clone(),
+            auth: Arc::clone(&self.auth),
             editions,
             packages,
             guard: Arc::clone(&self.guard),
@@ -68,6 +76,17 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// The next served set after a write: these files and packages, with
+    /// `stored` as the stored resources.
+    pub fn with_stored(&self, stored: txmap_packages::Package) -> AppState {
+        self.with_files(
+            Arc::clone(&self.editions),
+            self.packages.with_stored(stored),
+        )
+    }
+}
+
 /// The served set now, and how it got there. A reload builds the next
 /// [`AppState`] in full, and the router that will serve it, and swaps both
 /// in here; a request takes the router current when it arrives and keeps
@@ -79,7 +98,8 @@ pub struct Live {
     current: std::sync::RwLock<Served>,
     /// Draws a set's routes (`app::router`), once per set.
     make: fn(Arc<AppState>) -> axum::Router,
-    /// One reload at a time.
+    /// One reload or write at a time: each builds the next set from the
+    /// one served, so two at once would lose one's change.
     pub(crate) reloading: tokio::sync::Mutex<()>,
 }
 

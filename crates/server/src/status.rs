@@ -170,6 +170,9 @@ pub fn status_json(state: &AppState, view: View) -> Value {
             "builtSecondsAgo": reloads.built.elapsed().map(|d| d.as_secs_f64()).unwrap_or(0.0),
             "reloadFailures": reloads.failures,
             "lastReloadError": reloads.last_error,
+            // The resources written through the API, served now (`null`:
+            // the server stores none).
+            "storedResources": state.stored.as_ref().map(|_| state.packages.stored().map_or(0, |p| p.len())),
         },
         "editions": editions,
         "codeSystems": code_systems,

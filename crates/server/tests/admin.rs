@@ -13,6 +13,7 @@ use tower::ServiceExt;
 use txmap_server::app::AppState;
 
 const TOKEN: &str = "an-admin-token-of-some-length";
+const WRITER: &str = "a-writer-token-of-some-length";
 
 /// An admin call: status and JSON body.
 async fn admin(
@@ -54,7 +55,8 @@ async fn the_default_edition_moves_and_moves_back_behind_the_token() {
     let state = common::serve(
         dir.path(),
         &format!(
-            "editions = [\"a.txmap\", \"b.txmap\"]\n[http]\nadmin_token = \"{TOKEN}\"\n[admin]\nlisten = \"127.0.0.1:0\"\n"
+            "editions = [\"a.txmap\", \"b.txmap\"]\n[http]\nadmin_token = \"{TOKEN}\"\n[admin]\nlisten = \"127.0.0.1:0\"\n[auth]\ntokens = [{{ name = \"ci\", sha256 = \"{}\", scopes = [\"write\"] }}]\n",
+            txmap_server::auth::hash(WRITER)
         ),
     );
     let (a, b) = (&state.editions.list[0], &state.editions.list[1]);
@@ -69,7 +71,8 @@ async fn the_default_edition_moves_and_moves_back_behind_the_token() {
         .find(|&id| a.edition.ordinal(id).is_none())
         .expect("a concept only b has");
 
-    // No token, a wrong one: refused, nothing moves.
+    // No token, an unknown one, one without the admin scope: refused,
+    // nothing moves.
     let (status, _) = admin(&state, Method::GET, "/admin/default", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let put_b = "/admin/default?edition=b.txmap";
@@ -80,8 +83,10 @@ async fn the_default_edition_moves_and_moves_back_behind_the_token() {
         Some("a-wrong-token-of-some-length"),
     )
     .await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{v}");
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{v}");
     assert_eq!(v["resourceType"], "OperationOutcome");
+    let (status, v) = admin(&state, Method::PUT, put_b, Some(WRITER)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{v}");
     let (status, v) = admin(&state, Method::GET, "/admin/default", Some(TOKEN)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(v["default"]["file"], "a.txmap", "{v}");
@@ -152,7 +157,7 @@ fn an_admin_listener_without_a_token_does_not_start() {
     };
     assert!(
         err.to_string()
-            .contains("[admin] listen needs [http] admin_token"),
+            .contains("[admin] listen needs a token with the admin scope"),
         "{err}"
     );
 }

@@ -423,11 +423,13 @@ async fn metadata_goes_through_the_memory_guard() {
         })
     });
     let state = Arc::new(AppState {
-        editions: Editions {
+        editions: Arc::new(Editions {
             list: Vec::new(),
             default: Default::default(),
             code_systems: Vec::new(),
-        },
+        }),
+        stored: None,
+        auth: Default::default(),
         guard: Arc::new(guard),
         root: Root::system(),
         configured_limit: None,

@@ -166,18 +166,41 @@ fn feature(definition: &str, value: Value) -> Value {
     })
 }
 
+/// The interactions a server that stores resources adds
+/// (`fhir::writes`).
+const WRITES: [&str; 5] = ["create", "update", "delete", "vread", "history-instance"];
+
+/// What the server honours beyond read and search: whether it stores
+/// resources (`[store] path`), and whether reads need a token.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Offers {
+    pub writes: bool,
+    pub reads_closed: bool,
+}
+
 /// `GET [base]/metadata`. `base` is where the request arrived, e.g.
-/// `http://localhost:8080/r4`.
-pub fn capability_statement(v: FhirVersion, base: &str) -> Value {
+/// `http://localhost:8080/r4`. The writes and history are declared only
+/// where `offers` says they are honoured.
+pub fn capability_statement(v: FhirVersion, base: &str, offers: Offers) -> Value {
     let resources: Vec<Value> = RESOURCES
         .iter()
         .map(|(ty, interactions)| {
             let mut r = json!({ "type": ty });
             if !interactions.is_empty() {
+                let writes: &[&str] = if offers.writes { &WRITES } else { &[] };
                 r["interaction"] = interactions
                     .iter()
+                    .chain(writes)
                     .map(|code| json!({ "code": code }))
                     .collect();
+                if offers.writes {
+                    r["versioning"] = json!("versioned-update");
+                    r["readHistory"] = json!(true);
+                    r["updateCreate"] = json!(true);
+                    r["conditionalCreate"] = json!(true);
+                    r["conditionalUpdate"] = json!(false);
+                    r["conditionalDelete"] = json!("not-supported");
+                }
                 r["searchParam"] = SEARCH_PARAMETERS
                     .iter()
                     .map(|(name, ty)| json!({ "name": name, "type": ty }))
@@ -187,6 +210,24 @@ pub fn capability_statement(v: FhirVersion, base: &str) -> Value {
             r
         })
         .collect();
+    let mut rest = json!({
+        "mode": "server",
+        "resource": resources,
+        "operation": operations(None),
+    });
+    if offers.writes || offers.reads_closed {
+        let reads = if offers.reads_closed {
+            "Every request needs a bearer token (Authorization: Bearer …)."
+        } else {
+            "Reads and operations are open."
+        };
+        let writes = if offers.writes {
+            " Create, update and delete need a bearer token with the write scope."
+        } else {
+            ""
+        };
+        rest["security"] = json!({ "description": format!("{reads}{writes}") });
+    }
     json!({
         "resourceType": "CapabilityStatement",
         "extension": [
@@ -213,11 +254,7 @@ pub fn capability_statement(v: FhirVersion, base: &str) -> Value {
         },
         "fhirVersion": v.full(),
         "format": ["application/fhir+json"],
-        "rest": [{
-            "mode": "server",
-            "resource": resources,
-            "operation": operations(None),
-        }],
+        "rest": [rest],
     })
 }
 

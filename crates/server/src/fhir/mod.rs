@@ -22,6 +22,7 @@ pub mod metadata;
 pub mod params;
 pub mod resources;
 pub mod work;
+pub mod writes;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -91,6 +92,7 @@ pub fn version_routes(v: FhirVersion) -> Router<Arc<AppState>> {
         )
         .route("/ValueSet/$compare", operation(v, Operation::Compare))
         .merge(resources::routes(v))
+        .merge(writes::routes(v))
         .route_layer(middleware::from_fn(format::negotiate))
 }
 
@@ -158,7 +160,7 @@ async fn run(
 
 /// A body that was not read, as its 413 or 408 (the connection is closed
 /// after it).
-fn body_refused(e: &crate::http::BodyError) -> Response {
+pub(crate) fn body_refused(e: &crate::http::BodyError) -> Response {
     let (status, code) = match e {
         crate::http::BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "too-costly"),
         crate::http::BodyError::TooSlow { .. } => (StatusCode::REQUEST_TIMEOUT, "timeout"),
@@ -184,9 +186,17 @@ fn metadata_handler(v: FhirVersion, state: &AppState, request: &HttpRequest) -> 
         .map(|(_, m)| m.as_str());
     match mode {
         // `normative` asks for the normative parts only; all of ours are.
-        None | Some("full" | "normative") => {
-            fhir_json(StatusCode::OK, &metadata::capability_statement(v, &base))
-        }
+        None | Some("full" | "normative") => fhir_json(
+            StatusCode::OK,
+            &metadata::capability_statement(
+                v,
+                &base,
+                metadata::Offers {
+                    writes: state.stored.is_some(),
+                    reads_closed: state.auth.reads_closed(),
+                },
+            ),
+        ),
         Some("terminology") => fhir_json(
             StatusCode::OK,
             &metadata::terminology_capabilities(v, &base, &resources::code_systems(state, v)),

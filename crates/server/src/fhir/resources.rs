@@ -1,7 +1,8 @@
 //! FHIR read and search of the terminology resources the server holds:
 //! every loaded SNOMED CT edition as a CodeSystem (`content:
 //! not-present`, with its concept count), and every CodeSystem, ValueSet
-//! and ConceptMap of the endpoint's FHIR packages.
+//! and ConceptMap stored through the API or of the endpoint's FHIR
+//! packages.
 //!
 //! Clients decide what a server supports by searching: HAPI's remote
 //! terminology client asks `CodeSystem?url=…` before it validates a code,
@@ -19,7 +20,8 @@
 //!   `status` (exact), `name` and `title` (FHIR string search: case- and
 //!   accent-blind prefix; `:exact` and `:contains` modifiers), `_id`; a
 //!   comma means any of the values. Results come in a `searchset` Bundle
-//!   in a stable order (editions first, then packages in config order),
+//!   in a stable order (editions first, then the stored resources
+//!   (`fhir::writes`), then packages in config order),
 //!   paged by `_count` (default [`DEFAULT_COUNT`], at most [`MAX_COUNT`])
 //!   and `_offset`, with `self`, `first`, `previous`, `next` and `last`
 //!   links; `_total=none` leaves the total out; `_summary` (`true`,
@@ -124,12 +126,26 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
                             crate::pages::resource(&state, resource, &path, &uri, &headers, client)
                                 .await
                         }
-                        Some(resource) => fhir_json(StatusCode::OK, &resource),
+                        Some(resource) => {
+                            let mut r = fhir_json(StatusCode::OK, &resource);
+                            if let Some(tag) = crate::outcome::etag_of(&resource) {
+                                r.headers_mut().insert(axum::http::header::ETAG, tag);
+                            }
+                            r
+                        }
                         None if page.is_some() => crate::pages::not_found(
                             &state,
                             &format!("{name}/{id} is not known"),
                         ),
-                        None => Error::not_found(format!("{name}/{id} is not known")).response(),
+                        None => match deleted(&state, kind, &id).await {
+                            Some(version) => crate::outcome::response(
+                                StatusCode::GONE,
+                                "deleted",
+                                &format!("{name}/{id} was deleted (version {version})"),
+                            ),
+                            None => Error::not_found(format!("{name}/{id} is not known"))
+                                .response(),
+                        },
                     }
                 },
             )
@@ -138,12 +154,15 @@ pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
     })
 }
 
-fn type_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::CodeSystem => "CodeSystem",
-        Kind::ValueSet => "ValueSet",
-        Kind::ConceptMap => "ConceptMap",
-    }
+/// The version a stored resource's deletion made, if `id` is one.
+async fn deleted(state: &AppState, kind: Kind, id: &str) -> Option<u64> {
+    let store = state.stored.clone()?;
+    let id = id.to_owned();
+    tokio::task::spawn_blocking(move || store.deleted(kind, &id))
+        .await
+        .ok()?
+        .ok()
+        .flatten()
 }
 
 // ----- the editions as CodeSystems -------------------------------------------
@@ -342,7 +361,7 @@ fn candidates<'a>(state: &'a AppState, v: FhirVersion, kind: Kind, q: &Query) ->
     if kind == Kind::CodeSystem {
         out.extend(state.packages.editions().iter().map(Hit::Edition));
     }
-    if let Some(packages) = state.packages.view(v) {
+    for packages in state.packages.views(v) {
         match q.conditions.iter().find(|c| c.name == "url") {
             Some(c) => {
                 for url in &c.values {
@@ -459,7 +478,7 @@ fn search(
     let q = parse_query(format::query_pairs(uri).map_err(Error::invalid)?)?;
     let hits = candidates(state, v, kind, &q);
     let total = hits.len();
-    let name = type_name(kind);
+    let name = kind.name();
     let mut out = String::from(r#"{"resourceType":"Bundle","type":"searchset""#);
     if q.total || q.summary == Summary::Count {
         out.push_str(&format!(r#","total":{total}"#));
@@ -530,6 +549,21 @@ fn search(
     Ok(out)
 }
 
+/// The resources of `kind` a search (`uri`'s query) finds, whole: what
+/// a conditional create (`If-None-Exist`) asks.
+pub fn matching(
+    state: &AppState,
+    v: FhirVersion,
+    kind: Kind,
+    uri: &Uri,
+) -> Result<Vec<Value>, Error> {
+    let q = parse_query(format::query_pairs(uri).map_err(Error::invalid)?)?;
+    Ok(candidates(state, v, kind, &q)
+        .iter()
+        .filter_map(|h| h.shaped(kind, &q))
+        .collect())
+}
+
 fn read(state: &AppState, v: FhirVersion, kind: Kind, id: &str) -> Option<Value> {
     if kind == Kind::CodeSystem
         && let Some(e) = state
@@ -542,9 +576,8 @@ fn read(state: &AppState, v: FhirVersion, kind: Kind, id: &str) -> Option<Value>
     }
     state
         .packages
-        .view(v)?
-        .listed(kind)
-        .find(|l| l.id() == Some(id))?
+        .views(v)
+        .find_map(|p| p.listed(kind).find(|l| l.id() == Some(id)))?
         .resource()
 }
 
@@ -561,11 +594,12 @@ pub fn code_systems(state: &AppState, v: FhirVersion) -> Vec<super::metadata::Co
         subsumption: true,
     }];
     out.retain(|e| !e.versions.is_empty());
-    let Some(packages) = state.packages.view(v) else {
-        return out;
-    };
     let mut by_url: std::collections::BTreeMap<&str, Vec<Option<&str>>> = Default::default();
-    for l in packages.listed(Kind::CodeSystem) {
+    for l in state
+        .packages
+        .views(v)
+        .flat_map(|p| p.listed(Kind::CodeSystem))
+    {
         if l.entry.content.as_deref() != Some("supplement") {
             by_url.entry(&l.entry.url).or_default().push(l.version);
         }
