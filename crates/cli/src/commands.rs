@@ -31,16 +31,35 @@ enum Command {
     /// Ask a running server to rebuild its served set from its config
     /// file, through its admin listener (`[admin] listen`, read from the
     /// config) with the admin token from the environment
-    /// (`TXMAP_ADMIN_TOKEN`) or the config's `[http] admin_token`.
+    /// (`TXMAP_ADMIN_TOKEN`, or the file `TXMAP_ADMIN_TOKEN_FILE` names)
+    /// or the config's `[http] admin_token`.
     Reload {
-        /// The running server's config file.
-        #[arg(long)]
-        config: PathBuf,
+        /// The running server's config file (its `[admin] listen`).
+        #[arg(long, required_unless_present = "admin")]
+        config: Option<PathBuf>,
+        /// The admin listener's address, instead of the config's.
+        #[arg(long, conflicts_with = "config")]
+        admin: Option<String>,
         /// Wait until the new set serves (or the reload failed), and say
         /// which; without it the server answers at once and reloads in
         /// the background.
         #[arg(long)]
         wait: bool,
+    },
+    /// Take new releases from syndication feeds (docs/deploy.md): check
+    /// their digests, compile them into a staging folder, rename them into
+    /// the served folder, then ask the server to reload.
+    Sync {
+        /// The sync config (feeds, folders, credentials).
+        #[arg(long)]
+        config: PathBuf,
+        /// Only this feed (its credentials still come from the config).
+        #[arg(long)]
+        feed: Option<String>,
+        /// Run again every this many hours, for ever (a systemd timer or a
+        /// CronJob is the other way).
+        #[arg(long, value_name = "HOURS")]
+        schedule: Option<f64>,
     },
     /// Make a new bearer token: prints the token (give it to its holder,
     /// once) and the `[[auth.tokens]]` entry for the config, which holds
@@ -288,7 +307,16 @@ pub fn run(cli: Cli) -> Result<Found> {
     let done = match cli.command {
         Command::Import(a) => import(a),
         Command::Verify { file } => verify(file),
-        Command::Reload { config, wait } => reload(&config, wait),
+        Command::Reload {
+            config,
+            admin,
+            wait,
+        } => reload(config.as_deref(), admin, wait),
+        Command::Sync {
+            config,
+            feed,
+            schedule,
+        } => sync(&config, feed.as_deref(), schedule),
         Command::Token { name, scope } => token(&name, &scope),
         Command::Inspect { file, json } => inspect(file, json),
         Command::Lookup { file, sctid, json } => lookup(file, sctid, json),
@@ -399,6 +427,55 @@ pub(crate) fn open(file: &Path) -> Result<Edition<EditionBytes>> {
     Edition::open(loaded.bytes).with_context(|| format!("{}", file.display()))
 }
 
+/// `txmap sync`: one run of every feed (or `feed`), then a reload of the
+/// server when the served folder changed; with `schedule`, again every so
+/// many hours (a failed run is reported and the next one tried).
+fn sync(config: &Path, feed: Option<&str>, schedule: Option<f64>) -> Result<()> {
+    let c = txmap_sync::SyncConfig::load(config).map_err(anyhow::Error::msg)?;
+    let every = match schedule {
+        None => None,
+        Some(h) if h.is_finite() && h > 0.0 => Some(std::time::Duration::from_secs_f64(h * 3600.0)),
+        Some(h) => bail!("--schedule {h}: must be a number of hours above 0"),
+    };
+    let mut client = txmap_sync::fetch::Client::new(c.credentials.clone());
+    loop {
+        let run = txmap_sync::sync(&c, feed, &mut client, &mut |line| {
+            tracing::info!("{line}");
+        });
+        let outcome = match run {
+            Ok(report) => {
+                for (version, file) in &report.installed {
+                    outln!("installed {version}\t{}", file.display());
+                }
+                for version in &report.retracted {
+                    outln!("retracted {version}");
+                }
+                outln!(
+                    "{} installed, {} retracted, {} unchanged",
+                    report.installed.len(),
+                    report.retracted.len(),
+                    report.unchanged
+                );
+                match (&c.reload, report.changed()) {
+                    (Some(admin), true) => reload(None, Some(admin.clone()), true),
+                    _ => Ok(()),
+                }
+            }
+            Err(e) => Err(anyhow::Error::msg(format!("sync: {e}"))),
+        };
+        let Some(every) = every else {
+            return outcome;
+        };
+        if let Err(e) = outcome {
+            tracing::error!(
+                "{e:#}; next run in {:.1} hours",
+                every.as_secs_f64() / 3600.0
+            );
+        }
+        std::thread::sleep(every);
+    }
+}
+
 /// A new token of 32 random bytes from the kernel, as 64 hex digits, and
 /// its config entry.
 fn token(name: &str, scopes: &[String]) -> Result<()> {
@@ -425,23 +502,38 @@ fn token(name: &str, scopes: &[String]) -> Result<()> {
 
 /// `POST /admin/reload` to the server `config` describes: one HTTP/1.1
 /// exchange over a plain socket (the admin listener is a local address).
-fn reload(config: &Path, wait: bool) -> Result<()> {
+fn reload(config: Option<&Path>, admin: Option<String>, wait: bool) -> Result<()> {
     use std::io::{Read, Write};
-    let c = txmap_server::config::Config::load(config)?;
-    let Some(listen) = c.admin.listen else {
-        bail!(
-            "{}: no [admin] listen: the server has no admin listener",
-            config.display()
-        );
+    let (listen, text_token) = match (config, admin) {
+        (_, Some(address)) => (address, None),
+        (Some(config), None) => {
+            let c = txmap_server::config::Config::load(config)?;
+            let Some(listen) = c.admin.listen else {
+                bail!(
+                    "{}: no [admin] listen: the server has no admin listener",
+                    config.display()
+                );
+            };
+            (listen, c.http.admin_token)
+        }
+        (None, None) => bail!("--config or --admin names the server"),
+    };
+    // The token from the environment, or a file it names (a systemd
+    // credential), or the config's text token.
+    let from_file = match std::env::var("TXMAP_ADMIN_TOKEN_FILE") {
+        Ok(f) if !f.is_empty() => Some(
+            std::fs::read_to_string(&f).with_context(|| format!("TXMAP_ADMIN_TOKEN_FILE {f}"))?,
+        ),
+        _ => None,
     };
     let Some(token) = std::env::var("TXMAP_ADMIN_TOKEN")
         .ok()
+        .or(from_file)
         .filter(|t| !t.trim().is_empty())
-        .or(c.http.admin_token)
+        .or(text_token)
     else {
         bail!(
-            "no admin token: set TXMAP_ADMIN_TOKEN to a token with the admin scope ({} holds none as text)",
-            config.display()
+            "no admin token: set TXMAP_ADMIN_TOKEN (or TXMAP_ADMIN_TOKEN_FILE) to a token with the admin scope"
         );
     };
     let token = token.trim().to_owned();

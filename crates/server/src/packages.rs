@@ -149,6 +149,32 @@ impl ResourceSource for Sources {
     }
 }
 
+/// The package files the config names: each entry a `.tgz`, or a folder
+/// whose `*.tgz` files are all read (in name order; `txmap sync` puts
+/// packages in one). An empty folder is a warning, not an error: a feed
+/// may not have given one yet.
+fn package_files(config: &Config, base: &Path) -> Result<Vec<std::path::PathBuf>, ServeError> {
+    let mut files = Vec::new();
+    for entry in &config.packages {
+        let path = base.join(entry);
+        if !path.is_dir() {
+            files.push(path);
+            continue;
+        }
+        let mut found: Vec<_> = std::fs::read_dir(&path)
+            .map_err(|e| ServeError::Config(format!("packages: {}: {e}", path.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "tgz") && p.is_file())
+            .collect();
+        if found.is_empty() {
+            tracing::warn!("packages: {} holds no *.tgz file", path.display());
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
 impl FhirPackages {
     /// Reads every package of the config, in parallel; relative paths are
     /// relative to `base` (the config file's folder). `stored`, the
@@ -189,7 +215,7 @@ impl FhirPackages {
         let mut list: Vec<Arc<Package>> = Vec::new();
         if !config.packages.is_empty() {
             let started = Instant::now();
-            let paths: Vec<_> = config.packages.iter().map(|p| base.join(p)).collect();
+            let paths = package_files(config, base)?;
             let read: Vec<Result<Package, String>> = std::thread::scope(|s| {
                 let jobs: Vec<_> = paths
                     .iter()

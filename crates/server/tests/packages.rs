@@ -112,3 +112,52 @@ async fn package_code_systems_are_served_at_the_endpoint_version() {
     let err = prepare(&options, &Loader::new()).unwrap_err();
     assert!(err.to_string().contains("missing.tgz"), "{err}");
 }
+
+/// A folder in `packages` serves every `*.tgz` in it (what `txmap sync`
+/// fills); an empty one serves none and does not stop the start.
+#[tokio::test]
+async fn a_packages_folder_serves_its_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("pkgs");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+    for (name, code) in [("a", "alpha"), ("b", "beta")] {
+        let package = tgz(&[
+            (
+                "package/package.json",
+                json!({"name": format!("example.{name}"), "version": "1.0.0", "fhirVersions": ["4.0.1"]}),
+            ),
+            (
+                "package/CodeSystem-x.json",
+                json!({"resourceType": "CodeSystem", "url": format!("http://example.org/{name}"),
+                    "status": "active", "content": "complete", "concept": [{"code": code}]}),
+            ),
+        ]);
+        std::fs::write(folder.join(format!("{name}.tgz")), package).unwrap();
+    }
+    std::fs::write(folder.join("notes.txt"), "not a package").unwrap();
+    let path = dir.path().join("txmap.toml");
+    std::fs::write(&path, "packages = [\"pkgs\", \"empty\"]\n").unwrap();
+    let options = ServeOptions {
+        config: Some(path),
+        data_dir: dir.path().join("data"),
+        ..Default::default()
+    };
+    let prepared = prepare(&options, &Loader::new()).unwrap();
+    let names: Vec<&str> = prepared
+        .state
+        .packages
+        .list
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(names, ["example.a", "example.b"]);
+    let app = router(prepared.state);
+    let (status, v) = get(
+        &app,
+        "/r4/CodeSystem/$validate-code?url=http://example.org/b&code=beta",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(param(&v, "result"), Some(&json!(true)), "{v}");
+}
