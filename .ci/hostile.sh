@@ -8,7 +8,8 @@
 # hostile`, which judges every answer, and checks the answers it knows:
 # padded codes, the edition's concepts read from its RF2, paging, files
 # out of service, idle connections), then checks that the process lives,
-# answers, and stops within its grace period on SIGTERM. Before that,
+# answers, stored nothing from writes without a token, and stops within
+# its grace period on SIGTERM. Before that,
 # config mistakes must stop a start with one line naming the key.
 #
 #   .ci/hostile.sh                          # CI's short form (1,500 requests)
@@ -120,6 +121,10 @@ request_seconds = 2
 header_seconds = 2
 body_seconds = 5
 shutdown_grace_seconds = 3
+[store]
+path = "data/resources.sqlite"
+[auth]
+tokens = [{ name = "nobody-sends-it", sha256 = "$("$TXMAP" token --name x | sed -n 's/^sha256 = "\(.*\)"/\1/p')", scopes = ["write"] }]
 TOML
 "$TXMAP" serve --config "$WORK/txmap.toml" --data-dir "$WORK/data" > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
@@ -140,6 +145,12 @@ fi
 if grep -q "panicked" "$WORK/server.log"; then
     echo "hostile: the server panicked"; grep -m3 -A3 "panicked" "$WORK/server.log"; exit 1
 fi
+# Writes without a token stored nothing.
+stored=$(curl -s "http://127.0.0.1:$PORT/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["served"]["storedResources"])')
+if [ "$stored" != "0" ]; then
+    echo "hostile: unauthenticated writes stored $stored resources"; exit 1
+fi
+echo "hostile: unauthenticated writes stored nothing"
 started=$(date +%s%N)
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" || true

@@ -131,7 +131,7 @@ pub fn known_concepts(dir: &std::path::Path) -> std::io::Result<Vec<(String, boo
 
 /// The categories of hostile requests, each a generator; `known-codes`
 /// and `out-of-service` run only when their facts are given.
-pub const CATEGORIES: [&str; 23] = [
+pub const CATEGORIES: [&str; 24] = [
     "padded-codes",
     "pages",
     "search-paging",
@@ -155,6 +155,7 @@ pub const CATEGORIES: [&str; 23] = [
     "huge-url",
     "bad-encoding",
     "wrong-method",
+    "unauthorized-writes",
 ];
 
 /// Raw-HTTP categories: incomplete requests, which have no answer to
@@ -917,6 +918,27 @@ fn make(category: &str, rng: &mut Rng, options: &HostileOptions) -> Req {
             let mut r = get(op(rng));
             r.method = *rng.pick(&["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]);
             r
+        }
+        // Writes with no token, whatever their body: 401 where the server
+        // stores resources, 405 where it does not — never stored, never
+        // a 5xx.
+        "unauthorized-writes" => {
+            let ty = *rng.pick(&["CodeSystem", "ValueSet", "ConceptMap"]);
+            let body = match rng.below(3) {
+                0 => json!({"resourceType": ty, "url": "http://example.org/hostile", "status": "active"})
+                    .to_string()
+                    .into_bytes(),
+                1 => b"{\"resourceType\": ".to_vec(),
+                _ => vec![b'['; 5000],
+            };
+            let (method, target) = match rng.below(3) {
+                0 => ("POST", format!("{b}/{ty}")),
+                1 => ("PUT", format!("{b}/{ty}/hostile-{}", rng.below(1000))),
+                _ => ("DELETE", format!("{b}/{ty}/hostile-{}", rng.below(1000))),
+            };
+            let mut r = post(&target, body);
+            r.method = method;
+            r.expect(Expect::Status(&[401, 405]))
         }
         _ => get(format!("{b}/metadata")),
     }

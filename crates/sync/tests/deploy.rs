@@ -1,0 +1,21 @@
+//! The sync config the Kubernetes CronJob carries (`deploy/k8s/sync.yaml`)
+//! is one `txmap sync` reads.
+
+#[test]
+fn the_cronjobs_sync_config_is_valid() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/k8s/sync.yaml");
+    let yaml = std::fs::read_to_string(path).unwrap();
+    let mut lines = yaml.lines().skip_while(|l| l.trim() != "sync.toml: |");
+    lines.next().expect("sync.toml");
+    let text: String = lines
+        .take_while(|l| l.starts_with("    ") || l.trim().is_empty())
+        .map(|l| l.get(4..).unwrap_or("").to_owned() + "\n")
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sync.toml");
+    std::fs::write(&file, &text).unwrap();
+    let c = txmap_sync::SyncConfig::load(&file).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(c.feeds.len(), 1);
+    assert_eq!(c.credentials[0].kind, "oauth2");
+    assert_eq!(c.packages_dir(), std::path::Path::new("/editions/packages"));
+}
