@@ -715,3 +715,99 @@ fn a_release_that_is_not_what_the_feed_says_is_refused() {
     );
     assert!(files(&cfg.packages_dir()).is_empty());
 }
+
+/// The version URI an edition file records.
+fn version_uri(file: &Path) -> String {
+    let f = std::fs::File::open(file).unwrap();
+    txmap_format::peek_metadata(&f).unwrap()["version_uri"].clone()
+}
+
+#[test]
+fn a_derivative_is_imported_over_the_edition_it_depends_on() {
+    let root = tempfile::tempdir().unwrap();
+    let server = Server::start();
+    let base = rf2_zip(root.path());
+    let ext_zip = root.path().join("ext.zip");
+    let mut ext_config = txmap_synth::SynthConfig::new(40, 9);
+    ext_config.effective_time = 20260301;
+    let mut over = txmap_synth::ExtensionConfig::new(300, 7, 1000124);
+    over.base_effective_time = 20260131;
+    ext_config.extension = Some(over);
+    txmap_synth::generate(&ext_config, &ext_zip).unwrap();
+    let ext = std::fs::read(&ext_zip).unwrap();
+
+    // The extension's own version URI, from an import of it over its base.
+    let probe = root.path().join("probe.txmap");
+    txmap_import::import(
+        &txmap_import::ImportOptions::new(
+            vec![root.path().join("release.zip"), ext_zip.clone()],
+            probe.clone(),
+        ),
+        &txmap_import::Quiet,
+    )
+    .unwrap();
+    let ext_version = version_uri(&probe).replace("/xsct/", "/sct/");
+    let (ext_module, _) = ext_version
+        .trim_start_matches("http://snomed.info/sct/")
+        .split_once('/')
+        .unwrap();
+    let ext_identifier = format!("http://snomed.info/sct/{ext_module}");
+
+    server.serve("/base.zip", base.clone());
+    server.serve("/ext.zip", ext.clone());
+    // The derivative first in the feed: its dependency is found anyway.
+    server.serve(
+        "/feed.xml",
+        feed(&[
+            entry(
+                "SCT_RF2_SNAPSHOT",
+                &ext_identifier,
+                &ext_version,
+                Some((
+                    &server.url("/ext.zip"),
+                    &ext.len().to_string(),
+                    &format!("ncts:sha256Hash=\"{}\"", sha256(&ext)),
+                )),
+                &[SCT_V],
+            ),
+            entry(
+                "SCT_RF2_SNAPSHOT",
+                SCT,
+                SCT_V,
+                Some((
+                    &server.url("/base.zip"),
+                    &base.len().to_string(),
+                    &format!("ncts:sha256Hash=\"{}\"", sha256(&base)),
+                )),
+                &[],
+            ),
+        ]),
+    );
+    let cfg = config(root.path(), &server);
+    let report = sync(&cfg, None, &mut Client::new(Vec::new()), &mut |_| {}).unwrap();
+    let installed: Vec<&str> = report.installed.iter().map(|(v, _)| v.as_str()).collect();
+    assert_eq!(installed.len(), 2, "{installed:?}");
+    assert_eq!(server.hits("/base.zip"), 1, "the base is downloaded once");
+
+    // What `txmap import --rf2 base --rf2 ext` makes of the same releases
+    // under the names the sync gives them.
+    let date = ext_version.rsplit('/').next().unwrap();
+    let names = [
+        root.path().join("sct-900000000000207008-20260131.zip"),
+        root.path().join(format!("sct-{ext_module}-{date}.zip")),
+    ];
+    std::fs::copy(root.path().join("release.zip"), &names[0]).unwrap();
+    std::fs::copy(&ext_zip, &names[1]).unwrap();
+    let direct = root.path().join("direct.txmap");
+    txmap_import::import(
+        &txmap_import::ImportOptions::new(names.to_vec(), direct.clone()),
+        &txmap_import::Quiet,
+    )
+    .unwrap();
+    let synced =
+        std::fs::read(cfg.editions.join(format!("sct-{ext_module}-{date}.txmap"))).unwrap();
+    assert!(
+        synced == std::fs::read(&direct).unwrap(),
+        "the derivative is not its import over its base"
+    );
+}
