@@ -474,6 +474,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 self.tick(n as usize)?;
                 (0..n).collect()
             }
+            Focus::Any(_) if !s.filters.is_empty() => self.filtered_any()?,
             Focus::Any(_) => self.hierarchy()?,
             Focus::Nested(e) => self.expr(e)?,
             Focus::AlternateId { scheme, id, span } => self.alternate(scheme, id, *span)?,
@@ -542,6 +543,36 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
 
     /// The root and its descendants: `*` (memoised with the expression
     /// around it, so built once per evaluation).
+    /// `*` under a filter: the root and its descendants, and the active
+    /// concepts with no path to it.
+    fn filtered_any(&mut self) -> R<Vec<u32>> {
+        let off = self.ed.active_off_hierarchy()?;
+        let Some(root) = self.ed.root() else {
+            self.tick(off.len())?;
+            return Ok(off.to_vec());
+        };
+        let d = self.ed.descendants(root)?;
+        self.tick(d.len() + off.len())?;
+        // The closure lists are sorted: the root and the concepts off it go
+        // in at their places, in one merge, not by a sort of the whole.
+        let mut extra = Vec::with_capacity(off.len() + 1);
+        let at = off.partition_point(|&o| o < root);
+        extra.extend_from_slice(&off[..at]);
+        extra.push(root);
+        extra.extend_from_slice(&off[at..]);
+        let mut v = Vec::with_capacity(d.len() + extra.len());
+        let mut rest = extra.iter().copied().peekable();
+        for o in d.iter() {
+            while let Some(e) = rest.next_if(|&e| e < o) {
+                v.push(e);
+            }
+            v.push(o);
+        }
+        v.extend(rest);
+        Ok(v)
+    }
+
+    /// `*`: the root and its descendants.
     fn hierarchy(&mut self) -> R<Vec<u32>> {
         let Some(root) = self.ed.root() else {
             return Ok(Vec::new());
@@ -558,9 +589,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(v)
     }
 
-    fn in_hierarchy(&mut self, o: u32) -> R<bool> {
+    /// Whether `o` is in `*` (in the hierarchy; under a filter, also an
+    /// active concept off it).
+    fn in_any(&mut self, o: u32, filtered: bool) -> R<bool> {
         self.tick(1)?;
-        Ok(self.ed.in_hierarchy(o)?)
+        Ok(self.ed.in_hierarchy(o)? || (filtered && self.ed.is_active(o)?))
     }
 
     fn apply(&mut self, op: Operator, set: &[u32]) -> R<Vec<u32>> {
@@ -1436,7 +1469,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         match &s.focus {
             Focus::Concept(r) => Ok(self.concept(r)? == o),
             Focus::Any(_) if all_concepts(s) => Ok(true),
-            Focus::Any(_) => self.in_hierarchy(o),
+            Focus::Any(_) => self.in_any(o, !s.filters.is_empty()),
             Focus::Nested(e) => self.matches(e, o),
             Focus::AlternateId { scheme, id, span } => {
                 Ok(contains(&self.alternate(scheme, id, *span)?, o))

@@ -18,12 +18,16 @@
 //!   reached.
 //! * **`*`** is the hierarchy: the root 138875005 and its descendants (the
 //!   closure is active inferred is-a, so this is the active concepts that
-//!   reach the root; concepts with no is-a parent are not in it). The HL7
-//!   suite expects this: its `*` expansions list the hierarchy from
-//!   138875005, never the concepts outside it. When a concept filter of
-//!   the same sub-expression keeps inactive concepts (`active = false` or
-//!   `active = *`), `*` is every concept instead. As an attribute name or value, a bare `*`
-//!   means any type, any target.
+//!   reach the root). The HL7 suite expects this: its `*` expansions list
+//!   the hierarchy from 138875005, never the concepts outside it (its test
+//!   edition holds three module concepts with no is-a row). Under a
+//!   filter (`* {{ C … }}`, `* {{ term = … }}`), `*` is every active
+//!   concept, those with no path to the root too
+//!   (`Edition::active_off_hierarchy`, none in a full edition): a filter
+//!   over `*` finds a concept as the same filter on the concept itself
+//!   does. When a concept filter keeps inactive concepts (`active = false`
+//!   or `active = *`), `*` is every concept. As an attribute name or
+//!   value, a bare `*` means any type, any target.
 //! * **Hierarchy operators** apply to every concept of the focus and take
 //!   the union, from the closure index: descendants of a set are unioned in
 //!   a bitmap, visiting members in decreasing closure size so that a member

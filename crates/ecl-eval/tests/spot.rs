@@ -196,6 +196,30 @@ fn errors_and_budget() {
     ));
 }
 
+/// The active rows of the HL7 test edition's concept file, read as text.
+fn active_in_rf2() -> usize {
+    let dir = match std::env::var_os("TX_ECOSYSTEM_DIR") {
+        Some(d) => std::path::PathBuf::from(d).join("tx-source/snomed/Terminology"),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/tx-ecosystem/tx-source/snomed/Terminology"),
+    };
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("sct2_Concept_Snapshot"))
+        })
+        .unwrap();
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| l.split('\t').nth(2) == Some("1"))
+        .count()
+}
+
 #[test]
 fn hl7_test_edition() {
     let dir = tempfile::tempdir().unwrap();
@@ -203,6 +227,11 @@ fn hl7_test_edition() {
         return;
     };
     term_filters_agree(&ed);
+    // Under a filter, `*` is every active concept, three of which (module
+    // concepts with no is-a row) have no path to the root here: counted in
+    // the release's concept file. Bare, it is the hierarchy, as the suite's
+    // `*` expansion lists it.
+    let rf2_active = active_in_rf2();
     let cases = [
         ("<< 10200004", 310),
         ("< 10200004", 309),
@@ -210,6 +239,7 @@ fn hl7_test_edition() {
         (">! 10200004", 2),
         ("> 10200004", 19),
         ("*", 2251),
+        ("* {{ C active = 1 }}", rf2_active),
         ("<< 64572001 MINUS << 128045006", 798),
         ("< 64572001 : 363698007 = << 10200004", 661),
         ("< 64572001 : [1..1] 363698007 = << 10200004", 573),
@@ -366,9 +396,7 @@ fn term_filters_agree(ed: &Ed) {
         ] {
             let x = parse(&text).unwrap();
             let got = eval(ed, &x);
-            let expected: Vec<u32> = star
-                .iter()
-                .copied()
+            let expected: Vec<u32> = (0..ed.concept_count())
                 .filter(|&o| matches(ed, &x, &Subject::Concept(o), &Budget::default()).unwrap())
                 .collect();
             assert_eq!(got, expected, "{text}");
@@ -871,4 +899,101 @@ fn description_id_filters() {
     let all = eval(&ed, &parse("*").unwrap());
     let not = eval(&ed, &parse(&format!("* {{{{ D id != {one} }}}}")).unwrap());
     assert!(not.len() > all.len() / 2 && not.len() <= all.len());
+}
+
+/// Under a filter, `*` is every active concept: a subset release can hold
+/// a concept whose parents it lacks, and then that concept and what
+/// descends from it have no path to the root, yet they are the edition's
+/// concepts. A filter over `*` finds such a concept as the same filter on
+/// the concept itself does. Expected counts are read from the RF2 files as
+/// text.
+#[test]
+fn the_wildcard_holds_the_concepts_off_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let rf2 = dir.path().join("rf2");
+    txmap_synth::generate(&txmap_synth::SynthConfig::new(2000, 4), &rf2).unwrap();
+    let find = |prefix: &str| {
+        fn walk(d: &std::path::Path, prefix: &str) -> Option<std::path::PathBuf> {
+            for e in std::fs::read_dir(d).ok()?.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    if let Some(f) = walk(&p, prefix) {
+                        return Some(f);
+                    }
+                } else if p.file_name()?.to_string_lossy().starts_with(prefix) {
+                    return Some(p);
+                }
+            }
+            None
+        }
+        walk(&rf2, prefix).unwrap()
+    };
+    // Cut one concept with children off its parents: drop its is-a rows.
+    let relationships = find("sct2_Relationship_Snapshot");
+    let text = std::fs::read_to_string(&relationships).unwrap();
+    let is_a = |l: &&str| {
+        let f: Vec<&str> = l.split('\t').collect();
+        f.len() > 7 && f[2] == "1" && f[7] == "116680003"
+    };
+    // A concept that is a parent of some active concept and has parents.
+    let parents: std::collections::HashSet<&str> = text
+        .lines()
+        .filter(is_a)
+        .map(|l| l.split('\t').nth(5).unwrap())
+        .collect();
+    let cut = text
+        .lines()
+        .filter(is_a)
+        .map(|l| l.split('\t').nth(4).unwrap())
+        .find(|s| parents.contains(s) && *s != "138875005")
+        .unwrap()
+        .to_owned();
+    let kept: String = text
+        .lines()
+        .filter(|l| !(is_a(l) && l.split('\t').nth(4) == Some(&cut[..])))
+        .map(|l| format!("{l}\r\n"))
+        .collect();
+    std::fs::write(&relationships, kept).unwrap();
+    let active_rows = std::fs::read_to_string(find("sct2_Concept_Snapshot"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| l.split('\t').nth(2) == Some("1"))
+        .count();
+    let ed = import(vec![rf2.clone()], &dir.path().join("cut.txmap"));
+    let o = ed.ordinal(cut.parse().unwrap()).unwrap();
+    assert!(
+        !ed.in_hierarchy(o).unwrap(),
+        "{cut} has no path to the root"
+    );
+    assert!(!ed.active_off_hierarchy().unwrap().is_empty());
+
+    // Bare, `*` is the hierarchy; under a filter, every active concept.
+    assert!(eval(&ed, &parse("*").unwrap()).binary_search(&o).is_err());
+    let all = eval(&ed, &parse("* {{ C active = 1 }}").unwrap());
+    assert_eq!(all.len(), active_rows);
+    assert!(all.binary_search(&o).is_ok());
+    // A filter over `*` finds the concept as the filter on it does.
+    for filter in ["{{ C active = 1 }}", "{{ C definitionStatus = primitive }}"] {
+        let over_all = eval(&ed, &parse(&format!("* {filter}")).unwrap());
+        let on_it = eval(&ed, &parse(&format!("{cut} {filter}")).unwrap());
+        assert_eq!(
+            over_all.binary_search(&o).is_ok(),
+            !on_it.is_empty(),
+            "{filter}"
+        );
+        // and matches agrees with evaluate there.
+        let m = matches(
+            &ed,
+            &parse(&format!("* {filter}")).unwrap(),
+            &Subject::Concept(o),
+            &Budget::default(),
+        )
+        .unwrap();
+        assert_eq!(m, !on_it.is_empty(), "{filter}");
+    }
+    // `<< X` of a concept off the root is its own subtree, in `*` too.
+    let below = eval(&ed, &parse(&format!("<< {cut}")).unwrap());
+    assert!(below.len() > 1);
+    assert!(below.iter().all(|b| all.binary_search(b).is_ok()));
 }

@@ -177,6 +177,9 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// then the root's record has it (it is in its own hierarchy).
     root: Option<u32>,
     hierarchy_flags: bool,
+    /// The active concepts outside the root's hierarchy, found once on
+    /// first use ([`Edition::active_off_hierarchy`]).
+    off_hierarchy: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// Told of a run of the edition's bytes that a call is about to read in
@@ -262,6 +265,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             prefetch: None,
             root: None,
             hierarchy_flags: false,
+            off_hierarchy: std::sync::OnceLock::new(),
         };
         edition.check_layout()?;
         edition.load_tables()?;
@@ -756,6 +760,24 @@ impl<B: AsRef<[u8]>> Edition<B> {
             Some(root) => Ok(ordinal == root || self.ancestors(ordinal)?.contains(root)),
             None => Ok(false),
         }
+    }
+
+    /// The active concepts with no path to the root (a subset edition
+    /// can hold a concept whose parents it lacks, and that concept's
+    /// descendants): with the hierarchy, ECL's `*`. A full edition has
+    /// none. Found by one pass over the concept records on first use and
+    /// kept (four bytes a concept found).
+    pub fn active_off_hierarchy(&self) -> Result<&[u32], StoreError> {
+        if let Some(found) = self.off_hierarchy.get() {
+            return Ok(found);
+        }
+        let mut found = Vec::new();
+        for o in 0..self.concept_count {
+            if self.is_active(o)? && !self.in_hierarchy(o)? {
+                found.push(o);
+            }
+        }
+        Ok(self.off_hierarchy.get_or_init(|| found))
     }
 
     fn concept_record(&self, ordinal: u32) -> Result<&ConceptRecord, StoreError> {
