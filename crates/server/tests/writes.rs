@@ -365,6 +365,16 @@ fn stored_resources_are_written_read_versioned_and_take_part_in_operations() {
         Some(&stored_colors("x")),
     );
     assert_eq!(a.status, 400, "{}", a.body);
+    for (method, path) in [
+        ("PUT", "/r4/ValueSet/%FF"),
+        ("DELETE", "/r4/ValueSet/%FF"),
+        ("GET", "/r4/ValueSet/%FF/_history"),
+        ("GET", "/r4/ValueSet/%FF/_history/1"),
+    ] {
+        let a = server.call(method, path, Some(WRITER), Some(&stored_colors("x")));
+        assert_eq!(a.status, 400, "{method} {path}: {}", a.body);
+        assert_eq!(a.json()["resourceType"], "OperationOutcome", "{method} {path}");
+    }
 
     // Delete: 204, then 410 on read, gone from operations; again: 204.
     let a = server.with(

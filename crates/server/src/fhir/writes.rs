@@ -26,6 +26,7 @@
 use std::sync::Arc;
 
 use axum::Extension;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -72,8 +73,11 @@ fn on_instance(v: FhirVersion, kind: Kind) -> MethodRouter<Arc<AppState>> {
     put(
         move |State(state): State<Arc<AppState>>,
               live: Option<Extension<Arc<Live>>>,
-              Path(id): Path<String>,
+              id: Result<Path<String>, PathRejection>,
               request: Request| async move {
+            let Ok(Path(id)) = id else {
+                return not_text();
+            };
             let (parts, body) = request.into_parts();
             let base = state.public.fhir_base(v, &parts.headers, &parts.extensions);
             let write = match Write::begin(&state, live, &parts.headers, body).await {
@@ -86,8 +90,11 @@ fn on_instance(v: FhirVersion, kind: Kind) -> MethodRouter<Arc<AppState>> {
     .merge(delete(
         move |State(state): State<Arc<AppState>>,
               live: Option<Extension<Arc<Live>>>,
-              Path(id): Path<String>,
+              id: Result<Path<String>, PathRejection>,
               headers: HeaderMap| async move {
+            let Ok(Path(id)) = id else {
+                return not_text();
+            };
             let write = match Write::begin(&state, live, &headers, axum::body::Body::empty()).await
             {
                 Ok(w) => w,
@@ -106,8 +113,11 @@ fn history_routes(v: FhirVersion, kind: Kind) -> axum::Router<Arc<AppState>> {
             &format!("/{name}/{{id}}/_history"),
             get(
                 move |State(state): State<Arc<AppState>>,
-                      Path(id): Path<String>,
+                      id: Result<Path<String>, PathRejection>,
                       request: Request| async move {
+                    let Ok(Path(id)) = id else {
+                        return not_text();
+                    };
                     let base = state
                         .public
                         .fhir_base(v, request.headers(), request.extensions());
@@ -120,7 +130,10 @@ fn history_routes(v: FhirVersion, kind: Kind) -> axum::Router<Arc<AppState>> {
             &format!("/{name}/{{id}}/_history/{{version}}"),
             get(
                 move |State(state): State<Arc<AppState>>,
-                      Path((id, version)): Path<(String, String)>| async move {
+                      path: Result<Path<(String, String)>, PathRejection>| async move {
+                    let Ok(Path((id, version))) = path else {
+                        return not_text();
+                    };
                     vread(&state, kind, &id, &version).await
                 },
             )
@@ -128,11 +141,22 @@ fn history_routes(v: FhirVersion, kind: Kind) -> axum::Router<Arc<AppState>> {
         )
 }
 
+/// A path whose id is not UTF-8 text: 400.
+fn not_text() -> Response {
+    outcome::response(
+        StatusCode::BAD_REQUEST,
+        "invalid",
+        "the id in the path is not UTF-8 text",
+    )
+}
+
 /// A write let through: the store, the served set's handle, and the body.
 struct Write {
     store: Arc<Store>,
     live: Arc<Live>,
     body: Option<Value>,
+    /// Memory set aside for a large body until the write is answered.
+    _reserved: Option<txmap_memory::Reservation>,
 }
 
 impl Write {
@@ -166,11 +190,16 @@ impl Write {
         let bytes = crate::http::read_body(headers, body, &state.limits)
             .await
             .map_err(|e| super::body_refused(&e))?;
+        // What parsing a large body takes, judged by the memory guard
+        // before it starts (as an operation's body is).
+        let reserved =
+            crate::state::reserve_for_body(state, bytes.len()).map_err(|no| no.response())?;
         if bytes.is_empty() {
             return Ok(Write {
                 store,
                 live,
                 body: None,
+                _reserved: reserved,
             });
         }
         if let Some(ct) = headers
@@ -195,6 +224,7 @@ impl Write {
             store,
             live,
             body: Some(body),
+            _reserved: reserved,
         })
     }
 
