@@ -1,6 +1,8 @@
 //! What the terminology engine sees beyond a request, per FHIR endpoint
-//! ([`Sources`]): the FHIR packages named in the config (`packages =
-//! [...]`, read at startup by `txmap-packages`) and every loaded SNOMED CT
+//! ([`Sources`]): the resources written through the API (`txmap-stored`,
+//! asked first, a layer of their own so that a write re-indexes only
+//! them), the FHIR packages named in the config (`packages = [...]`, files
+//! or folders of them, read at startup by `txmap-packages`) and every loaded SNOMED CT
 //! edition as a code system ([`txmap_snomed::SnomedCt`]), whose own
 //! operations ([`txmap_snomed::operations`]) the engine asks first, and
 //! every compiled code system file — LOINC, RxNorm
