@@ -1374,15 +1374,17 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             chosen.sort_unstable();
             chosen.dedup();
             self.tick(set.len())?;
-            for a in ed.associations_to_any(&set)? {
-                let (_, a) = a?;
-                self.tick(1)?;
-                if chosen.binary_search(&a.refset).is_err() {
-                    continue;
-                }
-                if let Some(o) = a.source_ordinal
-                    && !ed.is_active(o)?
-                {
+            let sources = ed.association_sources(&set, &chosen)?;
+            self.tick(sources.len())?;
+            // The sources' flags, read in place (most are inactive).
+            let table = ed.concept_table()?;
+            for o in sources {
+                let facts = table.facts(o).ok_or(txmap_store::StoreError::OutOfRange {
+                    what: "concept",
+                    ordinal: o,
+                    count: ed.concept_count(),
+                })?;
+                if !facts.active {
                     added.push(o);
                 }
             }

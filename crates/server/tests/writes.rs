@@ -373,7 +373,11 @@ fn stored_resources_are_written_read_versioned_and_take_part_in_operations() {
     ] {
         let a = server.call(method, path, Some(WRITER), Some(&stored_colors("x")));
         assert_eq!(a.status, 400, "{method} {path}: {}", a.body);
-        assert_eq!(a.json()["resourceType"], "OperationOutcome", "{method} {path}");
+        assert_eq!(
+            a.json()["resourceType"],
+            "OperationOutcome",
+            "{method} {path}"
+        );
     }
 
     // Delete: 204, then 410 on read, gone from operations; again: 204.

@@ -575,6 +575,24 @@ fn associations_to_reads_the_reverse_index() {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(merged, one_by_one, "{targets:?}");
+        // The sources of chosen refsets, against the one-at-a-time answer
+        // kept to them: every refset alone, all of them, and none.
+        let ids: Vec<u64> = one_by_one.iter().map(|(_, a)| a.refset).collect();
+        let mut choices: Vec<Vec<u64>> = ids.iter().map(|&r| vec![r]).collect();
+        choices.push(ids.clone());
+        choices.push(Vec::new());
+        for chosen in choices {
+            let want: Vec<u32> = one_by_one
+                .iter()
+                .filter(|(_, a)| chosen.contains(&a.refset))
+                .filter_map(|(_, a)| a.source_ordinal)
+                .collect();
+            assert_eq!(
+                e.association_sources(&targets, &chosen).unwrap(),
+                want,
+                "{targets:?} {chosen:?}"
+            );
+        }
     }
     // Out-of-range and unsorted targets are not errors.
     assert_eq!(e.associations_to_any(&[u32::MAX]).unwrap().count(), 0);
