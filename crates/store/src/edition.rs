@@ -1930,12 +1930,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// The concepts that are sources of an association of `refsets` (ids;
     /// association refsets only count) whose target is in `targets`
     /// (ordinals, ascending), in (target, member) order, duplicates kept:
-    /// what an ECL history supplement adds. The same merge as
-    /// [`associations_to_any`](Self::associations_to_any), with each
-    /// entry's refset known by its member index falling in one of the few
-    /// chosen refsets' ranges, not searched for among every refset (that
-    /// search and the per-entry refset lookups were half of
-    /// `<< X {{ + HISTORY-MIN }}`).
+    /// what an ECL history supplement adds. Each entry's refset is known by
+    /// its member index falling in one of the few chosen refsets' ranges,
+    /// not searched for among every refset (that search and the per-entry
+    /// refset lookups were half of `<< X {{ + HISTORY-MIN }}`); a big set
+    /// is met by one pass over the index through a bitmap, a small one by
+    /// [`associations_to_any`](Self::associations_to_any)'s merge.
     pub fn association_sources(
         &self,
         targets: &[u32],
@@ -1953,6 +1953,44 @@ impl<B: AsRef<[u8]>> Edition<B> {
         }
         let entries: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
         let members = self.recs::<MemberRecord>(Members)?.len();
+        let mut take = |e: &AssociationTargetEntry| -> Result<(), StoreError> {
+            let m = e.member.get() as usize;
+            if m >= members {
+                return Err(StoreError::corrupt(
+                    AssociationTargets,
+                    format!(
+                        "entry for concept {} points at member {m}, past the members",
+                        e.target.get()
+                    ),
+                ));
+            }
+            if ranges.iter().any(|r| r.contains(&m))
+                && let Some(o) = source_ordinal(e)
+            {
+                out.push(o);
+            }
+            Ok(())
+        };
+        // A big set (a hierarchy's worth of targets): one pass over the
+        // index testing each entry's target in a bitmap of the set — no
+        // search at all. A small one: the galloping merge, a binary search
+        // or so per target.
+        if targets.len().saturating_mul(8) >= entries.len() {
+            let n = self.concept_count as usize;
+            let mut bits = vec![0u64; n.div_ceil(64)];
+            for &t in targets {
+                if let Some(w) = bits.get_mut(t as usize / 64) {
+                    *w |= 1 << (t % 64);
+                }
+            }
+            for e in entries {
+                let t = e.target.get() as usize;
+                if bits.get(t / 64).is_some_and(|w| w & (1 << (t % 64)) != 0) {
+                    take(e)?;
+                }
+            }
+            return Ok(out);
+        }
         let (mut i, mut j) = (0usize, 0usize);
         while let (Some(e), Some(&want)) = (entries.get(i), targets.get(j)) {
             let t = e.target.get();
@@ -1964,18 +2002,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 j += gallop(targets.get(j..).unwrap_or_default(), |&x| x < t);
             } else {
                 i += 1;
-                let m = e.member.get() as usize;
-                if m >= members {
-                    return Err(StoreError::corrupt(
-                        AssociationTargets,
-                        format!("entry for concept {t} points at member {m}, past the members"),
-                    ));
-                }
-                if ranges.iter().any(|r| r.contains(&m))
-                    && let Some(o) = source_ordinal(e)
-                {
-                    out.push(o);
-                }
+                take(e)?;
             }
         }
         Ok(out)
