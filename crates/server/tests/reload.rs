@@ -5,6 +5,7 @@
 //! memory returns to its level; a config that cannot be served leaves the
 //! set as it was and says why.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::io::{Read, Write};

@@ -1,8 +1,7 @@
 //! `ValueSet/$expand` at `/r4` and `/r5`, by GET and POST, on a small
 //! synthetic edition, checked against what the store itself says.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};

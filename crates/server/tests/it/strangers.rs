@@ -3,7 +3,7 @@
 //! `/status` names files by their file name unless the admin token is
 //! given, and CORS is off until the config lists an origin.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,8 +4,7 @@
 //! `$validate-code` and `$expand` as the release's files say — the same
 //! bytes read or mapped.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::param;
 

@@ -3,7 +3,7 @@
 //! on two small synthetic editions; and, when the HL7 suite is beside the
 //! checkout, a structural check against its `metadata` expectations.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

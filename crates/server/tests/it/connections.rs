@@ -3,7 +3,7 @@
 //! answered 413 (the client reads the answer, not a reset), the number of
 //! connections is capped, and shutdown ends within its grace period.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -7,8 +7,7 @@
 //! `Languages`, read here from the data files on their own) marked
 //! unclosed, or refused as not enumerable when it has none.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::{param, result};
 

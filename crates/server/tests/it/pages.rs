@@ -4,7 +4,7 @@
 //! behind both), HTML only where a page was asked for, and hostile input
 //! shown as text. `.ci/browser.py` tries the same pages in Chromium.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

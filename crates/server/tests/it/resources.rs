@@ -3,7 +3,7 @@
 //! links, `_summary`, `_elements` and `_total`; and the code systems
 //! TerminologyCapabilities lists.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! answers; a `displayLanguage` of a thousand languages is a 400 from
 //! both.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

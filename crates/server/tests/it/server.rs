@@ -1,7 +1,7 @@
 //! The server's startup and diagnostics, in process and over a real port,
 //! on small synthetic editions the tests make.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

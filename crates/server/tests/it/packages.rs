@@ -1,7 +1,7 @@
 //! FHIR packages named in the config answer requests about their code
 //! systems, at each endpoint's FHIR version.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

@@ -2,7 +2,7 @@
 //! one, and the default edition is a pointer an operator moves and moves
 //! back while the server runs, which unversioned calls then follow.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! package's (a stored value set importing a package's, and a package's
 //! importing a stored one). Expected codes are the ones these tests write.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::Path;

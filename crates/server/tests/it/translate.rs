@@ -2,8 +2,7 @@
 //! CodeSystem search and read, at `/r4` and `/r5`, checked against what the
 //! store says.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::param;
 

@@ -5,7 +5,7 @@
 //! when the scrub reads its checksums through again. Either way requests
 //! that need it are 503 naming the file, never answers from changed bytes.
 
-mod common;
+use crate::common;
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;

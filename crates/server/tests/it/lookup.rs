@@ -2,8 +2,7 @@
 //! GET and POST, on two small synthetic editions, checked against what the
 //! store itself says.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

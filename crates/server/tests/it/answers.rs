@@ -3,7 +3,7 @@
 //! code is shown once (issues and messages show a cut form), and an
 //! answer over `max_answer_bytes` is a 422 rather than sent.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

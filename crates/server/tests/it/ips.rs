@@ -7,7 +7,7 @@
 //! (is-a closure from the Relationship snapshot, concepts from the
 //! Concept snapshot), never from txmap.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! `false` with an issue that says why, `$lookup`, `$subsumes` and
 //! `$translate` refuse it — while the same code unpadded is valid.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

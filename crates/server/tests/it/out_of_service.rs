@@ -6,7 +6,7 @@
 //! its name, not its path), never 404, never `result: false`. The same
 //! requests answer 200 (and `true`) on the same files undamaged.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

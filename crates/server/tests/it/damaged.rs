@@ -6,7 +6,7 @@
 //! Sections are found from the file's own section table, read here with
 //! `txmap-format`, not through the server.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,8 +2,7 @@
 //! `/r5`, by GET and POST, on a small synthetic edition, checked against
 //! what the store itself says.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::{param, result};
 
