@@ -78,6 +78,11 @@ pub enum Error {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    /// The database's folder could not be made.
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The file is a database of another schema version.
     Schema { path: PathBuf, found: i64 },
     /// The body is not a resource of the route's type, or its id is not
@@ -102,6 +107,9 @@ impl std::fmt::Display for Error {
         match self {
             Error::Database { path, source } => {
                 write!(f, "stored resources ({}): {source}", path.display())
+            }
+            Error::Folder { path, source } => {
+                write!(f, "stored resources: making {}: {source}", path.display())
             }
             Error::Schema { path, found } => write!(
                 f,
@@ -132,6 +140,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Database { source, .. } => Some(source),
+            Error::Folder { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -179,10 +188,9 @@ impl Store {
             source,
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                db(rusqlite::Error::ToSqlConversionFailure(Box::new(
-                    std::io::Error::new(e.kind(), format!("making {}: {e}", dir.display())),
-                )))
+            std::fs::create_dir_all(dir).map_err(|source| Error::Folder {
+                path: dir.to_owned(),
+                source,
             })?;
         }
         let conn = Connection::open(path).map_err(db)?;

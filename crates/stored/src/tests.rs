@@ -296,3 +296,13 @@ fn instants_are_utc_calendar_dates() {
     assert_eq!(at(4_107_542_399, 999), "2100-02-28T23:59:59.999Z");
     assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000Z");
 }
+
+#[test]
+fn a_folder_that_cannot_be_made_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, "x").unwrap();
+    let e = Store::open(&file.join("r.sqlite")).unwrap_err();
+    assert!(matches!(e, Error::Folder { .. }), "{e:?}");
+    assert!(e.to_string().contains("not-a-folder"), "{e}");
+}

@@ -502,7 +502,7 @@ fn no_content(version: Option<u64>) -> Response {
 /// A store's refusal as its status and OperationOutcome.
 fn stored_error(e: &StoreError) -> Response {
     let (status, code) = match e {
-        StoreError::Database { .. } | StoreError::Schema { .. } => {
+        StoreError::Database { .. } | StoreError::Folder { .. } | StoreError::Schema { .. } => {
             tracing::error!("{e}");
             (StatusCode::INTERNAL_SERVER_ERROR, "exception")
         }
