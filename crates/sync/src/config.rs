@@ -116,8 +116,22 @@ impl SyncConfig {
     /// folder. An error names the file and the key.
     pub fn load(path: &Path) -> Result<SyncConfig, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut c: SyncConfig =
-            toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut c: SyncConfig = toml::from_str(&text).map_err(|e| {
+            // One line: the file, where, and what (toml's own text draws
+            // the line over several).
+            let at = e.span().map(|s| {
+                let before = &text[..s.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!("line {line}, column {column}: ")
+            });
+            format!(
+                "{}: {}{}",
+                path.display(),
+                at.unwrap_or_default(),
+                e.message().trim()
+            )
+        })?;
         let base = path.parent().unwrap_or(Path::new(""));
         c.editions = base.join(&c.editions);
         c.packages = c.packages.map(|p| base.join(p));

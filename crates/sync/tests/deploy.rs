@@ -19,3 +19,20 @@ fn the_cronjobs_sync_config_is_valid() {
     assert_eq!(c.credentials[0].kind, "oauth2");
     assert_eq!(c.packages_dir(), std::path::Path::new("/editions/packages"));
 }
+
+#[test]
+fn a_config_mistake_is_one_line_naming_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sync.toml");
+    std::fs::write(&file, "editions = \"e\"\nbogus = 1\n").unwrap();
+    let e = txmap_sync::SyncConfig::load(&file).unwrap_err();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("sync.toml") && e.contains("line 2"), "{e}");
+    std::fs::write(
+        &file,
+        "editions = \"e\"\n[[credentials]]\nhost = \"h\"\nkind = \"oauth2\"\n",
+    )
+    .unwrap();
+    let e = txmap_sync::SyncConfig::load(&file).unwrap_err();
+    assert!(e.contains("token_url"), "{e}");
+}
