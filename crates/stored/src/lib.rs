@@ -325,7 +325,7 @@ impl Store {
             return Ok(None);
         }
         let version_id = now.version_id + 1;
-        let updated = instant(SystemTime::now());
+        let updated = txmap_terminology::time::instant(SystemTime::now(), true);
         tx.execute(
             "INSERT INTO history (type, id, version_id, method, json, updated) VALUES (?1, ?2, ?3, 'DELETE', NULL, ?4)",
             params![kind.name(), id, version_id, updated],
@@ -677,7 +677,7 @@ fn put(
     }
     let version_id = now.as_ref().map_or(1, |c| c.version_id + 1);
     let created = now.as_ref().is_none_or(|c| c.deleted);
-    let last_updated = instant(SystemTime::now());
+    let last_updated = txmap_terminology::time::instant(SystemTime::now(), true);
     resource.insert("id".into(), json!(id));
     let meta = resource.entry("meta").or_insert_with(|| json!({}));
     if !meta.is_object() {
@@ -733,31 +733,6 @@ fn new_id() -> String {
     seed[16..20].copy_from_slice(&std::process::id().to_le_bytes());
     seed[20..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&seed))
-}
-
-/// `t` as a FHIR instant in UTC, to the millisecond
-/// (`2026-12-07T02:15:04.123Z`).
-pub fn instant(t: SystemTime) -> String {
-    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Days to a civil date (proleptic Gregorian), by eras of 400 years.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60,
-        since.subsec_millis()
-    )
 }
 
 #[cfg(test)]

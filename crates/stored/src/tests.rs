@@ -285,19 +285,6 @@ fn a_database_of_another_schema_is_refused() {
 }
 
 #[test]
-fn instants_are_utc_calendar_dates() {
-    let at = |secs: u64, millis: u64| {
-        instant(UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + millis))
-    };
-    assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
-    assert_eq!(at(1_234_567_890, 5), "2009-02-13T23:31:30.005Z");
-    // A leap day, and the turn of a century that is not a leap year.
-    assert_eq!(at(951_782_400, 0), "2000-02-29T00:00:00.000Z");
-    assert_eq!(at(4_107_542_399, 999), "2100-02-28T23:59:59.999Z");
-    assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000Z");
-}
-
-#[test]
 fn a_folder_that_cannot_be_made_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-folder");

@@ -601,38 +601,19 @@ pub fn identifier() -> String {
 
 /// Now, as a FHIR instant in UTC (`2025-01-31T12:00:00Z`).
 pub fn timestamp() -> String {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    instant(secs)
-}
-
-fn instant(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    crate::time::instant(std::time::SystemTime::now(), false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn instant(secs: u64) -> String {
+        crate::time::instant(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+            false,
+        )
+    }
 
     #[test]
     fn instants_and_identifiers() {

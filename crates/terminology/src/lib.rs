@@ -58,6 +58,7 @@ pub mod resolver;
 pub mod serving;
 pub mod subsumes;
 pub mod supplement;
+pub mod time;
 pub mod translate;
 pub mod validate;
 pub mod valueset;
