@@ -1869,64 +1869,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         }))
     }
 
-    /// [`associations_to`](Self::associations_to) for every concept of
-    /// `targets` (ordinals, ascending): `(target, association)` pairs in
-    /// (target, member) order. A merge of `targets` with the index that
-    /// gallops over whichever side is behind, so it costs
-    /// O(min(t, e) · log(max(t, e) / min(t, e))) for `t` targets and `e`
-    /// index entries: a binary search per target when there are few, one
-    /// pass when there are many. Unsorted `targets` give missed answers,
-    /// never a panic.
-    ///
-    /// Empty if the edition has no `AssociationTargets` section: check
-    /// [`has_association_targets`](Self::has_association_targets) first.
-    pub fn associations_to_any<'s>(
-        &'s self,
-        targets: &'s [u32],
-    ) -> Result<impl Iterator<Item = Result<(u32, AssociationSource), StoreError>> + 's, StoreError>
-    {
-        let entries: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
-        let members: &[MemberRecord] = self.recs(Members)?;
-        let (mut i, mut j) = (0usize, 0usize);
-        Ok(std::iter::from_fn(move || {
-            loop {
-                let e = entries.get(i)?;
-                let want = *targets.get(j)?;
-                let t = e.target.get();
-                if t < want {
-                    i += gallop(entries.get(i..).unwrap_or_default(), |e| {
-                        e.target.get() < want
-                    });
-                } else if t > want {
-                    j += gallop(targets.get(j..).unwrap_or_default(), |&x| x < t);
-                } else {
-                    i += 1;
-                    let m = e.member.get() as usize;
-                    let refset = self
-                        .refset_of_member(m)
-                        .filter(|r| r.kind == RefsetKind::Association);
-                    return Some(match (refset, members.get(m)) {
-                        (Some(r), Some(rec)) => Ok((
-                            t,
-                            AssociationSource {
-                                refset: r.id,
-                                source: rec.component.get(),
-                                source_ordinal: source_ordinal(e),
-                            },
-                        )),
-                        _ => Err(StoreError::corrupt(
-                            AssociationTargets,
-                            format!(
-                                "entry for concept {t} points at member {m}, \
-                                 not a member of an association refset"
-                            ),
-                        )),
-                    });
-                }
-            }
-        }))
-    }
-
     /// The concepts that are sources of an association of `refsets` (ids;
     /// association refsets only count) whose target is in `targets`
     /// (ordinals, ascending), in (target, member) order, duplicates kept:
@@ -1934,8 +1876,13 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// its member index falling in one of the few chosen refsets' ranges,
     /// not searched for among every refset (that search and the per-entry
     /// refset lookups were half of `<< X {{ + HISTORY-MIN }}`); a big set
-    /// is met by one pass over the index through a bitmap, a small one by
-    /// [`associations_to_any`](Self::associations_to_any)'s merge.
+    /// is met by one pass over the index through a bitmap, a small one by a
+    /// merge of `targets` with the index that gallops over whichever side
+    /// is behind: O(min(t, e) · log(max(t, e) / min(t, e))) for `t`
+    /// targets and `e` entries. Unsorted `targets` give missed answers,
+    /// never a panic. Empty if the edition has no `AssociationTargets`
+    /// section: check
+    /// [`has_association_targets`](Self::has_association_targets) first.
     pub fn association_sources(
         &self,
         targets: &[u32],

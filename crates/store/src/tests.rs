@@ -569,12 +569,6 @@ fn associations_to_reads_the_reverse_index() {
             .iter()
             .flat_map(|&t| e.associations_to(t).unwrap().map(move |a| (t, a)))
             .collect();
-        let merged: Vec<(u32, AssociationSource)> = e
-            .associations_to_any(&targets)
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(merged, one_by_one, "{targets:?}");
         // The sources of chosen refsets, against the one-at-a-time answer
         // kept to them: every refset alone, all of them, and none.
         let ids: Vec<u64> = one_by_one.iter().map(|(_, a)| a.refset).collect();
@@ -595,12 +589,13 @@ fn associations_to_reads_the_reverse_index() {
         }
     }
     // Out-of-range and unsorted targets are not errors.
-    assert_eq!(e.associations_to_any(&[u32::MAX]).unwrap().count(), 0);
+    let every: Vec<u64> = e.refsets().map(|r| r.id).collect();
     assert!(
-        e.associations_to_any(&[n, ord(&e, MI), 0])
+        e.association_sources(&[u32::MAX], &every)
             .unwrap()
-            .all(|a| a.is_ok())
+            .is_empty()
     );
+    assert!(e.association_sources(&[n, ord(&e, MI), 0], &every).is_ok());
 }
 
 #[test]
@@ -627,7 +622,8 @@ fn editions_without_association_targets_open() {
         assert_eq!(e.associations_to(o).unwrap().len(), 0);
     }
     let all: Vec<u32> = (0..e.concept_count()).collect();
-    assert_eq!(e.associations_to_any(&all).unwrap().count(), 0);
+    let every: Vec<u64> = e.refsets().map(|r| r.id).collect();
+    assert!(e.association_sources(&all, &every).unwrap().is_empty());
     assert_eq!(e.associations(OLD_MI).unwrap().len(), 5);
 }
 
@@ -642,7 +638,8 @@ fn corrupt_association_targets_are_errors() {
     let err = e.associations_to(ord(&e, MI)).err().unwrap();
     assert!(err.to_string().contains("AssociationTargets"), "{err}");
     let all: Vec<u32> = (0..e.concept_count()).collect();
-    assert!(e.associations_to_any(&all).unwrap().any(|a| a.is_err()));
+    let every: Vec<u64> = e.refsets().map(|r| r.id).collect();
+    assert!(e.association_sources(&all, &every).is_err());
     // An entry pointing at a member of a refset that is not an association.
     let bytes = with_section(AssociationTargets, |b| {
         b[4..8].copy_from_slice(&0u32.to_le_bytes())
@@ -1292,9 +1289,8 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
             let _ = e.component_refsets(id);
             let _ = e.associations(id);
         }
-        if let Ok(sources) = e.associations_to_any(&[0, o, o.saturating_add(1)]) {
-            sources.for_each(drop);
-        }
+        let every: Vec<u64> = e.refsets().map(|r| r.id).collect();
+        let _ = e.association_sources(&[0, o, o.saturating_add(1)], &every);
         if let Ok(sources) = e.associations_to(o) {
             for a in sources {
                 let _ = e.concept(a.source);
