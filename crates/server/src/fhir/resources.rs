@@ -63,13 +63,8 @@ pub const MAX_COUNT: usize = 1000;
 
 /// The read and search routes of the three resource types.
 pub fn routes(v: FhirVersion) -> Router<Arc<AppState>> {
-    [
-        (Kind::CodeSystem, "CodeSystem"),
-        (Kind::ValueSet, "ValueSet"),
-        (Kind::ConceptMap, "ConceptMap"),
-    ]
-    .into_iter()
-    .fold(Router::new(), |r, (kind, name)| {
+    Kind::ALL.into_iter().fold(Router::new(), |r, kind| {
+        let name = kind.name();
         r.route(
             &format!("/{name}"),
             axum::routing::get(
