@@ -128,17 +128,13 @@ pub fn prepare(options: &ServeOptions, loader: &Loader) -> Result<Prepared, Serv
         ));
     }
     let stored = open_store(&config, &base)?;
-    let stored_package = match &stored {
-        Some(s) => Some(s.package().map_err(|e| ServeError::Config(e.to_string()))?),
-        None => None,
-    };
     let editions = editions::load_editions(&config, &files, loader)?;
     let packages = packages::FhirPackages::load(
         &config,
         &base,
         &editions,
         limits.ecl_max_work,
-        stored_package,
+        stored.as_deref(),
     )?;
     // Every edition is open: background prewarm reads may take the disk now.
     loader.release_prewarm();

@@ -179,16 +179,20 @@ fn package_files(config: &Config, base: &Path) -> Result<Vec<std::path::PathBuf>
 
 impl FhirPackages {
     /// Reads every package of the config, in parallel; relative paths are
-    /// relative to `base` (the config file's folder). `stored`, the
-    /// server's own resources, comes first. Each endpoint's sources also
-    /// hold every edition as a code system.
+    /// relative to `base` (the config file's folder). What `stored` holds
+    /// now, the server's own resources, is asked first. Each endpoint's
+    /// sources also hold every edition as a code system.
     pub fn load(
         config: &Config,
         base: &Path,
         editions: &Editions,
         ecl_max_work: u64,
-        stored: Option<Package>,
+        stored: Option<&txmap_stored::Store>,
     ) -> Result<FhirPackages, ServeError> {
+        let stored = stored
+            .map(|s| s.package())
+            .transpose()
+            .map_err(|e| ServeError::Config(e.to_string()))?;
         let snomed: Arc<[SnomedCt<EditionBytes>]> = editions
             .list
             .iter()

@@ -120,16 +120,12 @@ fn next_set(path: &Path, current: &AppState) -> Result<AppState, ReloadError> {
         editions::load_editions(&config, &files, &Loader::new()).map_err(|e| build(&e))?;
     // The stored resources as they are now (a write waits for the
     // reload: they take the same lock).
-    let stored = match &current.stored {
-        Some(s) => Some(s.package().map_err(|e| build(&e))?),
-        None => None,
-    };
     let packages = packages::FhirPackages::load(
         &config,
         &base,
         &editions,
         current.limits.ecl_max_work,
-        stored,
+        current.stored.as_deref(),
     )
     .map_err(|e| build(&e))?;
     editions::verify(&editions);
