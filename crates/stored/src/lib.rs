@@ -513,8 +513,9 @@ impl Checked {
         if !readable {
             return Err(Error::Unprocessable(format!("the {name} cannot be read")));
         }
+        // (an object: made one above; never a panic if that changes)
         let Value::Object(resource) = value else {
-            unreachable!("made an object above")
+            return Err(Error::Unparsable("the body is not a JSON object".into()));
         };
         Ok(Checked {
             kind,
