@@ -66,6 +66,16 @@ enum Test<'x> {
 }
 
 impl Compiled<'_> {
+    /// Whether any attribute is reversed (`R A = V`): testing a concept
+    /// against it reads the concept's inbound relationships.
+    pub(crate) fn has_reverse(&self) -> bool {
+        match self {
+            Compiled::And(xs) | Compiled::Or(xs) => xs.iter().any(Compiled::has_reverse),
+            Compiled::Group { inner, .. } => inner.has_reverse(),
+            Compiled::Attr(a) => a.reverse,
+        }
+    }
+
     /// Whether any attribute compares concrete values.
     pub(crate) fn has_values_test(&self) -> bool {
         match self {

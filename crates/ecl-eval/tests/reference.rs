@@ -728,7 +728,13 @@ impl Gen<'_> {
             7..=19 if depth > 0 => nested(self.expr(depth - 1)),
             20..=25 => member_of(c(self.rng.pick(&self.p.refsets))),
             26..=27 => {
-                let mut s = c(self.concept());
+                // `^R *` as well as `^R X`: the first reads the concepts'
+                // hierarchy flags rather than the hierarchy.
+                let mut s = if self.rng.chance(25) {
+                    any()
+                } else {
+                    c(self.concept())
+                };
                 s.member_of = Some(MemberOf::Refsets);
                 s
             }

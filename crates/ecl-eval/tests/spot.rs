@@ -973,8 +973,21 @@ fn the_wildcard_holds_the_concepts_off_the_root() {
     let all = eval(&ed, &parse("* {{ C active = 1 }}").unwrap());
     assert_eq!(all.len(), active_rows);
     assert!(all.binary_search(&o).is_ok());
+    // Asking for inactive concepts makes `*` every concept.
+    let inactive = eval(&ed, &parse("* {{ C active = 0 }}").unwrap());
+    assert_eq!(inactive.len() + active_rows, ed.concept_count() as usize);
     // A filter over `*` finds the concept as the filter on it does.
-    for filter in ["{{ C active = 1 }}", "{{ C definitionStatus = primitive }}"] {
+    let module = ed.concept_facts(o).unwrap().module_ord;
+    let module = ed.sctid(module).unwrap();
+    let time = ed.concept_facts(o).unwrap().effective_time;
+    for filter in [
+        "{{ C active = 1 }}".to_owned(),
+        "{{ C definitionStatus = primitive }}".to_owned(),
+        format!("{{{{ C moduleId = {module} }}}}"),
+        format!("{{{{ C moduleId != {module} }}}}"),
+        format!("{{{{ C effectiveTime = \"{time}\" }}}}"),
+        format!("{{{{ C effectiveTime < \"{time}\" }}}}"),
+    ] {
         let over_all = eval(&ed, &parse(&format!("* {filter}")).unwrap());
         let on_it = eval(&ed, &parse(&format!("{cut} {filter}")).unwrap());
         assert_eq!(

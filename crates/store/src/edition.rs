@@ -800,13 +800,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// [`concept_at`](Self::concept_at) without the SCTIDs: one record read.
     pub fn concept_facts(&self, ordinal: u32) -> Result<ConceptFacts, StoreError> {
-        let r = self.concept_record(ordinal)?;
-        Ok(ConceptFacts {
-            active: r.flags & concept_flags::ACTIVE != 0,
-            defined: r.flags & concept_flags::DEFINED != 0,
-            module_ord: r.module.get(),
-            effective_time: r.effective_time.get(),
-        })
+        Ok(ConceptFacts::of(self.concept_record(ordinal)?))
     }
 
     /// The concepts a refset's active members reference, as sorted, unique
