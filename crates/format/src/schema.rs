@@ -50,10 +50,13 @@ section_kinds! {
     ConceptIds = 10,
     /// `[ConceptRecord]`, by ordinal.
     Concepts = 11,
-    /// `[U32; n + 1]`: concept `c`'s preferred term in the edition's
-    /// default language refset is `TermHeap[index[c]..index[c + 1]]` (empty
-    /// when it has none). The term heap starts with these terms, in concept
-    /// order, so the common "code → display" call reads a compact table.
+    /// `[U32; n + 1]`: CSR over the start of `TermHeap`, where each
+    /// concept's *carrier* lies, in concept order: the term that holds its
+    /// preferred term (in the edition's default language refset) as a
+    /// prefix — its fully specified name when that is `preferred term
+    /// (tag)`, else the preferred term itself; empty when it has none. The
+    /// common "code → display" call reads a compact table, and the two
+    /// commonest terms of a concept are stored once (format 3).
     PreferredTermIndex = 12,
     /// CSR of active inferred is-a parents (concept ordinals, ascending).
     ParentsIndex = 14,
@@ -238,6 +241,9 @@ section_kinds! {
     /// `[U32]` concept ordinals: the heads' lists, in rank order.
     /// Optional (format 2.2).
     SearchHeadLists = 84,
+    /// `[U16; n]`: the length of concept `c`'s preferred term, the first
+    /// bytes of its carrier in `PreferredTermIndex` (format 3).
+    PreferredTermLengths = 85,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes

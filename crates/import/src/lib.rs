@@ -125,11 +125,12 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::AttributesIndex,
     SectionKind::InboundIndex,
     SectionKind::PreferredTermIndex,
+    SectionKind::PreferredTermLengths,
     // Hot for their faults, not their share (`txmap_store::access`).
     SectionKind::DescendantsIndex,
     SectionKind::ComponentMembers,
-    // Starts with the preferred terms (hot), in concept order; the other
-    // terms are sparse.
+    // Starts with the carriers of the preferred terms (hot), in concept
+    // order; the other terms are sparse.
     SectionKind::TermHeap,
     // Dense.
     SectionKind::AncestorsIndex,

@@ -55,6 +55,7 @@ pub fn class(kind: SectionKind) -> Access {
         ConceptIds
         | Concepts
         | PreferredTermIndex
+        | PreferredTermLengths
         | DescendantsIndex
         | ComponentMembers
         | ConceptDescriptionsIndex
@@ -127,8 +128,9 @@ pub fn hot_ranges(bytes: &[u8]) -> Vec<Range<usize>> {
     out
 }
 
-/// Where the preferred terms end in the term heap: the last entry of
-/// `PreferredTermIndex` (the heap starts with them, in concept order).
+/// Where the preferred terms' carriers end in the term heap: the last
+/// entry of `PreferredTermIndex` (the heap starts with them, in concept
+/// order).
 fn preferred_terms_end(container: &Container<'_>) -> Option<usize> {
     let index = container.section(SectionKind::PreferredTermIndex)?;
     let last: [u8; 4] = index.get(index.len().checked_sub(4)?..)?.try_into().ok()?;

@@ -12,7 +12,7 @@ use txmap_format::schema::{
     description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, ids, records};
-use zerocopy::little_endian::{U32, U64};
+use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use crate::StoreError;
@@ -34,6 +34,7 @@ const REQUIRED: &[SectionKind] = &[
     ConceptIds,
     Concepts,
     PreferredTermIndex,
+    PreferredTermLengths,
     ParentsIndex,
     Parents,
     ChildrenIndex,
@@ -311,6 +312,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
         expect_count(DescriptionsById, by_id.len(), d)?;
 
         self.check_preferred_term_index(n)?;
+        let lengths: &[U16] = self.recs(PreferredTermLengths)?;
+        expect_count(PreferredTermLengths, lengths.len(), n)?;
         for (index, items) in [
             (ParentsIndex, Parents),
             (ChildrenIndex, Children),
@@ -1215,11 +1218,22 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// from the compact preferred-term table.
     pub fn preferred_term(&self, ordinal: u32) -> Result<Option<&str>, StoreError> {
         self.check_concept(ordinal)?;
+        // The carrier, and the preferred term its first bytes.
         let range = self.csr_range(PreferredTermIndex, ordinal)?;
         let Ok(offset) = u32::try_from(range.start) else {
             return Err(StoreError::corrupt(PreferredTermIndex, "offset overflow"));
         };
-        let term = self.heap_str(TermHeap, offset, range.len())?;
+        let lengths: &[U16] = self.recs(PreferredTermLengths)?;
+        let len = match lengths.get(ordinal as usize) {
+            Some(len) if usize::from(len.get()) <= range.len() => usize::from(len.get()),
+            _ => {
+                return Err(StoreError::corrupt(
+                    PreferredTermLengths,
+                    format!("no length of {ordinal}'s preferred term within its carrier"),
+                ));
+            }
+        };
+        let term = self.heap_str(TermHeap, offset, len)?;
         Ok(if term.is_empty() { None } else { Some(term) })
     }
 

@@ -566,14 +566,27 @@ impl TestEdition {
                 pt[o(d.concept) as usize] = d.term;
             }
         }
-        // The term heap starts with the preferred terms in concept order
-        // (PreferredTermIndex points there); the descriptions' own terms
-        // follow. The importer stores each term once; a reader cannot tell.
+        // The term heap starts with the preferred terms' carriers in
+        // concept order (PreferredTermIndex points there): a fully
+        // specified name that starts with the preferred term, else the
+        // preferred term. The descriptions' own terms follow. The importer
+        // stores each term once; a reader cannot tell.
         let mut pt_index = vec![U32::new(0)];
+        let mut pt_lengths = Vec::new();
         let mut pt_heap = Vec::new();
-        for t in &pt {
-            pt_heap.extend_from_slice(t.as_bytes());
+        for (c, t) in pt.iter().enumerate() {
+            let carrier = descs
+                .iter()
+                .find(|d| {
+                    o(d.concept) as usize == c
+                        && d.type_id == FSN
+                        && d.term.len() > t.len()
+                        && d.term.starts_with(t)
+                })
+                .map_or(*t, |d| d.term);
+            pt_heap.extend_from_slice(carrier.as_bytes());
             pt_index.push(U32::new(pt_heap.len() as u32));
+            pt_lengths.push(U16::new(t.len() as u16));
         }
         for r in &mut desc_recs {
             r.term_offset = U32::new(r.term_offset.get() + pt_heap.len() as u32);
@@ -595,6 +608,7 @@ impl TestEdition {
         add(AcceptabilityIndex, idx.as_bytes().to_vec(), d + 1);
         add(Acceptability, flat.as_bytes().to_vec(), flat.len());
         add(PreferredTermIndex, pt_index.as_bytes().to_vec(), n + 1);
+        add(PreferredTermLengths, pt_lengths.as_bytes().to_vec(), n);
 
         // Relationships.
         let rel = |type_id: u64, target: u64, group: u16, ch: u64| RelationshipRecord {

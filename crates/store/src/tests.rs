@@ -1190,17 +1190,37 @@ fn corrupt_values_in_big_sections_are_errors() {
         ),
         "{err}"
     );
-    // A term past the heap, bad UTF-8 in the term heap.
-    // (Truncated past the preferred-term region, which open checks.)
-    let pt_region = {
-        let e = Edition::open(tiny_bytes().to_vec()).unwrap();
-        (0..e.concept_count())
-            .map(|o| e.preferred_term(o).unwrap().map_or(0, str::len))
-            .sum::<usize>()
-    };
-    let bytes = with_section(TermHeap, |b| b.truncate(pt_region + 1));
+    // A preferred term longer than its carrier; a length missing.
+    let bytes = with_section(PreferredTermLengths, |b| b.fill(0xFF));
     let e = Edition::open(bytes).unwrap();
-    let err = e.descriptions(mi_index(&e)).unwrap_err();
+    let err = e.preferred_term(mi_index(&e)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Corrupt {
+                section: PreferredTermLengths,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let bytes = with_section(PreferredTermLengths, |b| b.truncate(b.len() - 2));
+    let err = Edition::open(bytes).unwrap_err();
+    assert!(err.to_string().contains("PreferredTermLengths"), "{err}");
+    // A term past the heap, bad UTF-8 in the term heap.
+    // (Truncated past the preferred terms' carriers, which open checks:
+    // where the last entry of their index says they end. A synonym that
+    // is no part of its concept's carrier lies after them.)
+    let carriers_end = {
+        let c = Container::open(tiny_bytes()).unwrap();
+        let index = c.section(PreferredTermIndex).unwrap();
+        u32::from_le_bytes(index[index.len() - 4..].try_into().unwrap()) as usize
+    };
+    let bytes = with_section(TermHeap, |b| b.truncate(carriers_end + 1));
+    let e = Edition::open(bytes).unwrap();
+    let err = (0..e.concept_count())
+        .find_map(|o| e.descriptions(o).err())
+        .expect("a term past the truncated heap");
     assert!(
         matches!(
             err,
