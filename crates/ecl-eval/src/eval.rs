@@ -1260,11 +1260,20 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             // than testing the focus (a few relationships a concept; with
             // a reverse attribute, each concept's inbound ones, which for
             // a value hierarchy are many more: counted from the index).
-            let mut budget = size.saturating_mul(SET_WISE_LINKS);
-            if c.has_reverse() {
-                budget = budget.max(self.inbound_count(s)?);
+            let budget = size.saturating_mul(SET_WISE_LINKS);
+            let mut set_wise = self.set_wise_parts(c, budget)?;
+            if let SetWise::None(c) = set_wise {
+                // Only then is the focus built to be counted: `* : R A =
+                // X` over a few values needs no count of `*`.
+                set_wise = match c.has_reverse() {
+                    true => match self.inbound_count(s)? {
+                        more if more > budget => self.set_wise_parts(c, more)?,
+                        _ => SetWise::None(c),
+                    },
+                    false => SetWise::None(c),
+                };
             }
-            let c = match self.set_wise_parts(c, budget)? {
+            let c = match set_wise {
                 SetWise::All(sets) => {
                     if let Sets::In(set) = &sets
                         && set.len().saturating_mul(LAZY_FOCUS_RATIO) < size
