@@ -57,12 +57,34 @@ pub fn serve_state(edition: &Path) -> Result<Arc<AppState>, BenchError> {
     let state = state_from_config(&format!(
         "editions = [{path_toml}]\n[snomed]\nload = \"mmap\"\nprewarm = [{name_toml}]\n"
     ))?;
+    wait_until_served(&state);
     for e in &state.editions.list {
-        if let Some(p) = &e.file.prewarm {
-            p.wait();
+        if let Some(why) = e.file.serving.failure() {
+            return Err(BenchError::new(format!("{}: {why}", e.file.serving.file())));
         }
     }
     Ok(state)
+}
+
+/// Waits for every file's prewarm, then until each is in service: files
+/// over 64 MiB are verified in the background and answer 503 until then,
+/// and timed calls would count those quick refusals (the lookups of the
+/// in-process benchmarks did, up to a third of them, before this wait).
+pub(crate) fn wait_until_served(state: &AppState) {
+    let files = state.editions.list.iter().map(|e| &e.file);
+    let files: Vec<_> = files
+        .chain(state.editions.code_systems.iter().map(|c| &c.file))
+        .collect();
+    for f in &files {
+        if let Some(p) = &f.prewarm {
+            p.wait();
+        }
+    }
+    for f in &files {
+        while !f.serving.is_serving() && f.serving.failure().is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
 }
 
 /// An edition file's absolute path and its file name, each as a TOML

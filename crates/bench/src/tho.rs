@@ -307,19 +307,7 @@ pub fn serve_state(
     let started = Instant::now();
     let state = crate::handlers::state_from_config(&config)?;
     let ms = started.elapsed().as_secs_f64() * 1e3;
-    let prewarms = state.editions.list.iter().map(|e| &e.file.prewarm);
-    let prewarms = prewarms.chain(state.editions.code_systems.iter().map(|c| &c.file.prewarm));
-    for p in prewarms.flatten() {
-        p.wait();
-    }
-    // Files over 64 MiB are verified in the background and answer 503
-    // until then: time them in service.
-    let servings = state.editions.list.iter().map(|e| &e.file.serving);
-    for s in servings.chain(state.editions.code_systems.iter().map(|c| &c.file.serving)) {
-        while !s.is_serving() && s.failure().is_none() {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    }
+    crate::handlers::wait_until_served(&state);
     Ok((state, ms))
 }
 
