@@ -794,16 +794,8 @@ impl Gen<'_> {
     }
 
     fn time(&mut self) -> TimeFilter {
-        let ops = [
-            NumericOp::Eq,
-            NumericOp::Ne,
-            NumericOp::Lt,
-            NumericOp::Le,
-            NumericOp::Gt,
-            NumericOp::Ge,
-        ];
         TimeFilter {
-            op: self.rng.pick(&ops),
+            op: self.rng.pick(&NumericOp::ALL),
             times: (0..1 + self.rng.below(2))
                 .map(|_| self.rng.pick(&self.p.times))
                 .collect(),

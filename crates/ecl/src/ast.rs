@@ -233,6 +233,16 @@ pub enum NumericOp {
 }
 
 impl NumericOp {
+    /// Every operator, in declaration order.
+    pub const ALL: [NumericOp; 6] = [
+        NumericOp::Eq,
+        NumericOp::Ne,
+        NumericOp::Lt,
+        NumericOp::Le,
+        NumericOp::Gt,
+        NumericOp::Ge,
+    ];
+
     pub fn symbol(self) -> &'static str {
         match self {
             NumericOp::Eq => "=",

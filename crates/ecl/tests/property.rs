@@ -113,14 +113,7 @@ const OPERATORS: [Operator; 10] = [
     Operator::Top,
     Operator::Bottom,
 ];
-const NUMERIC: [NumericOp; 6] = [
-    NumericOp::Eq,
-    NumericOp::Ne,
-    NumericOp::Lt,
-    NumericOp::Le,
-    NumericOp::Gt,
-    NumericOp::Ge,
-];
+const NUMERIC: [NumericOp; 6] = NumericOp::ALL;
 
 /// A sub-expression; `simple` keeps it to an operator and a concept (for
 /// filter values, to bound the size).
