@@ -7,8 +7,10 @@
 #   bench/ecl-peer.sh                      # RUNS=3 imports, EVALS=5 per expression
 #   PEER=/path/to/snomed-ecl-engine bench/ecl-peer.sh
 #   TXMAP=target/release/txmap CORPUS=bench/ecl-corpus.txt bench/ecl-peer.sh
+#   CORPUS=bench/ecl-grammar.txt RESULT=bench/results/ecl-peer-grammar.json \
+#     REUSE_IMPORTS=1 bench/ecl-peer.sh   # the generated corpus, imports kept
 #
-# Writes bench/results/ecl-peer.json and prints the BENCHMARKS.md tables.
+# Writes bench/results/ecl-peer.json (or RESULT) and prints the BENCHMARKS.md tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +18,7 @@ RUNS=${RUNS:-3}
 EVALS=${EVALS:-5}
 OUT=bench/out
 CORPUS=${CORPUS:-bench/ecl-corpus.txt}
+RESULT=${RESULT:-bench/results/ecl-peer.json}
 RF2=$OUT/synth-535000-1
 ZIP=$OUT/synth-535000-1.zip
 EDITION=http://snomed.info/sct/900000000000207008/version/20250131
@@ -56,4 +59,4 @@ PY
 fi
 
 python3 bench/ecl_peer.py "$TXMAP" "$PEER" "$ZIP" "$EDITION" "$CORPUS" \
-    bench/results/ecl-peer.json "$OUT/ecl-peer-work" "$RUNS" "$EVALS" | tee "$OUT/ecl-peer.md"
+    "$RESULT" "$OUT/ecl-peer-work" "$RUNS" "$EVALS" | tee "$OUT/ecl-peer.md"
