@@ -50,13 +50,16 @@ section_kinds! {
     ConceptIds = 10,
     /// `[ConceptRecord]`, by ordinal.
     Concepts = 11,
-    /// `[U32; n + 1]`: CSR over the start of `TermHeap`, where each
-    /// concept's *carrier* lies, in concept order: the term that holds its
-    /// preferred term (in the edition's default language refset) as a
-    /// prefix — its fully specified name when that is `preferred term
-    /// (tag)`, else the preferred term itself; empty when it has none. The
-    /// common "code → display" call reads a compact table, and the two
-    /// commonest terms of a concept are stored once (format 3).
+    /// `[PreferredTermEntry; n + 1]`: concept `c`'s preferred term (in
+    /// the edition's default language refset) is `TermHeap[offset ..
+    /// offset + len]` of entry `c`. It lies in its *carrier*, at the
+    /// start of `TermHeap`, where the carriers follow each other in
+    /// concept order: the term that holds the preferred term as a prefix —
+    /// the fully specified name when that is `preferred term (tag)`, else
+    /// the preferred term itself. Entry `n`'s offset is where the carriers
+    /// end. The common "code → display" call reads one entry and a compact
+    /// table, and the two commonest terms of a concept are stored once
+    /// (format 3).
     PreferredTermIndex = 12,
     /// CSR of active inferred is-a parents (concept ordinals, ascending).
     ParentsIndex = 14,
@@ -241,9 +244,6 @@ section_kinds! {
     /// `[U32]` concept ordinals: the heads' lists, in rank order.
     /// Optional (format 2.2).
     SearchHeadLists = 84,
-    /// `[U16; n]`: the length of concept `c`'s preferred term, the first
-    /// bytes of its carrier in `PreferredTermIndex` (format 3).
-    PreferredTermLengths = 85,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -362,6 +362,17 @@ pub struct DescriptionRecord {
     pub language: u8,
     pub flags: u8,
     pub reserved: [u8; 2],
+}
+
+/// A concept's preferred term in `TermHeap` (`PreferredTermIndex`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct PreferredTermEntry {
+    pub offset: U32,
+    /// 0 when the concept has none.
+    pub len: U16,
 }
 
 #[derive(
@@ -730,6 +741,7 @@ mod tests {
         assert_eq!(size_of::<ConceptRecord>(), 12);
         assert_eq!(size_of::<DescriptionRecord>(), 32);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
+        assert_eq!(size_of::<PreferredTermEntry>(), 6);
         assert_eq!(size_of::<RelationshipRecord>(), 12);
         assert_eq!(size_of::<ConcreteRecord>(), 16);
         assert_eq!(size_of::<RefsetRecord>(), 32);

@@ -421,10 +421,10 @@ impl Importer<'_> {
     /// that holds its preferred term as a prefix (the fully specified
     /// name when it reads `preferred term (tag)`, else the preferred term
     /// itself) — in concept order; then the other terms, in description
-    /// order. The carrier region is a compact, contiguous table
-    /// (`PreferredTermIndex` points into it, `PreferredTermLengths` cuts
-    /// the preferred term from it) that the common "code → display" call
-    /// reads without touching the rest of the heap. A term that is part
+    /// order. The carrier region is a compact, contiguous table (each
+    /// entry of `PreferredTermIndex` names a preferred term in it) that the
+    /// common "code → display" call reads without touching the rest of the
+    /// heap. A term that is part
     /// of its concept's carrier, or of one of its concept's terms stored
     /// before it, points there instead of being stored again: on the
     /// International-scale synthetic release that is 22 MB of 75 MB, most
@@ -476,7 +476,7 @@ impl Importer<'_> {
         let mut out = self.stages.detached().ctx("staging descriptions")?;
         let mut carriers = self.stages.detached().ctx("staging terms")?;
         let mut rest = self.stages.detached().ctx("staging terms")?;
-        let mut lengths = Vec::with_capacity(n);
+        let mut entries = Vec::with_capacity(n + 1);
         let mut next = 0u32;
         let mut stored: Vec<(usize, u64)> = Vec::new();
         for c in 0..n {
@@ -488,10 +488,13 @@ impl Importer<'_> {
                 d => &group.terms[(d - first) as usize],
             };
             carriers.write_bytes(carrier_term).ctx("staging terms")?;
-            lengths.push(U16::new(match pt[c].1 {
-                u32::MAX => 0,
-                p => facts.term_len[p as usize],
-            }));
+            entries.push(PreferredTermEntry {
+                offset: U32::new(index[c]),
+                len: U16::new(match pt[c].1 {
+                    u32::MAX => 0,
+                    p => facts.term_len[p as usize],
+                }),
+            });
             // Longest first, so that a shorter term finds a longer one of
             // its concept stored already.
             let mut order: Vec<usize> = (0..group.terms.len()).collect();
@@ -527,14 +530,15 @@ impl Importer<'_> {
         carriers.count = carriers.len;
         self.stages.attach(SectionKind::TermHeap, carriers);
         self.stages.attach(SectionKind::Descriptions, out);
-        self.stages
-            .put_index(SectionKind::PreferredTermIndex, &index)
-            .ctx("staging preferred terms")?;
+        entries.push(PreferredTermEntry {
+            offset: U32::new(index[n]),
+            len: U16::new(0),
+        });
         self.stages
             .put(
-                SectionKind::PreferredTermLengths,
-                lengths.as_bytes(),
-                lengths.len() as u64,
+                SectionKind::PreferredTermIndex,
+                entries.as_bytes(),
+                entries.len() as u64,
             )
             .ctx("staging preferred terms")
     }

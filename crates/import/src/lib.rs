@@ -70,8 +70,8 @@ use std::time::Instant;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberColumnsEntry, MemberMetaRecord,
-    MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord,
-    RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind,
+    RefsetRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
     identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
@@ -125,7 +125,6 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::AttributesIndex,
     SectionKind::InboundIndex,
     SectionKind::PreferredTermIndex,
-    SectionKind::PreferredTermLengths,
     // Hot for their faults, not their share (`txmap_store::access`).
     SectionKind::DescendantsIndex,
     SectionKind::ComponentMembers,

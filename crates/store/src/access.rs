@@ -55,7 +55,6 @@ pub fn class(kind: SectionKind) -> Access {
         ConceptIds
         | Concepts
         | PreferredTermIndex
-        | PreferredTermLengths
         | DescendantsIndex
         | ComponentMembers
         | ConceptDescriptionsIndex
@@ -128,11 +127,13 @@ pub fn hot_ranges(bytes: &[u8]) -> Vec<Range<usize>> {
     out
 }
 
-/// Where the preferred terms' carriers end in the term heap: the last
-/// entry of `PreferredTermIndex` (the heap starts with them, in concept
-/// order).
+/// Where the preferred terms' carriers end in the term heap: the offset
+/// of the last entry of `PreferredTermIndex` (the heap starts with them,
+/// in concept order).
 fn preferred_terms_end(container: &Container<'_>) -> Option<usize> {
+    use txmap_format::schema::PreferredTermEntry;
+    use zerocopy::FromBytes;
     let index = container.section(SectionKind::PreferredTermIndex)?;
-    let last: [u8; 4] = index.get(index.len().checked_sub(4)?..)?.try_into().ok()?;
-    Some(u32::from_le_bytes(last) as usize)
+    let entries = <[PreferredTermEntry]>::ref_from_bytes(index).ok()?;
+    Some(entries.last()?.offset.get() as usize)
 }

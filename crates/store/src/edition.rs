@@ -8,11 +8,11 @@ use std::ops::Range;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE,
-    NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, concept_flags,
-    description_flags, identifier_hash,
+    NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry,
+    concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, ids, records};
-use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use crate::StoreError;
@@ -34,7 +34,6 @@ const REQUIRED: &[SectionKind] = &[
     ConceptIds,
     Concepts,
     PreferredTermIndex,
-    PreferredTermLengths,
     ParentsIndex,
     Parents,
     ChildrenIndex,
@@ -312,8 +311,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         expect_count(DescriptionsById, by_id.len(), d)?;
 
         self.check_preferred_term_index(n)?;
-        let lengths: &[U16] = self.recs(PreferredTermLengths)?;
-        expect_count(PreferredTermLengths, lengths.len(), n)?;
         for (index, items) in [
             (ParentsIndex, Parents),
             (ChildrenIndex, Children),
@@ -372,31 +369,30 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(())
     }
 
-    /// An index of `entries + 1` offsets into `items`, starting at 0 and
-    /// ending at the number of items. An absent optional index reads as
-    /// empty, but not when its items are present.
-    /// `PreferredTermIndex` has `n + 1` offsets from 0 into the start of
-    /// `TermHeap` (the preferred-term region, which other terms follow).
+    /// `PreferredTermIndex` has `n + 1` entries, the last saying where the
+    /// carriers end, within `TermHeap` (each term is checked when read).
     fn check_preferred_term_index(&self, n: u32) -> Result<(), StoreError> {
-        let offsets: &[U32] = self.recs(PreferredTermIndex)?;
+        let entries: &[PreferredTermEntry] = self.recs(PreferredTermIndex)?;
         let heap = self.raw(TermHeap)?.len();
-        if offsets.len() as u64 != u64::from(n) + 1 {
+        if entries.len() as u64 != u64::from(n) + 1 {
             return Err(StoreError::corrupt(
                 PreferredTermIndex,
-                format!("{} offsets for {n} concepts", offsets.len()),
+                format!("{} entries for {n} concepts", entries.len()),
             ));
         }
-        let first = offsets.first().map_or(0, |o| o.get());
-        let last = offsets.last().map_or(0, |o| o.get());
-        if first != 0 || last as usize > heap {
+        let end = entries.last().map_or(0, |e| e.offset.get());
+        if end as usize > heap {
             return Err(StoreError::corrupt(
                 PreferredTermIndex,
-                format!("offsets run {first}..{last} past the {heap}-byte TermHeap"),
+                format!("carriers end at {end}, past the {heap}-byte TermHeap"),
             ));
         }
         Ok(())
     }
 
+    /// An index of `entries + 1` offsets into `items`, starting at 0 and
+    /// ending at the number of items. An absent optional index reads as
+    /// empty, but not when its items are present.
     fn check_csr<T>(
         &self,
         index: SectionKind,
@@ -1218,22 +1214,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// from the compact preferred-term table.
     pub fn preferred_term(&self, ordinal: u32) -> Result<Option<&str>, StoreError> {
         self.check_concept(ordinal)?;
-        // The carrier, and the preferred term its first bytes.
-        let range = self.csr_range(PreferredTermIndex, ordinal)?;
-        let Ok(offset) = u32::try_from(range.start) else {
-            return Err(StoreError::corrupt(PreferredTermIndex, "offset overflow"));
+        let entries: &[PreferredTermEntry] = self.recs(PreferredTermIndex)?;
+        let Some(e) = entries.get(ordinal as usize) else {
+            return Err(StoreError::corrupt(
+                PreferredTermIndex,
+                format!("no entry {ordinal} among {}", entries.len()),
+            ));
         };
-        let lengths: &[U16] = self.recs(PreferredTermLengths)?;
-        let len = match lengths.get(ordinal as usize) {
-            Some(len) if usize::from(len.get()) <= range.len() => usize::from(len.get()),
-            _ => {
-                return Err(StoreError::corrupt(
-                    PreferredTermLengths,
-                    format!("no length of {ordinal}'s preferred term within its carrier"),
-                ));
-            }
-        };
-        let term = self.heap_str(TermHeap, offset, len)?;
+        let term = self.heap_str(TermHeap, e.offset.get(), usize::from(e.len.get()))?;
         Ok(if term.is_empty() { None } else { Some(term) })
     }
 

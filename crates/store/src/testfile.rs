@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, MemberColumnsEntry, MemberRecord, MemberValueRecord,
-    NO_CODE, NO_ORDINAL, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry, UNCODED,
-    concept_flags, description_flags,
+    NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipRecord,
+    TypeSourcesEntry, UNCODED, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind};
 use txmap_text::TermIndexBuilder;
@@ -571,8 +571,7 @@ impl TestEdition {
         // specified name that starts with the preferred term, else the
         // preferred term. The descriptions' own terms follow. The importer
         // stores each term once; a reader cannot tell.
-        let mut pt_index = vec![U32::new(0)];
-        let mut pt_lengths = Vec::new();
+        let mut pt_index = Vec::new();
         let mut pt_heap = Vec::new();
         for (c, t) in pt.iter().enumerate() {
             let carrier = descs
@@ -584,10 +583,16 @@ impl TestEdition {
                         && d.term.starts_with(t)
                 })
                 .map_or(*t, |d| d.term);
+            pt_index.push(PreferredTermEntry {
+                offset: U32::new(pt_heap.len() as u32),
+                len: U16::new(t.len() as u16),
+            });
             pt_heap.extend_from_slice(carrier.as_bytes());
-            pt_index.push(U32::new(pt_heap.len() as u32));
-            pt_lengths.push(U16::new(t.len() as u16));
         }
+        pt_index.push(PreferredTermEntry {
+            offset: U32::new(pt_heap.len() as u32),
+            len: U16::new(0),
+        });
         for r in &mut desc_recs {
             r.term_offset = U32::new(r.term_offset.get() + pt_heap.len() as u32);
         }
@@ -608,7 +613,6 @@ impl TestEdition {
         add(AcceptabilityIndex, idx.as_bytes().to_vec(), d + 1);
         add(Acceptability, flat.as_bytes().to_vec(), flat.len());
         add(PreferredTermIndex, pt_index.as_bytes().to_vec(), n + 1);
-        add(PreferredTermLengths, pt_lengths.as_bytes().to_vec(), n);
 
         // Relationships.
         let rel = |type_id: u64, target: u64, group: u16, ch: u64| RelationshipRecord {

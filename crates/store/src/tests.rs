@@ -1190,23 +1190,30 @@ fn corrupt_values_in_big_sections_are_errors() {
         ),
         "{err}"
     );
-    // A preferred term longer than its carrier; a length missing.
-    let bytes = with_section(PreferredTermLengths, |b| b.fill(0xFF));
+    // A preferred term past the heap; an entry missing.
+    let bytes = with_section(PreferredTermIndex, |b| {
+        let last = b.len() - 6;
+        for e in b[..last].chunks_exact_mut(6) {
+            e[4..6].copy_from_slice(&u16::MAX.to_le_bytes());
+        }
+    });
     let e = Edition::open(bytes).unwrap();
-    let err = e.preferred_term(mi_index(&e)).unwrap_err();
+    let err = (0..e.concept_count())
+        .find_map(|o| e.preferred_term(o).err())
+        .expect("a preferred term past the heap");
     assert!(
         matches!(
             err,
             StoreError::Corrupt {
-                section: PreferredTermLengths,
+                section: TermHeap,
                 ..
             }
         ),
         "{err}"
     );
-    let bytes = with_section(PreferredTermLengths, |b| b.truncate(b.len() - 2));
+    let bytes = with_section(PreferredTermIndex, |b| b.truncate(b.len() - 6));
     let err = Edition::open(bytes).unwrap_err();
-    assert!(err.to_string().contains("PreferredTermLengths"), "{err}");
+    assert!(err.to_string().contains("PreferredTermIndex"), "{err}");
     // A term past the heap, bad UTF-8 in the term heap.
     // (Truncated past the preferred terms' carriers, which open checks:
     // where the last entry of their index says they end. A synonym that
@@ -1214,7 +1221,8 @@ fn corrupt_values_in_big_sections_are_errors() {
     let carriers_end = {
         let c = Container::open(tiny_bytes()).unwrap();
         let index = c.section(PreferredTermIndex).unwrap();
-        u32::from_le_bytes(index[index.len() - 4..].try_into().unwrap()) as usize
+        let last = &index[index.len() - 6..];
+        u32::from_le_bytes(last[..4].try_into().unwrap()) as usize
     };
     let bytes = with_section(TermHeap, |b| b.truncate(carriers_end + 1));
     let e = Edition::open(bytes).unwrap();
