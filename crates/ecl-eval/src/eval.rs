@@ -1265,12 +1265,15 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             if let SetWise::None(c) = set_wise {
                 // Only then is the focus built to be counted: `* : R A =
                 // X` over a few values needs no count of `*`.
-                set_wise = match c.has_reverse() {
-                    true => match self.inbound_count(s)? {
-                        more if more > budget => self.set_wise_parts(c, more)?,
-                        _ => SetWise::None(c),
-                    },
-                    false => SetWise::None(c),
+                let more = if c.has_reverse() {
+                    self.inbound_count(s)?
+                } else {
+                    0
+                };
+                set_wise = if more > budget {
+                    self.set_wise_parts(c, more)?
+                } else {
+                    SetWise::None(c)
                 };
             }
             let c = match set_wise {

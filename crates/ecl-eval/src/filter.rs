@@ -125,15 +125,15 @@ fn time_ranges(t: &TimeFilter) -> Vec<RangeInclusive<u32>> {
             out.push(from..=u32::MAX);
             out
         }
-        NumericOp::Lt => min_or_empty(max.checked_sub(1).map(|hi| 0..=hi)),
+        NumericOp::Lt => max.checked_sub(1).map(|hi| 0..=hi).into_iter().collect(),
         NumericOp::Le => vec![0..=max],
-        NumericOp::Gt => min_or_empty(min.checked_add(1).map(|lo| lo..=u32::MAX)),
+        NumericOp::Gt => min
+            .checked_add(1)
+            .map(|lo| lo..=u32::MAX)
+            .into_iter()
+            .collect(),
         NumericOp::Ge => vec![min..=u32::MAX],
     }
-}
-
-fn min_or_empty(r: Option<RangeInclusive<u32>>) -> Vec<RangeInclusive<u32>> {
-    r.into_iter().collect()
 }
 
 /// A search term folded once, to be matched against many texts.
@@ -440,12 +440,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
             times: Vec::new(),
         };
         for f in cs {
-            let on_flags: Box<dyn Fn(&ConceptFacts) -> bool> = match f {
-                ConceptFilter::DefinitionStatusId { equal, ids } => {
-                    let defined = self.in_concept_set(ids, sctid::DEFINED)? == *equal;
-                    let primitive = self.in_concept_set(ids, PRIMITIVE)? == *equal;
-                    Box::new(move |c| if c.defined { defined } else { primitive })
-                }
+            let status = match f {
                 ConceptFilter::Module(m) => {
                     let ordinals = self.module_ordinals(&m.modules)?;
                     test.modules.push(match ordinals[..] {
@@ -458,13 +453,25 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                     test.times.push(time_ranges(t));
                     continue;
                 }
-                ConceptFilter::DefinitionStatus { equal, defined } => {
-                    Box::new(|c| defined.contains(&c.defined) == *equal)
-                }
-                ConceptFilter::Active(active, _) => Box::new(|c| active.keeps(c.active)),
+                // Whether a defined and a primitive concept pass.
+                ConceptFilter::DefinitionStatusId { equal, ids } => Some((
+                    self.in_concept_set(ids, sctid::DEFINED)? == *equal,
+                    self.in_concept_set(ids, PRIMITIVE)? == *equal,
+                )),
+                ConceptFilter::DefinitionStatus { .. } | ConceptFilter::Active(..) => None,
             };
             for (i, ok) in test.flags.iter_mut().enumerate() {
-                *ok &= on_flags(&flag_facts(i));
+                let c = flag_facts(i);
+                *ok &= match status {
+                    Some((defined, primitive)) => {
+                        if c.defined {
+                            defined
+                        } else {
+                            primitive
+                        }
+                    }
+                    None => flag_test(f, &c),
+                };
             }
         }
         Ok(test)
@@ -811,6 +818,20 @@ impl ConceptTest {
             *ok &= all || c.in_hierarchy || c.active;
         }
         self
+    }
+}
+
+/// A filter on the record's flags alone (`active`, `definitionStatus`);
+/// `true` for the others, which are tested apart.
+fn flag_test(f: &ConceptFilter, c: &ConceptFacts) -> bool {
+    match f {
+        ConceptFilter::DefinitionStatus { equal, defined } => {
+            defined.contains(&c.defined) == *equal
+        }
+        ConceptFilter::Active(active, _) => active.keeps(c.active),
+        ConceptFilter::DefinitionStatusId { .. }
+        | ConceptFilter::Module(_)
+        | ConceptFilter::EffectiveTime(_) => true,
     }
 }
 
