@@ -1,4 +1,9 @@
-//! Concept and description filters, tested concept by concept.
+//! Concept and description filters. A block of concept filters is made
+//! once into tests of a concept's 12-byte record (`ConceptTest`: the flag
+//! tests a table, modules and times compared without dispatch), so that
+//! `*` under it is one pass over the records; description filters are
+//! tested concept by concept, narrowed through the word index first when
+//! they match terms.
 
 use std::ops::RangeInclusive;
 use std::rc::Rc;

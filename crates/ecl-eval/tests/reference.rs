@@ -943,23 +943,13 @@ impl Gen<'_> {
         if !self.p.concrete.is_empty() && self.rng.chance(15) {
             let (ty, v) = self.rng.pick(&self.p.concrete);
             let comparison = match v {
-                Val::N(x) => {
-                    let ops = [
-                        NumericOp::Eq,
-                        NumericOp::Ne,
-                        NumericOp::Lt,
-                        NumericOp::Le,
-                        NumericOp::Gt,
-                        NumericOp::Ge,
-                    ];
-                    Comparison::Number {
-                        op: self.rng.pick(&ops),
-                        value: Number {
-                            text: x.to_string(),
-                            value: x,
-                        },
-                    }
-                }
+                Val::N(x) => Comparison::Number {
+                    op: self.rng.pick(&NumericOp::ALL),
+                    value: Number {
+                        text: x.to_string(),
+                        value: x,
+                    },
+                },
                 Val::T(t) => {
                     let cut: String = t.chars().take(1 + self.rng.below(3)).collect();
                     let term = match self.rng.below(4) {

@@ -1158,6 +1158,11 @@ fn layout_errors_are_caught_on_open() {
     }
 }
 
+/// Whether `err` reports `section` as corrupt.
+fn corrupt_in(err: &StoreError, section: SectionKind) -> bool {
+    matches!(err, StoreError::Corrupt { section: s, .. } if *s == section)
+}
+
 #[test]
 fn corrupt_values_in_big_sections_are_errors() {
     use SectionKind::*;
@@ -1180,16 +1185,7 @@ fn corrupt_values_in_big_sections_are_errors() {
     });
     let e = Edition::open(bytes).unwrap();
     let err = e.description(MI_FSN).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            StoreError::Corrupt {
-                section: DescriptionsById,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(corrupt_in(&err, DescriptionsById), "{err}");
     // A preferred term past the heap; an entry missing.
     let bytes = with_section(PreferredTermIndex, |b| {
         let last = b.len() - 6;
@@ -1201,16 +1197,7 @@ fn corrupt_values_in_big_sections_are_errors() {
     let err = (0..e.concept_count())
         .find_map(|o| e.preferred_term(o).err())
         .expect("a preferred term past the heap");
-    assert!(
-        matches!(
-            err,
-            StoreError::Corrupt {
-                section: TermHeap,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(corrupt_in(&err, TermHeap), "{err}");
     let bytes = with_section(PreferredTermIndex, |b| b.truncate(b.len() - 6));
     let err = Edition::open(bytes).unwrap_err();
     assert!(err.to_string().contains("PreferredTermIndex"), "{err}");
@@ -1229,16 +1216,7 @@ fn corrupt_values_in_big_sections_are_errors() {
     let err = (0..e.concept_count())
         .find_map(|o| e.descriptions(o).err())
         .expect("a term past the truncated heap");
-    assert!(
-        matches!(
-            err,
-            StoreError::Corrupt {
-                section: TermHeap,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(corrupt_in(&err, TermHeap), "{err}");
     let bytes = with_section(TermHeap, |b| b.iter_mut().for_each(|c| *c = 0xFF));
     let e = Edition::open(bytes).unwrap();
     let err = e.descriptions(mi_index(&e)).unwrap_err();
