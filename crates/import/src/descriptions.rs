@@ -424,11 +424,11 @@ impl Importer<'_> {
     /// order. The carrier region is a compact, contiguous table (each
     /// entry of `PreferredTermIndex` names a preferred term in it) that the
     /// common "code → display" call reads without touching the rest of the
-    /// heap. A term that is part
-    /// of its concept's carrier, or of one of its concept's terms stored
-    /// before it, points there instead of being stored again: on the
-    /// International-scale synthetic release that is 22 MB of 75 MB, most
-    /// of it the preferred terms inside the fully specified names.
+    /// heap. A term that is part of its concept's carrier, or of one of its
+    /// concept's terms stored before it, points there instead of being
+    /// stored again: on the International-scale synthetic release that is
+    /// 22 MB of 75 MB, most of it the preferred terms inside the fully
+    /// specified names.
     pub(super) fn preferred_terms_first(
         &mut self,
         facts: &DescriptionFacts,
