@@ -912,24 +912,9 @@ fn the_wildcard_holds_the_concepts_off_the_root() {
     let dir = tempfile::tempdir().unwrap();
     let rf2 = dir.path().join("rf2");
     txmap_synth::generate(&txmap_synth::SynthConfig::new(2000, 4), &rf2).unwrap();
-    let find = |prefix: &str| {
-        fn walk(d: &std::path::Path, prefix: &str) -> Option<std::path::PathBuf> {
-            for e in std::fs::read_dir(d).ok()?.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    if let Some(f) = walk(&p, prefix) {
-                        return Some(f);
-                    }
-                } else if p.file_name()?.to_string_lossy().starts_with(prefix) {
-                    return Some(p);
-                }
-            }
-            None
-        }
-        walk(&rf2, prefix).unwrap()
-    };
+    let file = |prefix: &str| find(&rf2, prefix).unwrap();
     // Cut one concept with children off its parents: drop its is-a rows.
-    let relationships = find("sct2_Relationship_Snapshot");
+    let relationships = file("sct2_Relationship_Snapshot");
     let text = std::fs::read_to_string(&relationships).unwrap();
     let is_a = |l: &&str| {
         let f: Vec<&str> = l.split('\t').collect();
@@ -954,7 +939,7 @@ fn the_wildcard_holds_the_concepts_off_the_root() {
         .map(|l| format!("{l}\r\n"))
         .collect();
     std::fs::write(&relationships, kept).unwrap();
-    let active_rows = std::fs::read_to_string(find("sct2_Concept_Snapshot"))
+    let active_rows = std::fs::read_to_string(file("sct2_Concept_Snapshot"))
         .unwrap()
         .lines()
         .skip(1)
