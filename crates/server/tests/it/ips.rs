@@ -31,20 +31,7 @@ struct Rf2 {
 
 impl Rf2 {
     fn read(dir: &Path) -> Rf2 {
-        let rows = |prefix: &str| -> Vec<Vec<String>> {
-            let terminology = dir.join("Terminology");
-            let file = std::fs::read_dir(&terminology)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
-                .unwrap_or_else(|| panic!("no {prefix}* in {}", terminology.display()));
-            std::fs::read_to_string(file)
-                .unwrap()
-                .lines()
-                .skip(1)
-                .map(|l| l.split('\t').map(str::to_owned).collect())
-                .collect()
-        };
+        let rows = |prefix: &str| common::rf2_rows(&dir.join("Terminology"), prefix);
         let mut rf2 = Rf2 {
             concepts: BTreeSet::new(),
             active: BTreeSet::new(),

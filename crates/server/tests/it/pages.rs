@@ -6,8 +6,6 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::Value;
@@ -62,34 +60,6 @@ fn escaped(s: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// The rows of the RF2 file whose name starts with `prefix`, split at tabs.
-fn rf2_rows(dir: &Path, prefix: &str) -> Vec<Vec<String>> {
-    fn find(dir: &Path, prefix: &str) -> Option<PathBuf> {
-        for e in std::fs::read_dir(dir).ok()? {
-            let p = e.ok()?.path();
-            if p.is_dir() {
-                if let Some(f) = find(&p, prefix) {
-                    return Some(f);
-                }
-            } else if p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix))
-            {
-                return Some(p);
-            }
-        }
-        None
-    }
-    let file = find(dir, prefix).unwrap_or_else(|| panic!("no {prefix} file"));
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| l.split('\t').map(str::to_owned).collect())
-        .collect()
-}
-
 #[tokio::test]
 async fn pages_show_what_the_release_and_the_engine_say() {
     let dir = tempfile::tempdir().unwrap();
@@ -117,8 +87,8 @@ async fn pages_show_what_the_release_and_the_engine_say() {
 
     // A concept's page: every active description's term, and its parents,
     // as the RF2 files have them.
-    let descriptions = rf2_rows(&rf2, "sct2_Description_Snapshot");
-    let relationships = rf2_rows(&rf2, "sct2_Relationship_Snapshot");
+    let descriptions = common::rf2_rows(&rf2, "sct2_Description_Snapshot");
+    let relationships = common::rf2_rows(&rf2, "sct2_Relationship_Snapshot");
     let is_a = |c: &str| -> Vec<String> {
         relationships
             .iter()
@@ -478,7 +448,7 @@ async fn each_edition_has_its_pages_by_version() {
     let first = common::edition(dir.path(), "a", 500, 3, 20250131);
     let second = common::edition(dir.path(), "b", 800, 4, 20250301);
     let ids = |name: &str| -> std::collections::BTreeSet<String> {
-        rf2_rows(
+        common::rf2_rows(
             &dir.path().join(format!("{name}-rf2")),
             "sct2_Concept_Snapshot",
         )
@@ -583,13 +553,13 @@ async fn a_search_in_a_language_refset_keeps_to_its_descriptions() {
         dir.path(),
         &format!("editions = [{:?}]\n", file.display().to_string()),
     );
-    let active: std::collections::HashSet<String> = rf2_rows(&rf2, "sct2_Concept_Snapshot")
+    let active: std::collections::HashSet<String> = common::rf2_rows(&rf2, "sct2_Concept_Snapshot")
         .into_iter()
         .filter(|r| r[2] == "1")
         .map(|r| r[0].clone())
         .collect();
-    let descriptions = rf2_rows(&rf2, "sct2_Description_Snapshot");
-    let language = rf2_rows(&rf2, "der2_cRefset_Language");
+    let descriptions = common::rf2_rows(&rf2, "sct2_Description_Snapshot");
+    let language = common::rf2_rows(&rf2, "der2_cRefset_Language");
     let rows_in = |refset: &str| -> std::collections::HashMap<String, String> {
         language
             .iter()

@@ -320,3 +320,32 @@ pub fn exchange(
         body: body.to_owned(),
     }
 }
+
+/// The rows of the first RF2 file under `dir` whose name starts with
+/// `prefix`, split at tabs, header left out.
+pub fn rf2_rows(dir: &Path, prefix: &str) -> Vec<Vec<String>> {
+    fn find(dir: &Path, prefix: &str) -> Option<PathBuf> {
+        for e in std::fs::read_dir(dir).ok()? {
+            let p = e.ok()?.path();
+            if p.is_dir() {
+                if let Some(f) = find(&p, prefix) {
+                    return Some(f);
+                }
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+            {
+                return Some(p);
+            }
+        }
+        None
+    }
+    let file = find(dir, prefix).unwrap_or_else(|| panic!("no {prefix} file"));
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
+}
