@@ -321,7 +321,9 @@ impl Pool {
         for &(root, _) in &picked {
             let descendants = edition.descendants(root).map_err(e)?;
             for _ in 0..8 {
-                let Some(d) = descendants.get(rng.below(descendants.len().max(1) as u64) as usize)
+                let Some(d) = descendants
+                    .iter()
+                    .nth(rng.below(descendants.len().max(1) as u64) as usize)
                 else {
                     break;
                 };
@@ -466,7 +468,9 @@ fn request<B: AsRef<[u8]>>(
             let (root, _) = p.roots[rng.below(p.roots.len() as u64) as usize];
             let d = ed.descendants(root).map_err(e)?;
             let code = if rng.below(2) == 0 && !d.is_empty() {
-                d.get(rng.below(d.len() as u64) as usize).unwrap_or(root)
+                d.iter()
+                    .nth(rng.below(d.len() as u64) as usize)
+                    .unwrap_or(root)
             } else {
                 p.concept(rng)
             };
@@ -481,7 +485,8 @@ fn request<B: AsRef<[u8]>>(
             let ancestors = ed.ancestors(b).map_err(e)?;
             let (x, y) = if rng.below(2) == 0 && !ancestors.is_empty() {
                 let a = ancestors
-                    .get(rng.below(ancestors.len() as u64) as usize)
+                    .iter()
+                    .nth(rng.below(ancestors.len() as u64) as usize)
                     .unwrap_or(b);
                 if rng.below(2) == 0 { (a, b) } else { (b, a) }
             } else {
@@ -520,7 +525,8 @@ fn request<B: AsRef<[u8]>>(
                 1 => format!("<! {r}"),
                 2 if !children.is_empty() => {
                     let c = children
-                        .get(rng.below(children.len() as u64) as usize)
+                        .iter()
+                        .nth(rng.below(children.len() as u64) as usize)
                         .unwrap_or(root);
                     format!("<< {r} MINUS << {}", id(c)?)
                 }

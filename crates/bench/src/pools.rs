@@ -131,7 +131,8 @@ impl Pools {
             let ancestors = edition.ancestors(b).map_err(e)?;
             let (x, y) = if i % 2 == 0 && !ancestors.is_empty() {
                 let a = ancestors
-                    .get(rng.below(ancestors.len() as u64) as usize)
+                    .iter()
+                    .nth(rng.below(ancestors.len() as u64) as usize)
                     .unwrap_or(b);
                 if rng.below(2) == 0 { (a, b) } else { (b, a) }
             } else {
@@ -177,7 +178,8 @@ impl Pools {
             let descendants = edition.descendants(root).map_err(e)?;
             let code = if i % 2 == 0 && !descendants.is_empty() {
                 descendants
-                    .get(rng.below(descendants.len() as u64) as usize)
+                    .iter()
+                    .nth(rng.below(descendants.len() as u64) as usize)
                     .unwrap_or(root)
             } else {
                 concepts[rng.below(concepts.len() as u64) as usize]

@@ -615,12 +615,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         self.tick(d.len())?;
         // The closure lists are sorted: the root goes in at its place, in
         // one pass, not by a sort of the whole hierarchy.
-        let at = d.iter().position(|o| o > root).unwrap_or(d.len());
-        let mut v = Vec::with_capacity(d.len() + 1);
-        v.extend(d.iter().take(at));
-        v.push(root);
-        v.extend(d.iter().skip(at));
-        Ok(v)
+        Ok(d.to_vec_with(root))
     }
 
     /// Whether `o` is in `*` (in the hierarchy; under a filter, also an
@@ -693,14 +688,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         };
         self.tick(l.len())?;
         self.ed.read_ahead(&l);
-        let (below, rest) = l.split_below(o);
-        let mut out = Vec::with_capacity(l.len() + 1);
-        out.extend(below);
-        if rest.get(0) != Some(o) {
-            out.push(o);
-        }
-        out.extend(rest);
-        Ok(out)
+        Ok(l.to_vec_with(o))
     }
 
     /// Proper descendants (`down`) or ancestors of a set, from the closure

@@ -22,6 +22,7 @@
 mod container;
 mod error;
 pub mod ids;
+pub mod packed;
 pub mod schema;
 mod writer;
 

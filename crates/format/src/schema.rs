@@ -67,11 +67,16 @@ section_kinds! {
     /// CSR of active inferred is-a children.
     ChildrenIndex = 16,
     Children = 17,
-    /// CSR of each concept's proper ancestors (transitive closure of
-    /// parents), ascending: subsumption is a binary search.
+    /// Each concept's proper ancestors (the transitive closure of parents),
+    /// as a [packed](crate::packed) list: `AncestorsIndex` holds `n + 1`
+    /// `U32` byte offsets into `Ancestors`, and concept `c`'s list is
+    /// `Ancestors[index[c] .. index[c + 1]]` (format 4). Subsumption reads
+    /// one short list, a few dozen bytes.
     AncestorsIndex = 18,
     Ancestors = 19,
-    /// CSR of each concept's proper descendants, ascending.
+    /// CSR of each concept's proper descendants, ascending: `u32`s, not
+    /// packed, so that `<< X` is a copy (decoding them made it ten times
+    /// slower).
     DescendantsIndex = 20,
     Descendants = 21,
 

@@ -60,7 +60,7 @@ fn hl7_test_edition() {
     let fsn = e.fsn(finding, &[900000000000509007]).unwrap().unwrap();
     assert_eq!(fsn.term, "Clinical finding (finding)");
     assert_eq!(
-        e.sctid(e.parents(finding).unwrap().get(0).unwrap())
+        e.sctid(e.parents(finding).unwrap().first().unwrap())
             .unwrap(),
         138875005
     );

@@ -197,13 +197,13 @@ pub fn build<B: AsRef<[u8]>>(
         .map(label)
         .collect::<Result<Vec<_>, _>>()?;
     let mut path = Vec::new();
-    let mut at = edition.parents(ord)?.get(0);
+    let mut at = edition.parents(ord)?.first();
     while let Some(o) = at {
         if path.len() >= MAX_DEPTH {
             break;
         }
         path.push(label(o)?);
-        at = edition.parents(o)?.get(0);
+        at = edition.parents(o)?.first();
     }
     path.reverse();
 

@@ -5,6 +5,7 @@ mod columns;
 use std::fmt;
 use std::ops::Range;
 
+use txmap_format::packed::Packed;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE,
@@ -314,11 +315,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         for (index, items) in [
             (ParentsIndex, Parents),
             (ChildrenIndex, Children),
-            (AncestorsIndex, Ancestors),
             (DescendantsIndex, Descendants),
         ] {
             self.check_csr::<U32>(index, items, n)?;
         }
+        // Byte offsets into packed lists.
+        self.check_csr::<u8>(AncestorsIndex, Ancestors, n)?;
         self.check_csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, n)?;
         self.check_csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, d)?;
         for (index, items) in [
@@ -883,13 +885,13 @@ impl<B: AsRef<[u8]>> Edition<B> {
             return self.ordinals_of_sorted(sctids);
         };
         let ids: &[U64] = self.recs(ConceptIds)?;
-        let (mut out, mut j, mut previous) = (Vec::new(), 0usize, 0u64);
+        let (mut out, mut walk, mut previous) = (Vec::new(), among.iter().peekable(), 0u64);
         for c in sctids {
             if c < previous {
-                j = 0; // out of order: walk from the start
+                walk = among.iter().peekable(); // out of order: from the start
             }
             previous = c;
-            while let Some(o) = among.get(j) {
+            while let Some(&o) = walk.peek() {
                 let id = id_in(ids, o, RefsetConcepts)?;
                 if id >= c {
                     if id == c && out.last() != Some(&o) {
@@ -897,7 +899,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                     }
                     break;
                 }
-                j += 1;
+                walk.next();
             }
         }
         if !out.is_sorted() {
@@ -1321,9 +1323,40 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.ordinals(ChildrenIndex, Children, ordinal)
     }
 
-    /// Proper ancestors (the transitive closure of parents).
+    /// Proper ancestors (the transitive closure of parents), packed.
     pub fn ancestors(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
-        self.ordinals(AncestorsIndex, Ancestors, ordinal)
+        self.check_concept(ordinal)?;
+        self.packed(AncestorsIndex, Ancestors, ordinal)
+    }
+
+    /// Entry `i` of a CSR index of byte offsets into a section of packed
+    /// lists.
+    fn packed(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+        i: u32,
+    ) -> Result<Ordinals<'_>, StoreError> {
+        let range = self.csr_range(index, i)?;
+        let heap = self.raw(items)?;
+        let bytes = heap.get(range.clone()).ok_or_else(|| {
+            StoreError::corrupt(
+                index,
+                format!(
+                    "entry {i} spans bytes {}..{} of {}",
+                    range.start,
+                    range.end,
+                    heap.len()
+                ),
+            )
+        })?;
+        let list = Packed::new(bytes).ok_or_else(|| {
+            StoreError::corrupt(
+                items,
+                format!("entry {i} is not a packed list: cut off, or a length that does not fit"),
+            )
+        })?;
+        Ok(Ordinals::packed(list))
     }
 
     /// Proper descendants.

@@ -492,7 +492,6 @@ impl TestEdition {
         for (index, items, lists) in [
             (ParentsIndex, Parents, &parents),
             (ChildrenIndex, Children, &children),
-            (AncestorsIndex, Ancestors, &ancestors),
             (DescendantsIndex, Descendants, &descendants),
         ] {
             let (idx, flat) = csr(lists
@@ -501,6 +500,14 @@ impl TestEdition {
             add(index, idx.as_bytes().to_vec(), n + 1);
             add(items, flat.as_bytes().to_vec(), flat.len());
         }
+        // Ancestors packed (format 4): the index holds byte offsets.
+        let (idx, packed) = csr(ancestors.iter().map(|l| {
+            let mut bytes = Vec::new();
+            txmap_format::packed::pack(l, &mut bytes).expect("ascending lists");
+            bytes
+        }));
+        add(AncestorsIndex, idx.as_bytes().to_vec(), n + 1);
+        add(Ancestors, packed.clone(), packed.len());
 
         // Descriptions.
         let mut languages: Vec<&str> = Vec::new();

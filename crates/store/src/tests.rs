@@ -252,8 +252,7 @@ fn hierarchy() {
     assert!(desc.contains(mi) && desc.contains(disease));
     assert_eq!(e.descendants(root).unwrap().len(), 16); // all but itself and the inactive one
     assert!(e.descendants(mi).unwrap().is_empty());
-    assert_eq!(desc.get(0), desc.iter().next());
-    assert_eq!(desc.get(3), None);
+    assert_eq!(desc.first(), desc.iter().next());
 
     assert!(e.subsumes(root, mi).unwrap());
     assert!(e.subsumes(disease, mi).unwrap());
@@ -1173,9 +1172,37 @@ fn corrupt_values_in_big_sections_are_errors() {
     let o = (0..e.concept_count())
         .find(|&o| !e.parents(o).unwrap().is_empty())
         .unwrap();
-    let p = e.parents(o).unwrap().get(0).unwrap();
+    let p = e.parents(o).unwrap().first().unwrap();
     assert_eq!(p, 1000);
     assert!(matches!(e.sctid(p), Err(StoreError::OutOfRange { .. })));
+    // A packed ancestor list whose last number is cut off (the high bit
+    // of its last byte set): an error for that concept, and for a
+    // subsumption test that reads it.
+    let bytes = with_section(Ancestors, |b| *b.last_mut().unwrap() |= 0x80);
+    let e = Edition::open(bytes).unwrap();
+    let o = (0..e.concept_count())
+        .find(|&o| e.ancestors(o).is_err())
+        .expect("a cut-off list");
+    let err = e.ancestors(o).unwrap_err();
+    assert!(corrupt_in(&err, Ancestors), "{err}");
+    assert!(err.to_string().contains("not a packed list"), "{err}");
+    assert!(corrupt_in(&e.subsumes(0, o).unwrap_err(), Ancestors));
+    // Overlong numbers (every byte 0xFF but the section's last): lists
+    // that end inside a number are errors, the last one's numbers decode
+    // to some ordinals, which are errors where an SCTID is asked for;
+    // never a panic.
+    let bytes = with_section(Ancestors, |b| {
+        let n = b.len();
+        b.iter_mut().take(n - 1).for_each(|x| *x |= 0x80);
+    });
+    let e = Edition::open(bytes).unwrap();
+    exercise(&e);
+    // Every byte of the ancestors 1: lengths of 1 over lists of several
+    // numbers, refused where they cannot fit, read as one item where they
+    // can.
+    let bytes = with_section(Ancestors, |b| b.fill(1));
+    let e = Edition::open(bytes).unwrap();
+    exercise(&e);
     // A description ordinal out of range where a search by SCTID probes:
     // every entry points past the records, so any lookup meets one.
     let bytes = with_section(DescriptionsById, |b| {

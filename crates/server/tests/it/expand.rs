@@ -205,7 +205,7 @@ async fn a_tx_resource_with_filters_and_excludes() {
     let (o, id, all) = subtree();
     let state = state();
     let ed = &state.editions.default_edition().unwrap().edition;
-    let child = ed.children(o).unwrap().get(0).unwrap();
+    let child = ed.children(o).unwrap().first().unwrap();
     let child_id = ed.sctid(child).unwrap();
     let vs = json!({
         "resourceType": "ValueSet",

@@ -422,7 +422,7 @@ async fn subsumes_gives_all_four_outcomes_as_the_store_does() {
     let served = state.editions.default_edition().unwrap();
     let ed = &served.edition;
     let o = rich_concept();
-    let parent = ed.parents(o).unwrap().get(0).unwrap();
+    let parent = ed.parents(o).unwrap().first().unwrap();
     let ancestors = ed.ancestors(o).unwrap();
     let descendants = ed.descendants(o).unwrap();
     // A concept neither above nor below `o`.
