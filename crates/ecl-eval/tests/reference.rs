@@ -1128,6 +1128,51 @@ fn few_candidates_in_a_large_focus_agree_with_the_reference() {
     assert!(lazy > 50, "only {lazy} expressions had few candidates");
 }
 
+/// The hierarchy operators over big sets — whole hierarchies, unions of
+/// two, refsets' members scattered over the edition — take the set-wise
+/// paths (a walk up `Parents` for ancestors, a bitmap union of
+/// descendants) that the random expressions over small editions rarely
+/// reach; every such expression agrees with the reference.
+#[test]
+fn hierarchy_operators_over_big_sets_agree_with_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let ed = synth(dir.path(), 3000, 11);
+    let reference = Reference::new(&ed);
+    let budget = Budget::default();
+    let id = |o: u32| ed.sctid(o).unwrap();
+    let big: Vec<u32> = (0..ed.concept_count())
+        .filter(|&o| ed.descendants(o).unwrap().len() >= 64)
+        .collect();
+    assert!(
+        big.len() >= 10,
+        "only {} concepts with 64 descendants",
+        big.len()
+    );
+    let mut operands: Vec<String> = big
+        .iter()
+        .take(40)
+        .map(|&x| format!("<< {}", id(x)))
+        .collect();
+    operands.extend(
+        big.windows(2)
+            .take(20)
+            .map(|w| format!("(< {} OR < {})", id(w[0]), id(w[1]))),
+    );
+    operands.extend(ed.refsets().map(|r| format!("^ {}", r.id)));
+    let mut walked = 0;
+    for operand in &operands {
+        for op in [">", ">>", "<", "<<", "!!>", "!!<", ">!", "<!"] {
+            let text = format!("{op} ({operand})");
+            let e = txmap_ecl::parse(&text).unwrap();
+            let expected: Vec<u32> = reference.expr(&e).into_iter().collect();
+            assert_eq!(evaluate(&ed, &e, &budget).unwrap(), expected, "{text}");
+        }
+        let e = txmap_ecl::parse(operand).unwrap();
+        walked += usize::from(evaluate(&ed, &e, &budget).unwrap().len() >= 64);
+    }
+    assert!(walked >= 20, "only {walked} operands of 64 members or more");
+}
+
 /// `wild` patterns over every concept (a set big enough for the word
 /// index to narrow it first, by the words of the pattern that start after
 /// a separator) agree with the reference: semantic tags, term starts,
