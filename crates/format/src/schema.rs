@@ -249,6 +249,12 @@ section_kinds! {
     /// `[U32]` concept ordinals: the heads' lists, in rank order.
     /// Optional (format 2.2).
     SearchHeadLists = 84,
+    /// `[RelationshipKindRecord]`: the distinct (attribute type,
+    /// characteristic type) pairs of the relationship sections, which
+    /// [`RelationshipRecord::kind`] indexes (format 4): an edition has a
+    /// few hundred at most, so a relationship holds two bytes for them,
+    /// not five. Checksummed on open.
+    RelationshipKinds = 85,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -397,15 +403,25 @@ pub struct AcceptabilityRecord {
 )]
 #[repr(C)]
 pub struct RelationshipRecord {
-    /// Ordinal of the attribute (relationship type) concept.
-    pub type_ord: U32,
     /// Ordinal of the other end: the destination in `Attributes` and
     /// `Stated`, the source in `Inbound`.
     pub target: U32,
+    /// Index into `RelationshipKinds`: the attribute type and the
+    /// characteristic type.
+    pub kind: U16,
     pub group: U16,
+}
+
+/// One (attribute type, characteristic type) pair of `RelationshipKinds`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct RelationshipKindRecord {
+    /// Ordinal of the attribute (relationship type) concept.
+    pub type_ord: U32,
     /// Code of the characteristic type (inferred, additional, stated).
     pub characteristic_code: u8,
-    pub reserved: u8,
 }
 
 #[derive(
@@ -747,7 +763,8 @@ mod tests {
         assert_eq!(size_of::<DescriptionRecord>(), 32);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
-        assert_eq!(size_of::<RelationshipRecord>(), 12);
+        assert_eq!(size_of::<RelationshipRecord>(), 8);
+        assert_eq!(size_of::<RelationshipKindRecord>(), 5);
         assert_eq!(size_of::<ConcreteRecord>(), 16);
         assert_eq!(size_of::<RefsetRecord>(), 32);
         assert_eq!(size_of::<MemberRecord>(), 16);

@@ -71,8 +71,8 @@ use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberColumnsEntry, MemberMetaRecord,
     MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind,
-    RefsetRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
-    identifier_hash,
+    RefsetRecord, RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED,
+    concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
 use txmap_rf2::kind::FileKind;
@@ -112,6 +112,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::InactiveRefsets,
     SectionKind::AttributeTypesIndex,
     SectionKind::ConcreteTypesIndex,
+    SectionKind::RelationshipKinds,
     SectionKind::WordFst,
     SectionKind::WordPostingsIndex,
     SectionKind::ConceptIds,
@@ -571,6 +572,8 @@ struct Importer<'a> {
     dependencies: Vec<identity::Dependency>,
     /// The folded words of all terms, in byte order (the word index's keys).
     vocabulary: Vec<Box<str>>,
+    /// The (type, characteristic type) pairs of the staged relationships.
+    relationship_kinds: relationships::Kinds,
 }
 
 /// Problems a lenient import keeps the text of.
@@ -639,6 +642,7 @@ impl<'a> Importer<'a> {
             refset_info: BTreeMap::new(),
             dependencies: Vec::new(),
             vocabulary: Vec::new(),
+            relationship_kinds: relationships::Kinds::default(),
         }
     }
 
@@ -728,6 +732,7 @@ impl<'a> Importer<'a> {
     fn relationship_and_refset_stages(&mut self) -> Result<(), ImportError> {
         self.relationships()?;
         self.stated()?;
+        self.stage_relationship_kinds()?;
         self.concrete_values()?;
         self.refsets()
     }

@@ -73,6 +73,7 @@ pub fn class(kind: SectionKind) -> Access {
         | RefsetConceptsIndex
         | AttributeTypesIndex
         | ConcreteTypesIndex
+        | RelationshipKinds
         | MemberColumns
         | MemberModules
         | MemberTimes

@@ -9,8 +9,8 @@ use txmap_format::packed::Packed;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE,
-    NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipRecord, TypeSourcesEntry,
-    concept_flags, description_flags, identifier_hash,
+    NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
+    RelationshipRecord, TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, ids, records};
 use zerocopy::little_endian::{U32, U64};
@@ -51,6 +51,7 @@ const REQUIRED: &[SectionKind] = &[
     Acceptability,
     AttributesIndex,
     Attributes,
+    RelationshipKinds,
     Refsets,
     Members,
     MemberFieldHeap,
@@ -66,7 +67,14 @@ const REQUIRED: &[SectionKind] = &[
 /// Sections small enough to checksum and parse on every open. The fst is
 /// among them because the `fst` crate trusts its input: it must not be
 /// built over bytes that fail their checksum.
-const VERIFIED_ON_OPEN: &[SectionKind] = &[Codes, Languages, Refsets, RefsetSchemaHeap, WordFst];
+const VERIFIED_ON_OPEN: &[SectionKind] = &[
+    Codes,
+    Languages,
+    Refsets,
+    RefsetSchemaHeap,
+    RelationshipKinds,
+    WordFst,
+];
 /// Small optional sections parsed at open (format 1.3).
 const VERIFIED_ON_OPEN_IF_PRESENT: &[SectionKind] = &[InactiveRefsets, MemberModules, MemberTimes];
 
@@ -163,6 +171,10 @@ pub struct Edition<B: AsRef<[u8]>> {
     description_count: u32,
     /// What one-byte codes in records stand for.
     codes: Vec<u64>,
+    /// `RelationshipKinds`, which relationship records index: the type
+    /// ordinal and characteristic code of each kind, copied on open so
+    /// that a relationship read costs an index, not a section lookup.
+    relationship_kinds: Vec<(u32, u8)>,
     languages: Vec<String>,
     /// Ascending by ordinal, hence by SCTID.
     refsets: Vec<RefsetEntry>,
@@ -259,6 +271,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             concept_count: 0,
             description_count: 0,
             codes: Vec::new(),
+            relationship_kinds: Vec::new(),
             languages: Vec::new(),
             refsets: Vec::new(),
             inactive_refsets: Vec::new(),
@@ -330,6 +343,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         ] {
             self.check_csr::<RelationshipRecord>(index, items, n)?;
         }
+        let _: &[RelationshipKindRecord] = self.recs(RelationshipKinds)?;
         self.check_csr::<ConcreteRecord>(ConcreteIndex, Concrete, n)?;
 
         let members: &[MemberRecord] = self.recs(Members)?;
@@ -456,6 +470,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
             ));
         }
         let codes = codes.iter().map(|c| c.get()).collect();
+        let kinds: &[RelationshipKindRecord] = self.recs(RelationshipKinds)?;
+        self.relationship_kinds = (kinds.iter())
+            .map(|k| (k.type_ord.get(), k.characteristic_code))
+            .collect();
 
         let languages = std::str::from_utf8(self.raw(Languages)?)
             .map_err(|e| StoreError::corrupt(Languages, e.to_string()))?
@@ -1391,16 +1409,39 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let (_, rows) = self.csr::<RelationshipRecord>(index, items, ordinal)?;
         rows.iter()
             .map(|r| {
+                let (type_ord, characteristic) = self.kind_of(r, items)?;
                 Ok(Relationship {
-                    type_id: self.id_at(r.type_ord.get(), items)?,
+                    type_id: self.id_at(type_ord, items)?,
                     target: self.id_at(r.target.get(), items)?,
-                    type_ord: r.type_ord.get(),
+                    type_ord,
                     target_ord: r.target.get(),
                     group: r.group.get(),
-                    characteristic_type: self.code(r.characteristic_code, items)?,
+                    characteristic_type: self.code(characteristic, items)?,
                 })
             })
             .collect()
+    }
+
+    /// The type ordinal and characteristic code of relationship `r` of
+    /// section `origin`.
+    fn kind_of(
+        &self,
+        r: &RelationshipRecord,
+        origin: SectionKind,
+    ) -> Result<(u32, u8), StoreError> {
+        let k = r.kind.get();
+        self.relationship_kinds
+            .get(usize::from(k))
+            .copied()
+            .ok_or_else(|| {
+                StoreError::corrupt(
+                    origin,
+                    format!(
+                        "relationship kind {k} out of range ({} kinds)",
+                        self.relationship_kinds.len()
+                    ),
+                )
+            })
     }
 
     fn links(
@@ -1411,8 +1452,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
     ) -> Result<impl ExactSizeIterator<Item = Link> + '_, StoreError> {
         self.check_concept(ordinal)?;
         let (_, rows) = self.csr::<RelationshipRecord>(index, items, ordinal)?;
+        let kinds = &self.relationship_kinds;
+        // A kind out of range (a damaged file) gives a type ordinal out of
+        // range, which `sctid` and friends report, as a damaged ordinal
+        // would.
         Ok(rows.iter().map(|r| Link {
-            type_ord: r.type_ord.get(),
+            type_ord: kinds
+                .get(usize::from(r.kind.get()))
+                .map_or(NO_ORDINAL, |k| k.0),
             target_ord: r.target.get(),
             group: r.group.get(),
         }))

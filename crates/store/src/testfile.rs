@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, MemberColumnsEntry, MemberRecord, MemberValueRecord,
-    NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipRecord,
-    TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
+    RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind};
 use txmap_text::TermIndexBuilder;
@@ -621,13 +621,20 @@ impl TestEdition {
         add(Acceptability, flat.as_bytes().to_vec(), flat.len());
         add(PreferredTermIndex, pt_index.as_bytes().to_vec(), n + 1);
 
-        // Relationships.
+        // Relationships, their (type, characteristic) pairs in a table.
+        let kind = |type_id: u64, ch: u64| (o(type_id), self.code(ch));
+        let mut kinds: Vec<(u32, u8)> = (self.attributes.iter())
+            .flat_map(|r| [kind(r.type_id, r.characteristic), kind(r.type_id, STATED)])
+            .chain(
+                (self.concepts.iter().any(|c| !c.parents.is_empty())).then(|| kind(IS_A, STATED)),
+            )
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
         let rel = |type_id: u64, target: u64, group: u16, ch: u64| RelationshipRecord {
-            type_ord: U32::new(o(type_id)),
             target: U32::new(o(target)),
+            kind: U16::new(kinds.binary_search(&kind(type_id, ch)).expect("a kind") as u16),
             group: U16::new(group),
-            characteristic_code: self.code(ch),
-            reserved: 0,
         };
         let mut attrs = vec![Vec::new(); n];
         let mut inbound = vec![Vec::new(); n];
@@ -642,7 +649,10 @@ impl TestEdition {
                 stated[o(c.id) as usize].push(rel(IS_A, p, 0, STATED));
             }
         }
-        let key = |r: &RelationshipRecord| (r.group.get(), r.type_ord.get(), r.target.get());
+        let key = |r: &RelationshipRecord| {
+            let type_ord = kinds[usize::from(r.kind.get())].0;
+            (r.group.get(), type_ord, r.target.get())
+        };
         for lists in [&mut attrs, &mut inbound, &mut stated] {
             lists.iter_mut().for_each(|l| l.sort_by_key(key));
         }
@@ -658,6 +668,13 @@ impl TestEdition {
             add(index, idx.as_bytes().to_vec(), n + 1);
             add(items, flat.as_bytes().to_vec(), flat.len());
         }
+        let kinds: Vec<RelationshipKindRecord> = (kinds.iter())
+            .map(|&(type_ord, code)| RelationshipKindRecord {
+                type_ord: U32::new(type_ord),
+                characteristic_code: code,
+            })
+            .collect();
+        add(RelationshipKinds, kinds.as_bytes().to_vec(), kinds.len());
         if self.with_type_indexes {
             let attribute_pairs = self.attributes.iter().map(|r| (r.type_id, r.source));
             let concrete_pairs = self.concrete.iter().map(|c| (c.type_id, c.source));

@@ -1203,6 +1203,23 @@ fn corrupt_values_in_big_sections_are_errors() {
     let bytes = with_section(Ancestors, |b| b.fill(1));
     let e = Edition::open(bytes).unwrap();
     exercise(&e);
+    // Relationship kinds past the table: an error where the relationship
+    // is read whole, a type ordinal out of range where it is read in
+    // place.
+    let bytes = with_section(Attributes, |b| {
+        b.chunks_exact_mut(8)
+            .for_each(|r| r[4..6].copy_from_slice(&[0xFF, 0xFF]))
+    });
+    let e = Edition::open(bytes).unwrap();
+    let o = (0..e.concept_count())
+        .find(|&o| e.attribute_links(o).unwrap().len() > 0)
+        .expect("a concept with attributes");
+    let err = e.attributes(o).unwrap_err();
+    assert!(corrupt_in(&err, Attributes), "{err}");
+    assert!(err.to_string().contains("relationship kind 65535"), "{err}");
+    let link = e.attribute_links(o).unwrap().next().unwrap();
+    assert!(e.sctid(link.type_ord).is_err());
+    exercise(&e);
     // A description ordinal out of range where a search by SCTID probes:
     // every entry points past the records, so any lookup meets one.
     let bytes = with_section(DescriptionsById, |b| {
