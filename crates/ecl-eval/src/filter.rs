@@ -622,7 +622,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                             }
                         }
                     }
-                    RowCheck::Time(t) => time_holds(t, row.effective_time()),
+                    RowCheck::Time(t) => time_holds(t, row.effective_time()?),
                     RowCheck::Active(active) => active.keeps(row.active()),
                     RowCheck::Id { equal, ids } => ids.contains(&row.id()) == *equal,
                 };

@@ -226,7 +226,7 @@ section_kinds! {
     /// description's length in characters, whether it and its concept are
     /// active, is a definition, is one word, is the preferred synonym in
     /// the default language. A search filters and ranks its candidates
-    /// from these two bytes, not from their 32-byte records and their
+    /// from these two bytes, not from their records (32 bytes then) and their
     /// acceptability rows. Optional (format 1.5).
     DescriptionSearch = 80,
     /// `[U32]` description ordinals, sorted by their description's SCTID
@@ -255,6 +255,15 @@ section_kinds! {
     /// few hundred at most, so a relationship holds two bytes for them,
     /// not five. Checksummed on open.
     RelationshipKinds = 85,
+    /// `[U32]`: the ordinals of the modules of the descriptions, which
+    /// [`DescriptionRecord::module`] indexes (format 4). Checksummed on
+    /// open.
+    DescriptionModules = 86,
+    /// `[U32]`: the effective times (YYYYMMDD) of the descriptions, which
+    /// [`DescriptionRecord::effective_time`] indexes (format 4): a release
+    /// has a few hundred, so a description holds two bytes, not four.
+    /// Checksummed on open.
+    DescriptionTimes = 87,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -359,12 +368,13 @@ pub struct DescriptionRecord {
     pub id: U64,
     /// Ordinal of the described concept.
     pub concept: U32,
-    /// Ordinal of the module concept.
-    pub module: U32,
-    pub effective_time: U32,
     /// Where the term starts in `TermHeap`.
     pub term_offset: U32,
     pub term_len: U16,
+    /// Index into `DescriptionModules`.
+    pub module: U16,
+    /// Index into `DescriptionTimes`.
+    pub effective_time: U16,
     /// Code of the description type (FSN, synonym, definition).
     pub type_code: u8,
     /// Code of the case significance.
@@ -372,7 +382,6 @@ pub struct DescriptionRecord {
     /// Index into `Languages`.
     pub language: u8,
     pub flags: u8,
-    pub reserved: [u8; 2],
 }
 
 /// A concept's preferred term in `TermHeap` (`PreferredTermIndex`).
@@ -760,7 +769,7 @@ mod tests {
     fn record_sizes_are_part_of_the_format() {
         // Changing any of these is a major format change.
         assert_eq!(size_of::<ConceptRecord>(), 12);
-        assert_eq!(size_of::<DescriptionRecord>(), 32);
+        assert_eq!(size_of::<DescriptionRecord>(), 26);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
         assert_eq!(size_of::<RelationshipRecord>(), 8);

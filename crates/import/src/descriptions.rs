@@ -4,6 +4,7 @@
 use std::io::Seek;
 
 use super::*;
+use crate::numbered::Numbered;
 use txmap_format::schema::description_search as search_bits;
 
 impl Importer<'_> {
@@ -112,6 +113,8 @@ impl Importer<'_> {
             .stages
             .get(SectionKind::Descriptions)
             .ctx("staging descriptions")?;
+        let mut modules = Numbered::new("modules of descriptions");
+        let mut times = Numbered::new("effective times of descriptions");
         for (ordinal, d) in out.enumerate() {
             let d = d.ctx("reading sorted descriptions")?;
             let ordinal = u32::try_from(ordinal)
@@ -167,8 +170,8 @@ impl Importer<'_> {
                 .record(&DescriptionRecord {
                     id: U64::new(d.id),
                     concept: U32::new(d.concept),
-                    module: U32::new(d.module),
-                    effective_time: U32::new(d.effective_time),
+                    module: U16::new(modules.number(d.module)?),
+                    effective_time: U16::new(times.number(d.effective_time)?),
                     term_offset: U32::new(term_offset),
                     term_len: U16::new(d.term_len as u16),
                     type_code: d.type_code,
@@ -179,7 +182,6 @@ impl Importer<'_> {
                     } else {
                         0
                     },
-                    reserved: [0; 2],
                 })
                 .ctx("staging descriptions")?;
             id_index
@@ -197,6 +199,15 @@ impl Importer<'_> {
             active += u64::from(d.active != 0);
         }
         let d_count = facts.concept.len() as u64;
+        for (kind, table) in [
+            (SectionKind::DescriptionModules, modules.values()),
+            (SectionKind::DescriptionTimes, times.values()),
+        ] {
+            let table: Vec<U32> = table.iter().map(|&v| U32::new(v)).collect();
+            self.stages
+                .put(kind, table.as_bytes(), table.len() as u64)
+                .ctx("staging descriptions")?;
+        }
         heap.count = heap.len;
         // The heap is rewritten once preferred terms are known, which need
         // the language refsets: see `preferred_terms_first`.

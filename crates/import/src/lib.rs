@@ -54,6 +54,7 @@ mod graph;
 mod identifiers;
 pub mod identity;
 pub mod memory;
+mod numbered;
 mod records;
 mod refsets;
 pub use refsets::{MEMBER_DICTIONARY_BYTES, MEMBER_DICTIONARY_MAX};
@@ -113,6 +114,8 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::AttributeTypesIndex,
     SectionKind::ConcreteTypesIndex,
     SectionKind::RelationshipKinds,
+    SectionKind::DescriptionModules,
+    SectionKind::DescriptionTimes,
     SectionKind::WordFst,
     SectionKind::WordPostingsIndex,
     SectionKind::ConceptIds,
@@ -573,7 +576,7 @@ struct Importer<'a> {
     /// The folded words of all terms, in byte order (the word index's keys).
     vocabulary: Vec<Box<str>>,
     /// The (type, characteristic type) pairs of the staged relationships.
-    relationship_kinds: relationships::Kinds,
+    relationship_kinds: numbered::Numbered<(u32, u8)>,
 }
 
 /// Problems a lenient import keeps the text of.
@@ -642,7 +645,9 @@ impl<'a> Importer<'a> {
             refset_info: BTreeMap::new(),
             dependencies: Vec::new(),
             vocabulary: Vec::new(),
-            relationship_kinds: relationships::Kinds::default(),
+            relationship_kinds: numbered::Numbered::new(
+                "(type, characteristic type) pairs of relationships",
+            ),
         }
     }
 

@@ -264,7 +264,7 @@ impl Importer<'_> {
             staged
                 .record(&RelationshipRecord {
                     target: U32::new(e.other),
-                    kind: U16::new(kinds.code(e.type_ord, e.characteristic)?),
+                    kind: U16::new(kinds.number((e.type_ord, e.characteristic))?),
                     group: U16::new(e.group as u16),
                 })
                 .ctx("staging relationships")?;
@@ -277,7 +277,7 @@ impl Importer<'_> {
     /// Stages `RelationshipKinds`, the table the staged relationships'
     /// kind codes index.
     pub(super) fn stage_relationship_kinds(&mut self) -> Result<(), ImportError> {
-        let records: Vec<RelationshipKindRecord> = (self.relationship_kinds.list.iter())
+        let records: Vec<RelationshipKindRecord> = (self.relationship_kinds.values().iter())
             .map(|&(type_ord, code)| RelationshipKindRecord {
                 type_ord: U32::new(type_ord),
                 characteristic_code: code,
@@ -428,30 +428,5 @@ impl Importer<'_> {
         self.count("concrete_values", count);
         self.done("concrete values", t, rows);
         Ok(())
-    }
-}
-
-/// The (type, characteristic type) pairs of an edition's relationships,
-/// numbered in the order they are first staged: a relationship record
-/// holds the number (two bytes) instead of the pair (five).
-#[derive(Default)]
-pub(super) struct Kinds {
-    codes: BTreeMap<(u32, u8), u16>,
-    list: Vec<(u32, u8)>,
-}
-
-impl Kinds {
-    fn code(&mut self, type_ord: u32, characteristic: u8) -> Result<u16, ImportError> {
-        if let Some(&code) = self.codes.get(&(type_ord, characteristic)) {
-            return Ok(code);
-        }
-        let code = u16::try_from(self.list.len()).map_err(|_| {
-            ImportError::Inconsistent(
-                "more than 65,536 (type, characteristic type) pairs among the relationships".into(),
-            )
-        })?;
-        self.codes.insert((type_ord, characteristic), code);
-        self.list.push((type_ord, characteristic));
-        Ok(code)
     }
 }

@@ -74,6 +74,8 @@ pub fn class(kind: SectionKind) -> Access {
         | AttributeTypesIndex
         | ConcreteTypesIndex
         | RelationshipKinds
+        | DescriptionModules
+        | DescriptionTimes
         | MemberColumns
         | MemberModules
         | MemberTimes

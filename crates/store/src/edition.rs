@@ -20,8 +20,8 @@ use crate::StoreError;
 use crate::sctid;
 use crate::types::{
     Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteLink,
-    ConcreteValue, Description, DescriptionRow, Identity, Link, Member, Ordinals, RefsetInfo,
-    Relationship, SectionInfo, Status, checked_code,
+    ConcreteValue, Description, DescriptionRow, DescriptionTables, Identity, Link, Member,
+    Ordinals, RefsetInfo, Relationship, SectionInfo, Status, checked_code,
 };
 
 use SectionKind::*;
@@ -52,6 +52,8 @@ const REQUIRED: &[SectionKind] = &[
     AttributesIndex,
     Attributes,
     RelationshipKinds,
+    DescriptionModules,
+    DescriptionTimes,
     Refsets,
     Members,
     MemberFieldHeap,
@@ -73,6 +75,8 @@ const VERIFIED_ON_OPEN: &[SectionKind] = &[
     Refsets,
     RefsetSchemaHeap,
     RelationshipKinds,
+    DescriptionModules,
+    DescriptionTimes,
     WordFst,
 ];
 /// Small optional sections parsed at open (format 1.3).
@@ -175,6 +179,9 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// ordinal and characteristic code of each kind, copied on open so
     /// that a relationship read costs an index, not a section lookup.
     relationship_kinds: Vec<(u32, u8)>,
+    /// `DescriptionModules` and `DescriptionTimes`, which description
+    /// records index, copied on open.
+    description_tables: DescriptionTables,
     languages: Vec<String>,
     /// Ascending by ordinal, hence by SCTID.
     refsets: Vec<RefsetEntry>,
@@ -272,6 +279,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             description_count: 0,
             codes: Vec::new(),
             relationship_kinds: Vec::new(),
+            description_tables: DescriptionTables::default(),
             languages: Vec::new(),
             refsets: Vec::new(),
             inactive_refsets: Vec::new(),
@@ -474,6 +482,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.relationship_kinds = (kinds.iter())
             .map(|k| (k.type_ord.get(), k.characteristic_code))
             .collect();
+        let modules: &[U32] = self.recs(DescriptionModules)?;
+        let times: &[U32] = self.recs(DescriptionTimes)?;
+        self.description_tables = DescriptionTables {
+            modules: modules.iter().map(|m| m.get()).collect(),
+            times: times.iter().map(|t| t.get()).collect(),
+        };
 
         let languages = std::str::from_utf8(self.raw(Languages)?)
             .map_err(|e| StoreError::corrupt(Languages, e.to_string()))?
@@ -1010,13 +1024,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ),
             )
         })?;
+        let tables = &self.description_tables;
         Ok(Description {
             id: r.id.get(),
             ordinal,
             concept: id_at(r.concept.get())?,
             active: r.flags & description_flags::ACTIVE != 0,
-            module: id_at(r.module.get())?,
-            effective_time: r.effective_time.get(),
+            module: id_at(tables.module(r))?,
+            effective_time: tables.effective_time(r)?,
             type_id: self.code(r.type_code, Descriptions)?,
             case_significance: self.code(r.case_code, Descriptions)?,
             language,
@@ -1071,12 +1086,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
             self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
         // Description ordinals fit in u32: checked on open.
         let (codes, languages) = (self.codes.len(), self.languages.len());
+        let tables = &self.description_tables;
         Ok(records
             .iter()
             .enumerate()
             .map(move |(i, record)| DescriptionRow {
                 ordinal: (first + i) as u32,
                 record,
+                tables,
                 codes,
                 languages,
             }))

@@ -531,8 +531,9 @@ impl TestEdition {
             let r = DescriptionRecord {
                 id: U64::new(d.id),
                 concept: U32::new(o(d.concept)),
-                module: U32::new(o(CORE)),
-                effective_time: U32::new(20240101),
+                // Index 0 of `DescriptionModules` and `DescriptionTimes`.
+                module: U16::new(0),
+                effective_time: U16::new(0),
                 term_offset: U32::new(term_heap.len() as u32),
                 term_len: U16::new(d.term.len() as u16),
                 type_code: self.code(d.type_id),
@@ -543,7 +544,6 @@ impl TestEdition {
                 } else {
                     0
                 },
-                reserved: [0; 2],
             };
             term_heap.extend_from_slice(d.term.as_bytes());
             desc_recs.push(r);
@@ -616,6 +616,8 @@ impl TestEdition {
         let by_id: Vec<U32> = by_id.into_iter().map(U32::new).collect();
         add(DescriptionsById, by_id.as_bytes().to_vec(), d);
         add(TermHeap, term_heap.clone(), term_heap.len());
+        add(DescriptionModules, U32::new(o(CORE)).as_bytes().to_vec(), 1);
+        add(DescriptionTimes, U32::new(20240101).as_bytes().to_vec(), 1);
         let (idx, flat) = csr(accept.into_iter());
         add(AcceptabilityIndex, idx.as_bytes().to_vec(), d + 1);
         add(Acceptability, flat.as_bytes().to_vec(), flat.len());

@@ -727,7 +727,7 @@ fn description_rows_read_what_descriptions_resolve() {
         for (r, d) in rows.iter().zip(&full) {
             assert_eq!((r.ordinal, r.id(), r.active()), (d.ordinal, d.id, d.active));
             assert_eq!(e.sctid(r.module_ordinal()).unwrap(), d.module);
-            assert_eq!(r.effective_time(), d.effective_time);
+            assert_eq!(r.effective_time().unwrap(), d.effective_time);
             let type_code = usize::from(r.type_code().unwrap());
             assert_eq!(e.code_ids().get(type_code).copied().unwrap_or(0), d.type_id);
             assert_eq!(
@@ -1219,6 +1219,24 @@ fn corrupt_values_in_big_sections_are_errors() {
     assert!(err.to_string().contains("relationship kind 65535"), "{err}");
     let link = e.attribute_links(o).unwrap().next().unwrap();
     assert!(e.sctid(link.type_ord).is_err());
+    exercise(&e);
+    // Description modules and times past their tables: a module ordinal
+    // out of range where the record is read in place, an error where the
+    // description is made.
+    let bytes = with_section(Descriptions, |b| {
+        b.chunks_exact_mut(26)
+            .for_each(|r| r[18..22].copy_from_slice(&[0xFF; 4]))
+    });
+    let e = Edition::open(bytes).unwrap();
+    let o = (0..e.concept_count())
+        .find(|&o| e.description_rows(o).unwrap().len() > 0)
+        .expect("a concept with descriptions");
+    let err = e.descriptions(o).unwrap_err();
+    assert!(corrupt_in(&err, Descriptions), "{err}");
+    let row = e.description_rows(o).unwrap().next().unwrap();
+    assert!(e.sctid(row.module_ordinal()).is_err());
+    let err = row.effective_time().unwrap_err();
+    assert!(err.to_string().contains("effective time 65535"), "{err}");
     exercise(&e);
     // A description ordinal out of range where a search by SCTID probes:
     // every entry points past the records, so any lookup meets one.

@@ -119,6 +119,7 @@ pub struct Description<'a> {
 pub struct DescriptionRow<'e> {
     pub ordinal: u32,
     pub(crate) record: &'e txmap_format::schema::DescriptionRecord,
+    pub(crate) tables: &'e DescriptionTables,
     /// How many one-byte codes and languages the edition has.
     pub(crate) codes: usize,
     pub(crate) languages: usize,
@@ -136,11 +137,11 @@ impl DescriptionRow<'_> {
     /// The ordinal of the module concept (a damaged file may give one out
     /// of range, which accessors report).
     pub fn module_ordinal(&self) -> u32 {
-        self.record.module.get()
+        self.tables.module(self.record)
     }
 
-    pub fn effective_time(&self) -> u32 {
-        self.record.effective_time.get()
+    pub fn effective_time(&self) -> Result<u32, StoreError> {
+        self.tables.effective_time(self.record)
     }
 
     /// The type's code: an index into
@@ -162,6 +163,42 @@ impl DescriptionRow<'_> {
                 format!("language {l} out of range ({} languages)", self.languages),
             ))
         }
+    }
+}
+
+/// The modules and effective times that description records hold as
+/// two-byte indexes (format 4), copied from their sections on open.
+#[derive(Debug, Default)]
+pub(crate) struct DescriptionTables {
+    pub(crate) modules: Vec<u32>,
+    pub(crate) times: Vec<u32>,
+}
+
+impl DescriptionTables {
+    /// The ordinal of `r`'s module; for an index past the table (a
+    /// damaged file) an ordinal out of range, which accessors report.
+    #[inline]
+    pub(crate) fn module(&self, r: &txmap_format::schema::DescriptionRecord) -> u32 {
+        (self.modules.get(usize::from(r.module.get())))
+            .copied()
+            .unwrap_or(txmap_format::schema::NO_ORDINAL)
+    }
+
+    #[inline]
+    pub(crate) fn effective_time(
+        &self,
+        r: &txmap_format::schema::DescriptionRecord,
+    ) -> Result<u32, StoreError> {
+        let t = r.effective_time.get();
+        self.times.get(usize::from(t)).copied().ok_or_else(|| {
+            StoreError::corrupt(
+                SectionKind::Descriptions,
+                format!(
+                    "effective time {t} out of range ({} times)",
+                    self.times.len()
+                ),
+            )
+        })
     }
 }
 
