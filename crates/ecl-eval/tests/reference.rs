@@ -1176,9 +1176,20 @@ fn hierarchy_operators_over_big_sets_agree_with_the_reference() {
 /// `wild` patterns over every concept (a set big enough for the word
 /// index to narrow it first, by the words of the pattern that start after
 /// a separator) agree with the reference: semantic tags, term starts,
-/// words inside, pieces of words, and patterns with no such word.
+/// words inside, pieces of words, and patterns with no such word. The
+/// even patterns here, the odd in the next test, which runs beside it.
 #[test]
-fn wild_patterns_over_every_concept_agree_with_the_reference() {
+fn wild_patterns_over_every_concept_agree_with_the_reference_even() {
+    wild_patterns_agree(0);
+}
+
+/// The odd patterns: the two halves run side by side.
+#[test]
+fn wild_patterns_over_every_concept_agree_with_the_reference_odd() {
+    wild_patterns_agree(1);
+}
+
+fn wild_patterns_agree(half: usize) {
     let dir = tempfile::tempdir().unwrap();
     let ed = synth(dir.path(), 3000, 5);
     let reference = Reference::new(&ed);
@@ -1202,7 +1213,7 @@ fn wild_patterns_over_every_concept_agree_with_the_reference() {
     }
     assert!(patterns.len() > 20, "{} patterns", patterns.len());
     let mut found = 0;
-    for p in &patterns {
+    for p in patterns.iter().skip(half).step_by(2) {
         for text in [
             format!("* {{{{ D term = wild:\"{p}\" }}}}"),
             format!("* {{{{ D term = wild:\"{p}\", type = fsn }}}}"),
@@ -1214,5 +1225,5 @@ fn wild_patterns_over_every_concept_agree_with_the_reference() {
             assert_eq!(evaluate(&ed, &e, &budget).unwrap(), expected, "{text}");
         }
     }
-    assert!(found > 1000, "the patterns matched only {found} concepts");
+    assert!(found > 500, "the patterns matched only {found} concepts");
 }

@@ -127,9 +127,19 @@ fn too_costly() {
 }
 
 /// Random documents over a tiny alphabet (lots of shared prefixes), random
-/// queries, compared with a scan of every document.
+/// queries, compared with a scan of every document: the even queries in
+/// one test and the odd in another, so that the two run side by side.
 #[test]
-fn matches_naive_scan() {
+fn matches_naive_scan_even() {
+    matches_naive_scan(0);
+}
+
+#[test]
+fn matches_naive_scan_odd() {
+    matches_naive_scan(1);
+}
+
+fn matches_naive_scan(half: usize) {
     let mut rng = Rng::new(7);
     let alphabet = ['a', 'b', 'c', 'é', 'C'];
     let seps = [" ", "-", "/", "'", " (", ") "];
@@ -167,7 +177,7 @@ fn matches_naive_scan() {
     let mut checked = 0;
     let mut too_costly = 0;
     let mut coded = 0;
-    for _ in 0..1500 {
+    for i in 0..1500 {
         let n = 1 + rng.below(3);
         let query: Vec<String> = (0..n)
             .map(|_| random_word(&mut rng, &alphabet, 3))
@@ -175,6 +185,11 @@ fn matches_naive_scan() {
         let query = query.join(" ");
         let qwords: Vec<String> = words(&fold(&query)).map(str::to_owned).collect();
         for mode in [MatchMode::Words, MatchMode::Prefix, MatchMode::LastPrefix] {
+            // Drawn for every query, so both halves see the same queries.
+            let limit = rng.below(400);
+            if i % 2 != half {
+                continue;
+            }
             let want: Vec<u32> = doc_words
                 .iter()
                 .enumerate()
@@ -246,7 +261,6 @@ fn matches_naive_scan() {
                     "{query:?} {mode:?} among bits every {every}"
                 );
             }
-            let limit = rng.below(400);
             match index.search(&query, mode, limit) {
                 Ok(got) => {
                     assert_eq!(got, want, "{query:?} {mode:?} limit {limit}");
@@ -262,5 +276,5 @@ fn matches_naive_scan() {
         }
     }
     assert!(checked > 0 && too_costly > 0 && too_costly < checked);
-    assert!(coded > 100, "only {coded} searches gave codes");
+    assert!(coded > 50, "only {coded} searches gave codes");
 }
