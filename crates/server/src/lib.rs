@@ -254,15 +254,17 @@ fn show(v: Option<u64>) -> String {
 
 /// The demo edition in `data_dir`, generated and imported on first run —
 /// and again when the file there does not open as an edition of this
-/// txmap's format (one of another major, left by an older txmap, or a
-/// damaged one): it is ours to remake, where an edition the operator
-/// configured gets the error that says to re-import it.
+/// txmap (one of another major, or of a txmap built between changes of
+/// one major, left by an older txmap, or a damaged one): it is ours to
+/// remake, where an edition the operator configured gets the error that
+/// says to re-import it. Opening a mapped edition reads a few pages, so
+/// the check is the store's own open, not only the header's version.
 pub fn demo_edition(data_dir: &Path) -> Result<PathBuf, ServeError> {
     let file = data_dir.join("demo.txmap");
     if file.is_file() {
-        let opened = std::fs::File::open(&file)
-            .map_err(txmap_format::FormatError::from)
-            .and_then(|f| txmap_format::peek_metadata(&f));
+        let opened = txmap_load::load(&file, txmap_load::LoadMode::Mmap)
+            .map_err(|e| e.to_string())
+            .and_then(|l| txmap_store::Edition::open(l.bytes).map_err(|e| e.to_string()));
         match opened {
             Ok(_) => return Ok(file),
             Err(e) => tracing::info!("{}: {e}; making it again", file.display()),
