@@ -180,39 +180,48 @@ impl Unpack<'_> {
             shift += 7;
         }
     }
-}
 
-impl Unpack<'_> {
+    /// The next eight items when they are eight one-byte gaps, summed in a
+    /// block rather than decoded one by one: a long list of near
+    /// neighbours is mostly such runs. `None` (having read nothing) for
+    /// the first item, fewer than eight left, or a longer number among
+    /// the eight bytes.
+    #[inline]
+    fn block(&mut self) -> Option<[u32; 8]> {
+        let previous = self.previous?;
+        if self.left < 8 {
+            return None;
+        }
+        let (chunk, rest) = self.bytes.split_first_chunk::<8>()?;
+        if u64::from_le_bytes(*chunk) & 0x8080_8080_8080_8080 != 0 {
+            return None;
+        }
+        let mut item = previous;
+        let mut block = [0u32; 8];
+        for (slot, &gap) in block.iter_mut().zip(chunk) {
+            item = item.wrapping_add(u32::from(gap)).wrapping_add(1);
+            *slot = item;
+        }
+        self.previous = Some(item);
+        self.bytes = rest;
+        self.left -= 8;
+        Some(block)
+    }
+
     /// Appends the items left to `out`: runs of eight one-byte gaps are
-    /// summed into a block and copied as one slice, not pushed one by one.
+    /// copied as one slice each, not pushed one by one.
     pub fn append_to(mut self, out: &mut Vec<u32>) {
         out.reserve(self.left);
-        if let Some(first) = self.next() {
-            out.push(first);
-        }
-        while self.left >= 8 {
-            let Some((chunk, rest)) = self.bytes.split_first_chunk::<8>() else {
-                break;
-            };
-            if u64::from_le_bytes(*chunk) & 0x8080_8080_8080_8080 != 0 {
-                match self.next() {
-                    Some(item) => out.push(item),
-                    None => return,
-                }
+        loop {
+            if let Some(block) = self.block() {
+                out.extend_from_slice(&block);
                 continue;
             }
-            let mut item = self.previous.unwrap_or(0);
-            let mut block = [0u32; 8];
-            for (slot, &gap) in block.iter_mut().zip(chunk) {
-                item = item.wrapping_add(u32::from(gap)).wrapping_add(1);
-                *slot = item;
+            match self.next() {
+                Some(item) => out.push(item),
+                None => return,
             }
-            out.extend_from_slice(&block);
-            self.previous = Some(item);
-            self.bytes = rest;
-            self.left -= 8;
         }
-        out.extend(self);
     }
 }
 
@@ -244,33 +253,18 @@ impl Iterator for Unpack<'_> {
     /// loop.
     fn fold<B, F: FnMut(B, u32) -> B>(mut self, init: B, mut f: F) -> B {
         let mut acc = init;
-        if let Some(first) = self.next() {
-            acc = f(acc, first);
-        }
-        while self.left >= 8 {
-            let Some((chunk, rest)) = self.bytes.split_first_chunk::<8>() else {
-                break;
-            };
-            if u64::from_le_bytes(*chunk) & 0x8080_8080_8080_8080 != 0 {
-                match self.next() {
-                    Some(item) => acc = f(acc, item),
-                    None => return acc,
+        loop {
+            if let Some(block) = self.block() {
+                for item in block {
+                    acc = f(acc, item);
                 }
                 continue;
             }
-            let mut item = self.previous.unwrap_or(0);
-            for &gap in chunk {
-                item = item.wrapping_add(u32::from(gap)).wrapping_add(1);
-                acc = f(acc, item);
+            match self.next() {
+                Some(item) => acc = f(acc, item),
+                None => return acc,
             }
-            self.previous = Some(item);
-            self.bytes = rest;
-            self.left -= 8;
         }
-        for item in self {
-            acc = f(acc, item);
-        }
-        acc
     }
 }
 

@@ -351,7 +351,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         ] {
             self.check_csr::<RelationshipRecord>(index, items, n)?;
         }
-        let _: &[RelationshipKindRecord] = self.recs(RelationshipKinds)?;
         self.check_csr::<ConcreteRecord>(ConcreteIndex, Concrete, n)?;
 
         let members: &[MemberRecord] = self.recs(Members)?;
