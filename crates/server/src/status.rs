@@ -138,6 +138,12 @@ pub fn status_json(state: &AppState, view: View) -> Value {
                         None => Value::Null,
                     },
                 ),
+                // The commonest words' bitmaps built by searches: the
+                // same.
+                (
+                    "searchWordBytes".into(),
+                    json!(e.edition.kept_search_bytes()),
+                ),
             ]);
             Value::Object(v)
         })
@@ -419,7 +425,7 @@ pub fn metrics_text(state: &AppState) -> String {
         ),
     );
 
-    let families: [(&str, &str, &str); 7] = [
+    let families: [(&str, &str, &str); 8] = [
         ("txmap_edition_size_bytes", "gauge", "Edition file size."),
         (
             "txmap_edition_resident_bytes",
@@ -451,6 +457,11 @@ pub fn metrics_text(state: &AppState) -> String {
             "gauge",
             "Anonymous memory of the scope sets kept for text searches in the edition.",
         ),
+        (
+            "txmap_edition_search_word_bytes",
+            "gauge",
+            "Anonymous memory of the commonest words' bitmaps kept for text searches in the edition.",
+        ),
     ];
     for (name, kind, help) in families {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -465,6 +476,7 @@ pub fn metrics_text(state: &AppState) -> String {
                     .packages
                     .edition(i)
                     .map(|c| c.scopes().usage().1 as u64),
+                "txmap_edition_search_word_bytes" => Some(e.edition.kept_search_bytes() as u64),
                 _ => state.packages.edition(i).map(|c| c.uses()),
             };
             if let Some(v) = value {

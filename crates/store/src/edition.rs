@@ -200,6 +200,10 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// The active concepts outside the root's hierarchy, found once on
     /// first use ([`Edition::active_off_hierarchy`]).
     off_hierarchy: std::sync::OnceLock<Vec<u32>>,
+    /// The commonest words' postings as bitmaps, built on first use by a
+    /// search that matches a short list against them
+    /// ([`txmap_text::DenseWords`]).
+    pub(crate) dense_words: txmap_text::DenseWords,
 }
 
 /// Told of a run of the edition's bytes that a call is about to read in
@@ -288,11 +292,18 @@ impl<B: AsRef<[u8]>> Edition<B> {
             root: None,
             hierarchy_flags: false,
             off_hierarchy: std::sync::OnceLock::new(),
+            dense_words: txmap_text::DenseWords::new(),
         };
         edition.check_layout()?;
         edition.load_tables()?;
         edition.text_index()?;
         Ok(edition)
+    }
+
+    /// The memory held by what searches built and keep: the commonest
+    /// words' bitmaps ([`txmap_text::DenseWords`]).
+    pub fn kept_search_bytes(&self) -> usize {
+        self.dense_words.bytes()
     }
 
     /// Tells `prefetch` of every run a call is about to read in order (a

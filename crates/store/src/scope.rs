@@ -14,11 +14,20 @@
 //! each of which is a hit; and a one-word search that is a search head
 //! takes its page from the head's stored list, filtered by the scope,
 //! and only counts the rest ([`Edition::search_concepts_top`]).
+//!
+//! A small scope (a refset of a few thousand members) is searched from
+//! its own descriptions: they seed the search, and each word filters
+//! them. Listing them from the concepts, then finding each hit's concept
+//! and search entry again, cost more than the search itself — the hits
+//! are scattered over the whole edition, a cache miss each. So a small
+//! scope's set also keeps them listed ([`Listed`]), each with its concept
+//! and its search entry, read in order beside the hits.
 
 use txmap_format::SectionKind::{ConceptDescriptionsIndex, DescriptionSearch};
 use txmap_format::schema::description_search as search_bits;
 use zerocopy::little_endian::{U16, U32};
 
+use crate::search::SEED_SCOPE_UP_TO;
 use crate::{Edition, StoreError};
 
 /// The concepts of a scope and its descriptions as bitmaps.
@@ -35,6 +44,96 @@ pub struct ScopeSet {
     /// any concept, in the scope or not): how a bitmap of descriptions
     /// is counted in concepts ([`ScopeSet::concepts_in`]).
     starts: Vec<u64>,
+    /// A scope of at most [`SEED_SCOPE_UP_TO`] concepts: its searchable
+    /// descriptions listed. `None` for a bigger one, or without search
+    /// entries.
+    listed: Option<Listed>,
+}
+
+/// A small scope's searchable descriptions (no text definitions) listed:
+/// every one, and the shown ones (active, of an active concept).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Listed {
+    any: Rows,
+    shown: Rows,
+}
+
+impl Listed {
+    /// The descriptions a search may return: with inactive ones or not.
+    pub(crate) fn rows(&self, include_inactive: bool) -> &Rows {
+        if include_inactive {
+            &self.any
+        } else {
+            &self.shown
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.any.bytes() + self.shown.bytes()
+    }
+}
+
+/// Descriptions in ascending order, each with its concept and its search
+/// entry (the `DescriptionSearch` bits): the seed of a search in the
+/// scope, and what the ranking reads of each hit, by position.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Rows {
+    pub(crate) descriptions: Vec<u32>,
+    pub(crate) concepts: Vec<u32>,
+    pub(crate) entries: Vec<u16>,
+}
+
+impl Rows {
+    fn push(&mut self, description: u32, concept: u32, entry: u16) {
+        self.descriptions.push(description);
+        self.concepts.push(concept);
+        self.entries.push(entry);
+    }
+
+    /// The concept and the search entry of each of `descriptions`
+    /// (ascending, each one listed here), by one walk of the rows that
+    /// copies every row's and moves on past a match — no branch to
+    /// mispredict; `None` if one is not listed.
+    pub(crate) fn facts_of(&self, descriptions: &[u32]) -> Option<(Vec<u32>, Vec<u16>)> {
+        let n = descriptions.len();
+        // One slot more, written past the last match and dropped.
+        let mut concepts = vec![0u32; n + 1];
+        let mut entries = vec![0u16; n + 1];
+        let mut i = 0;
+        for ((&d, &c), &e) in self
+            .descriptions
+            .iter()
+            .zip(&self.concepts)
+            .zip(&self.entries)
+        {
+            concepts[i] = c;
+            entries[i] = e;
+            i += usize::from(descriptions.get(i) == Some(&d));
+        }
+        if i != n {
+            return None;
+        }
+        concepts.truncate(n);
+        entries.truncate(n);
+        Some((concepts, entries))
+    }
+
+    /// How many concepts have a row marked (`marks` by position, as
+    /// [`txmap_text::TextIndex::prefix_marks`] gives them): a concept's
+    /// rows are neighbours.
+    pub(crate) fn concepts_marked(&self, marks: &[u8]) -> usize {
+        let mut last = None;
+        let mut count = 0;
+        for (&c, _) in self.concepts.iter().zip(marks).filter(|&(_, &m)| m > 0) {
+            count += usize::from(last != Some(c));
+            last = Some(c);
+        }
+        count
+    }
+
+    fn bytes(&self) -> usize {
+        self.descriptions.len() * 10
+    }
 }
 
 impl ScopeSet {
@@ -56,6 +155,12 @@ impl ScopeSet {
                 .masks
                 .as_ref()
                 .map_or(0, |[a, b]| (a.len() + b.len()) * 8)
+            + self.listed.as_ref().map_or(0, Listed::bytes)
+    }
+
+    /// A small scope's descriptions, listed.
+    pub(crate) fn listed(&self) -> Option<&Listed> {
+        self.listed.as_ref()
     }
 
     /// How many concepts have a description in `bits` (a bitmap over
@@ -97,6 +202,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 concepts,
                 masks: None,
                 starts: Vec::new(),
+                listed: None,
             });
         }
         let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
@@ -110,6 +216,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             }
         }
         let (mut any, mut shown) = (vec![0u64; words], vec![0u64; words]);
+        let mut listed = (concepts.len() <= SEED_SCOPE_UP_TO).then(Listed::default);
         for &c in &concepts {
             let (Some(start), Some(end)) = (index.get(c as usize), index.get(c as usize + 1))
             else {
@@ -131,8 +238,16 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 }
                 let (w, bit) = (d as usize / 64, 1u64 << (d % 64));
                 any[w] |= bit;
-                if bits & search_bits::ACTIVE != 0 && bits & search_bits::CONCEPT_ACTIVE != 0 {
+                let active =
+                    bits & search_bits::ACTIVE != 0 && bits & search_bits::CONCEPT_ACTIVE != 0;
+                if active {
                     shown[w] |= bit;
+                }
+                if let Some(l) = &mut listed {
+                    l.any.push(d, c, bits);
+                    if active {
+                        l.shown.push(d, c, bits);
+                    }
                 }
             }
         }
@@ -140,6 +255,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             concepts,
             masks: Some([any, shown]),
             starts,
+            listed,
         })
     }
 }

@@ -29,7 +29,7 @@ pub const SEARCH_MAX_CANDIDATES: usize = 2_000_000;
 /// words have more postings than it has concepts: a refset of a few
 /// thousand members searched for "of" starts from the members'
 /// descriptions. A bigger scope filters the search's answer instead.
-const SEED_SCOPE_UP_TO: usize = 65_536;
+pub(crate) const SEED_SCOPE_UP_TO: usize = 65_536;
 
 /// What [`Edition::search_with`] matches and returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +111,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             self.raw(WordPostingsIndex)?,
             self.raw(WordPostings)?,
         )?;
+        let index = index.with_dense(&self.dense_words);
         Ok(if self.present(WordFirstWords) {
             index.with_first_words(self.raw(WordFirstWords)?)?
         } else {
@@ -217,6 +218,15 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 .collect();
             if page.len() == k || list.len() == total {
                 let index = self.text_index()?;
+                if let Some(rows) = set.listed().map(|l| l.rows(options.include_inactive))
+                    && self.seeds(&index, query, options, set.concepts())?
+                {
+                    // A small scope: its listed descriptions, marked.
+                    let folded = fold(query);
+                    let word = words(&folded).next().unwrap_or_default();
+                    let marks = index.prefix_marks(&rows.descriptions, word)?;
+                    return Ok((rows.concepts_marked(&marks), page));
+                }
                 if self.seeds(&index, query, options, set.concepts())? {
                     // A small scope: its descriptions seed the search,
                     // and the mask drops the ones the search would not show.
@@ -330,45 +340,82 @@ impl<B: AsRef<[u8]>> Edition<B> {
             Scope::Set(set) => Some(set.concepts()),
             _ => None,
         };
-        let seed = match within {
-            Some(within) if self.seeds(&index, query, options, within)? => {
+        // A built scope drops, before the search, what the ranking would
+        // (inactive ones, definitions), as asked; a small one has its
+        // descriptions listed, with what the ranking reads of each.
+        let built = match &scope {
+            Scope::Set(set) if !options.include_definitions && all.is_none() => {
+                set.mask(options.include_inactive).map(|mask| (*set, mask))
+            }
+            _ => None,
+        };
+        let seeded = match within {
+            Some(within) => self.seeds(&index, query, options, within)?,
+            None => false,
+        };
+        let rows = built
+            .and_then(|(set, _)| set.listed())
+            .map(|listed| listed.rows(options.include_inactive))
+            .filter(|_| seeded);
+        let mut listed_facts = None;
+        let (mut candidates, mut seeded_codes) = match (rows, within) {
+            // One word, a prefix, in listed rows: each row marked by
+            // position, so its concept and entry are read beside it.
+            (Some(rows), _)
+                if options.mode == MatchMode::Prefix
+                    && self.present(WordFirstWords)
+                    && words(&folded).nth(1).is_none()
+                    && let Some(word) = words(&folded).next() =>
+            {
+                let marks = index.prefix_marks(&rows.descriptions, word)?;
+                let found = marks.iter().filter(|&&m| m > 0).count();
+                let (mut kept, mut codes) = (Vec::with_capacity(found), Vec::with_capacity(found));
+                let mut facts = (Vec::with_capacity(found), Vec::with_capacity(found));
+                for (p, &m) in marks.iter().enumerate().filter(|&(_, &m)| m > 0) {
+                    kept.push(rows.descriptions[p]);
+                    codes.push(m - 1);
+                    facts.0.push(rows.concepts[p]);
+                    facts.1.push(rows.entries[p]);
+                }
+                listed_facts = Some(facts);
+                (kept, Some(codes))
+            }
+            (Some(rows), _) => {
+                let (kept, codes) = index.search_among_coded(
+                    query,
+                    options.mode,
+                    options.max_candidates,
+                    Among::List(&rows.descriptions),
+                )?;
+                listed_facts = rows.facts_of(&kept);
+                (kept, codes)
+            }
+            (None, Some(within)) if seeded => {
                 let mut seed = self.descriptions_of(within)?;
-                // A built scope's mask drops, before the search, what the
-                // ranking would (inactive ones, definitions), as asked.
-                if let Scope::Set(set) = &scope
-                    && !options.include_definitions
-                    && all.is_none()
-                    && let Some(mask) = set.mask(options.include_inactive)
-                {
+                if let Some((_, mask)) = built {
                     seed.retain(|&d| txmap_text::has_bit(mask, d));
                 }
-                Some(seed)
+                index.search_among_coded(
+                    query,
+                    options.mode,
+                    options.max_candidates,
+                    Among::List(&seed),
+                )?
             }
-            _ => None,
-        };
-        let mask = match &scope {
-            Scope::Set(set) if seed.is_none() && !options.include_definitions && all.is_none() => {
-                set.mask(options.include_inactive)
+            _ => {
+                let among = match built {
+                    Some((_, mask)) => Among::Bits(mask),
+                    None => Among::All,
+                };
+                let found =
+                    index.search_among(query, options.mode, options.max_candidates, among)?;
+                (found, None)
             }
-            _ => None,
         };
-        let within = within.filter(|_| mask.is_none());
-        let among = match (mask, &seed) {
-            (Some(bits), _) => Among::Bits(bits),
-            (None, Some(list)) => Among::List(list),
-            (None, None) => Among::All,
-        };
-        // Seeded, a one-word prefix query's first-word codes come with
-        // its answer (unchanged below: nothing filters a seeded answer).
-        let (mut candidates, mut seeded_codes) = if seed.is_some() {
-            index.search_among_coded(query, options.mode, options.max_candidates, among)?
-        } else {
-            let found = index.search_among(query, options.mode, options.max_candidates, among)?;
-            (found, None)
-        };
+        let within = within.filter(|_| built.is_none());
         match (scope, within) {
             (Scope::Test(test), _) => candidates = self.descriptions_passing(&candidates, test)?,
-            (_, Some(within)) if seed.is_none() => {
+            (_, Some(within)) if !seeded => {
                 candidates = self.descriptions_within(&candidates, within)?;
             }
             _ => {}
@@ -395,9 +442,16 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 (Some(word), _) => index.first_word_codes(word, one_word, &candidates)?,
                 (None, _) => None,
             };
-            let concepts = self.concepts_of_descriptions(&candidates)?;
+            let (concepts, listed_entries) = match listed_facts {
+                Some((concepts, entries)) => (concepts, Some(entries)),
+                None => (self.concepts_of_descriptions(&candidates)?, None),
+            };
             for (i, (&ordinal, &concept)) in candidates.iter().zip(&concepts).enumerate() {
-                let Some(bits) = entries.get(ordinal as usize).map(|e| e.get()) else {
+                let entry = match &listed_entries {
+                    Some(listed) => listed.get(i).copied(),
+                    None => entries.get(ordinal as usize).map(|e| e.get()),
+                };
+                let Some(bits) = entry else {
                     return Err(StoreError::corrupt(
                         DescriptionSearch,
                         format!("description ordinal {ordinal} out of range"),
@@ -827,29 +881,54 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
 /// The concept of description `d`, searching `index`
 /// (`ConceptDescriptionsIndex`) from concept `c` on: the first concept
-/// whose descriptions end after `d` — the window doubled until its end
-/// passes `d`, then searched.
+/// whose descriptions end after `d`. Mostly the same concept or the next;
+/// else searched from where the edition's mean descriptions per concept
+/// puts it — a concept has a handful, so the guess is a few entries off
+/// and the search reads a cache line or two near it, where a gallop from
+/// `c` read one per doubling.
 fn concept_at_or_after(index: &[U32], c: usize, d: u32) -> Result<usize, StoreError> {
-    // Mostly the same concept or the next: two reads, no search.
     match (index.get(c + 1), index.get(c + 2)) {
         (Some(end), _) if d < end.get() => return Ok(c),
         (_, Some(end)) if d < end.get() => return Ok(c + 1),
         _ => {}
     }
-    let rest = index.get(c + 1..).unwrap_or(&[]);
-    let mut window = 1usize;
-    while window < rest.len() && rest[window - 1].get() <= d {
-        window *= 2;
-    }
-    let window = &rest[..window.min(rest.len())];
-    let c = c + window.partition_point(|end| end.get() <= d);
-    if c + 1 >= index.len() {
+    // Concept c + 2 ends at or before `d`: the first end after it is
+    // further on, and the concept is the one before that end.
+    let concepts = index.len().saturating_sub(1) as u64;
+    let all = u64::from(index.last().map_or(0, |e| e.get())).max(1);
+    let passed = u64::from(d.saturating_sub(index.get(c + 2).map_or(d, |e| e.get())));
+    let guess = c + 3 + (passed * concepts / all) as usize;
+    let end = gallop_near(index, c + 3, guess, |end| end.get() <= d);
+    if end >= index.len() {
         return Err(StoreError::corrupt(
             ConceptDescriptionsIndex,
             format!("description ordinal {d} beyond the last concept's"),
         ));
     }
-    Ok(c)
+    Ok(end - 1)
+}
+
+/// [`gallop`] from an estimate: the first index at or after `from` where
+/// `before` stops holding, searched outwards from `guess` — forwards when
+/// `before` holds just before it, else backwards towards `from` — so a
+/// guess a few places off costs a few reads near it.
+fn gallop_near<T>(list: &[T], from: usize, guess: usize, before: impl Fn(&T) -> bool) -> usize {
+    let guess = guess.clamp(from, list.len().max(from));
+    if guess == from || list.get(guess - 1).is_none_or(&before) {
+        return gallop(list, guess, before);
+    }
+    // `before` fails at `hi`: the answer is in from..=hi.
+    let mut hi = guess - 1;
+    let mut step = 1;
+    loop {
+        let probe = hi.saturating_sub(step).max(from);
+        if probe == hi || list.get(probe).is_none_or(&before) {
+            let window = list.get(probe..hi).unwrap_or_default();
+            return probe + window.partition_point(&before);
+        }
+        hi = probe;
+        step *= 2;
+    }
 }
 
 fn description_record(
@@ -879,4 +958,63 @@ fn gallop<T>(list: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
     }
     let window = &rest[step / 2..step.min(rest.len())];
     from + step / 2 + window.partition_point(before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The concept of each description of an ascending walk, as a scan
+    /// of the index finds it: concepts of zero to a dozen descriptions,
+    /// walks that step by one and that leap, from every start.
+    #[test]
+    fn a_description_s_concept_is_found_from_any_guess() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..200 {
+            let concepts = 1 + next(300) as usize;
+            // Mostly a handful each; some rounds with long ones.
+            let most = if round % 4 == 0 { 40 } else { 6 };
+            let mut ends = vec![0u32];
+            for _ in 0..concepts {
+                let last = *ends.last().unwrap();
+                ends.push(last + next(most + 1) as u32);
+            }
+            let index: Vec<U32> = ends.iter().map(|&e| U32::new(e)).collect();
+            let all = *ends.last().unwrap();
+            let mut c = 0;
+            let mut d = 0;
+            while d < all {
+                let want = (0..concepts)
+                    .find(|&k| ends[k] <= d && d < ends[k + 1])
+                    .unwrap();
+                c = concept_at_or_after(&index, c, d).unwrap();
+                assert_eq!(c, want, "round {round} d {d}");
+                d += 1 + next(if round % 2 == 0 { 3 } else { 200 }) as u32;
+            }
+            assert!(concept_at_or_after(&index, 0, all).is_err());
+        }
+    }
+
+    #[test]
+    fn gallop_near_agrees_with_gallop_from_any_guess() {
+        let list: Vec<u32> = (0..300).map(|i| i * 5 + i % 5).collect();
+        for from in [0, 1, 17, 150, 299, 300, 400] {
+            for guess in [0, 3, 20, 149, 150, 151, 298, 300, 10_000] {
+                for target in (0..1600).step_by(7) {
+                    let before = |v: &u32| *v < target;
+                    assert_eq!(
+                        gallop_near(&list, from, guess, before),
+                        gallop(&list, from, before),
+                        "from {from} guess {guess} target {target}"
+                    );
+                }
+            }
+        }
+    }
 }

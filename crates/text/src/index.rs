@@ -16,11 +16,13 @@ use std::fmt;
 use std::io::{self, Write};
 use std::iter::FusedIterator;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use fst::{IntoStreamer, Map, MapBuilder, Streamer};
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
+use crate::dense::{DENSE_FROM, DenseWord, DenseWords};
 use crate::error::{Section, TextError};
 use crate::fold::{fold_into, words};
 
@@ -447,6 +449,11 @@ impl<'a> Postings<'a> {
     pub(crate) fn raw(&self) -> &'a [U32] {
         self.items
     }
+
+    /// Where the list starts in the postings section: which word's it is.
+    pub(crate) fn start(&self) -> usize {
+        self.start
+    }
 }
 
 impl fmt::Debug for Postings<'_> {
@@ -532,6 +539,9 @@ pub struct TextIndex<'a> {
     /// the first word of its description's (folded) term. Absent in files
     /// written before it existed; ranking then reads the terms.
     first: Option<&'a [u8]>,
+    /// The commonest words' postings as bitmaps, when the caller keeps
+    /// them ([`TextIndex::with_dense`]).
+    dense: Option<&'a DenseWords>,
 }
 
 impl fmt::Debug for TextIndex<'_> {
@@ -639,6 +649,7 @@ impl<'a> TextIndex<'a> {
             offsets,
             postings,
             first: None,
+            dense: None,
         })
     }
 
@@ -665,6 +676,25 @@ impl<'a> TextIndex<'a> {
         }
         self.first = Some(bits);
         Ok(self)
+    }
+
+    /// Attaches where the commonest words' bitmaps are kept
+    /// ([`DenseWords`]): a short list matched against a word of at least
+    /// [`DENSE_FROM`](crate::DENSE_FROM) postings then reads a bit for
+    /// each of its entries instead of galloping through the word's list.
+    pub fn with_dense(mut self, dense: &'a DenseWords) -> Self {
+        self.dense = Some(dense);
+        self
+    }
+
+    /// The bitmaps of the word whose postings are `p`, when it is common
+    /// enough, the list it is matched with short enough for them to pay,
+    /// and the caller keeps them.
+    pub(crate) fn dense_word(&self, p: Postings<'a>, against: usize) -> Option<Arc<DenseWord>> {
+        if p.len() < DENSE_FROM || p.len() < against.saturating_mul(8) {
+            return None;
+        }
+        self.dense?.get(p, self.first)
     }
 
     /// The bytes a search for `word` (folded) reads: its postings, or with

@@ -80,12 +80,14 @@
 //! word still has more than `max_candidates` postings is
 //! [`TextError::TooCostly`].
 
+mod dense;
 mod error;
 pub mod fold;
 mod index;
 mod rank;
 mod search;
 
+pub use dense::{DENSE_FROM, DENSE_WORDS_KEPT, DenseWords};
 pub use error::{Section, TextError};
 pub use fold::{Words, fold, fold_into, words};
 pub use index::{

@@ -307,7 +307,7 @@ impl<'a> TextIndex<'a> {
         let mut keep = vec![false; candidates.len()];
         let mut kept = 0usize;
         self.for_each_with_prefix(prefix, |_, p| {
-            mark_intersection(candidates, p.raw(), |i, _| {
+            self.mark(candidates, p, |i, _| {
                 if let Some(k) = keep.get_mut(i)
                     && !*k
                 {
@@ -336,13 +336,31 @@ impl<'a> TextIndex<'a> {
         candidates: &[u32],
         prefix: &str,
     ) -> Result<(Vec<u32>, Vec<u8>), TextError> {
-        // 0: no word matched; else 1 + the first-word code.
-        let mut marks = vec![0u8; candidates.len()];
+        let marks = self.prefix_marks(candidates, prefix)?;
+        let mut kept = Vec::new();
+        let mut codes = Vec::new();
+        for (&c, &m) in candidates.iter().zip(&marks) {
+            if m > 0 {
+                kept.push(c);
+                codes.push(m - 1);
+            }
+        }
+        Ok((kept, codes))
+    }
+
+    /// For each of `among` (ascending description ordinals), whether a
+    /// word of its term starts with `prefix` (one folded word), and how:
+    /// 0 when none does, else 1 + its [`first_word_codes`](Self::first_word_codes)
+    /// code. One walk of the prefix's postings, each met with `among`
+    /// from the shorter side; answers by position, so a caller holding
+    /// facts beside `among` reads them without a search.
+    pub fn prefix_marks(&self, among: &[u32], prefix: &str) -> Result<Vec<u8>, TextError> {
+        let mut marks = vec![0u8; among.len()];
         let first = self.first_bits();
         self.for_each_with_prefix(prefix, |word, p| {
             let code = if word == prefix { 2 } else { 1 };
-            mark_intersection(candidates, p.raw(), |i, j| {
-                let c = if p.is_first(first, j) == Some(true) {
+            self.mark(among, p, |i, is_first| {
+                let c = if is_first(first) == Some(true) {
                     code
                 } else {
                     0
@@ -353,15 +371,29 @@ impl<'a> TextIndex<'a> {
             });
             ControlFlow::Continue(())
         })?;
-        let mut kept = Vec::new();
-        let mut codes = Vec::new();
-        for (&c, &m) in candidates.iter().zip(&marks) {
-            if m > 0 {
-                kept.push(c);
-                codes.push(m - 1);
+        Ok(marks)
+    }
+
+    /// Calls `found(i, is_first)` for each of `among` (ascending) in
+    /// `p`, where `is_first(first_bits)` says whether the word is the
+    /// first of that description's term: from the word's bitmaps when it
+    /// is common enough to keep them ([`DenseWords`](crate::DenseWords)),
+    /// else by walking both lists.
+    fn mark(
+        &self,
+        among: &[u32],
+        p: Postings<'a>,
+        mut found: impl FnMut(usize, &dyn Fn(Option<&[u8]>) -> Option<bool>),
+    ) {
+        if let Some(dense) = self.dense_word(p, among.len()) {
+            for (i, &d) in among.iter().enumerate() {
+                if let Some(first) = dense.get(d) {
+                    found(i, &|_| Some(first));
+                }
             }
+            return;
         }
-        Ok((kept, codes))
+        mark_intersection(among, p.raw(), |i, j| found(i, &|bits| p.is_first(bits, j)));
     }
 }
 
@@ -397,8 +429,6 @@ pub(crate) fn gallop<T>(s: &[T], from: usize, target: u32, key: impl Fn(&T) -> u
     lo + 1 + window.partition_point(|x| key(x) < target)
 }
 
-/// `a ∩ b` for ascending `a` and `b`, walking the shorter and galloping in
-/// the longer.
 /// Which descriptions a search may return ([`TextIndex::search_among`]).
 #[derive(Debug, Clone, Copy)]
 pub enum Among<'x> {
@@ -460,8 +490,6 @@ pub(crate) fn intersect(a: &[u32], b: &[U32]) -> Vec<u32> {
     out
 }
 
-/// Sets `keep[i]` for every `candidates[i]` present in `list`; returns how
-/// many flags went from false to true.
 /// Calls `mark(i, j)` for each candidate `i` found at `list[j]`,
 /// galloping from the shorter side.
 fn mark_intersection(candidates: &[u32], list: &[U32], mut mark: impl FnMut(usize, usize)) {

@@ -676,6 +676,8 @@ async fn a_search_in_a_language_refset_keeps_to_its_descriptions() {
         .as_u64()
         .unwrap();
     assert!(bytes > 0);
+    // The demo edition has no word common enough for bitmaps.
+    assert_eq!(after["editions"][0]["searchWordBytes"], 0, "{after}");
     let metrics = txmap_server::status::metrics_text(&state);
     assert!(
         metrics.contains("txmap_edition_search_scope_bytes{")
