@@ -21,7 +21,8 @@
 //! and search entry again, cost more than the search itself — the hits
 //! are scattered over the whole edition, a cache miss each. So a small
 //! scope's set also keeps them listed ([`Listed`]), each with its concept
-//! and its search entry, read in order beside the hits.
+//! and its search entry, which a search reads by position beside its
+//! hits ([`txmap_text::TextIndex::prefix_marks`]).
 
 use txmap_format::SectionKind::{ConceptDescriptionsIndex, DescriptionSearch};
 use txmap_format::schema::description_search as search_bits;
