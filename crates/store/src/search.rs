@@ -218,32 +218,19 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 .collect();
             if page.len() == k || list.len() == total {
                 let index = self.text_index()?;
-                if let Some(rows) = set.listed().map(|l| l.rows(options.include_inactive))
+                let folded = fold(query);
+                let word = words(&folded).next().unwrap_or_default();
+                // A small scope (a built one with a mask is listed): its
+                // listed descriptions, marked.
+                if let Some(listed) = set.listed()
                     && self.seeds(&index, query, options, set.concepts())?
                 {
-                    // A small scope: its listed descriptions, marked.
-                    let folded = fold(query);
-                    let word = words(&folded).next().unwrap_or_default();
+                    let rows = listed.rows(options.include_inactive);
                     let marks = index.prefix_marks(&rows.descriptions, word)?;
                     return Ok((rows.concepts_marked(&marks), page));
                 }
-                if self.seeds(&index, query, options, set.concepts())? {
-                    // A small scope: its descriptions seed the search,
-                    // and the mask drops the ones the search would not show.
-                    let mut seed = self.descriptions_of(set.concepts())?;
-                    seed.retain(|&d| txmap_text::has_bit(mask, d));
-                    let found = index.search_among(
-                        query,
-                        options.mode,
-                        options.max_candidates,
-                        Among::List(&seed),
-                    )?;
-                    return Ok((self.count_concepts(&found)?, page));
-                }
                 // A head is one word: its prefix's postings, masked,
                 // counted by concept in the bitmap, never listed.
-                let folded = fold(query);
-                let word = words(&folded).next().unwrap_or_default();
                 let bits = index.prefix_bits_masked(word, options.max_candidates, mask)?;
                 return Ok((set.concepts_in(&bits), page));
             }
@@ -390,11 +377,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 listed_facts = rows.facts_of(&kept);
                 (kept, codes)
             }
+            // Seeded and not listed: a list of concepts, or a set
+            // searched as it was not built for (definitions included).
             (None, Some(within)) if seeded => {
-                let mut seed = self.descriptions_of(within)?;
-                if let Some((_, mask)) = built {
-                    seed.retain(|&d| txmap_text::has_bit(mask, d));
-                }
+                let seed = self.descriptions_of(within)?;
                 index.search_among_coded(
                     query,
                     options.mode,
@@ -839,28 +825,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// The concept of each of `descriptions` (ascending ordinals), by one
     /// walk of `ConceptDescriptionsIndex` (a concept's descriptions are
-    /// `index[c]..index[c + 1]`), galloping: no description record is read,
-    /// and each step costs the log of the distance to the next candidate's
-    /// concept, not of the whole index.
-    /// How many concepts the descriptions (ascending ordinals) describe:
-    /// a concept's are one range, so a description inside the range of
-    /// the one before costs nothing.
-    fn count_concepts(&self, descriptions: &[u32]) -> Result<usize, StoreError> {
-        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
-        let mut count = 0;
-        let mut end = 0u32;
-        let mut c = 0usize;
-        for &d in descriptions {
-            if d < end {
-                continue;
-            }
-            c = concept_at_or_after(index, c, d)?;
-            end = index.get(c + 1).map_or(u32::MAX, |e| e.get());
-            count += 1;
-        }
-        Ok(count)
-    }
-
+    /// `index[c]..index[c + 1]`): no description record is read, and a
+    /// step to a concept further on starts from where the mean
+    /// descriptions per concept puts it ([`concept_at_or_after`]).
     fn concepts_of_descriptions(&self, descriptions: &[u32]) -> Result<Vec<u32>, StoreError> {
         let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
         let mut out = Vec::with_capacity(descriptions.len());
