@@ -669,12 +669,17 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 for &o in set {
                     let children = self.ed.children(o)?;
                     self.tick(children.len() + 1)?;
-                    if children.iter().any(inside) {
+                    if children.any(inside) {
+                        continue;
+                    }
+                    // A leaf of the hierarchy has no descendants to search.
+                    if children.is_empty() {
+                        out.push(o);
                         continue;
                     }
                     let d = self.ed.descendants(o)?;
                     self.tick(d.len())?;
-                    if !d.iter().any(inside) {
+                    if !d.any(inside) {
                         out.push(o);
                     }
                 }
@@ -724,11 +729,19 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         // of a big set are skipped), since a vector of list views was more
         // than the cache holds and writing it cost more than the union.
         // Members with empty lists (leaves, most of a hierarchy) add
-        // nothing and are left out of the sort.
+        // nothing and are left out of the sort. Descendants are sized by
+        // their bound, read from the index without opening the list.
+        let size = |o| {
+            if down {
+                ed.descendants_bound(o)
+            } else {
+                ed.ancestors(o).map(|l| l.len())
+            }
+        };
         let mut order = Vec::new();
         let mut total = 0;
         for &o in set {
-            let n = get(o)?.len();
+            let n = size(o)?;
             total += n;
             if n > 0 {
                 order.push((n as u64) << 32 | u64::from(o));
@@ -736,7 +749,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
         self.tick(set.len())?;
         // A few ordinals in all: sorted, not set in a bitmap of every
-        // concept (zeroing and reading it back cost more).
+        // concept (zeroing and reading it back cost more). Descendants are
+        // counted by their bounds here: counting the lists exactly (when
+        // the bounds' sum is between one and four times the threshold)
+        // took the sorting way more often, and that was slower: 12 → 35
+        // µs on `!!> (<< X)` of 1,500 concepts, 10 → 7 µs on smaller ones.
         if total <= SMALL_CLOSURE {
             self.tick(total)?;
             let mut out = Vec::with_capacity(total);
@@ -1006,7 +1023,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             };
             let hit = match ed.member_ordinals(id)? {
                 Some(view) => {
-                    let at = view.iter().position(&inside);
+                    let at = view.position(&inside);
                     self.tick(at.map_or(view.len(), |i| i + 1) + 1)?;
                     at.is_some()
                 }
@@ -1615,7 +1632,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         Ok(if f.len() < d.len() {
             f.iter().any(|&x| d.contains(x))
         } else {
-            d.iter().any(|x| contains(f, x))
+            d.any(|x| contains(f, x))
         })
     }
 
@@ -1688,7 +1705,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 let f = self.memo_base(s)?;
                 let c = ed.children(o)?;
                 self.tick(c.len())?;
-                Ok(c.iter().any(|x| contains(&f, x)))
+                Ok(c.any(|x| contains(&f, x)))
             }
             Bottom => {
                 let f = self.memo_base(s)?;

@@ -19,6 +19,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod chunked;
 mod container;
 mod error;
 pub mod ids;

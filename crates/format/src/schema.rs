@@ -74,9 +74,11 @@ section_kinds! {
     /// one short list, a few dozen bytes.
     AncestorsIndex = 18,
     Ancestors = 19,
-    /// CSR of each concept's proper descendants, ascending: `u32`s, not
-    /// packed, so that `<< X` is a copy (decoding them made it ten times
-    /// slower).
+    /// Each concept's proper descendants, ascending, as a
+    /// [chunked](crate::chunked) list: `DescendantsIndex` holds `n + 1`
+    /// `U32` byte offsets into `Descendants` (format 5). `<< X` copies
+    /// the list in one vectorised loop (varint gaps decoded ten times
+    /// slower than a copy).
     DescendantsIndex = 20,
     Descendants = 21,
 

@@ -492,7 +492,6 @@ impl TestEdition {
         for (index, items, lists) in [
             (ParentsIndex, Parents, &parents),
             (ChildrenIndex, Children, &children),
-            (DescendantsIndex, Descendants, &descendants),
         ] {
             let (idx, flat) = csr(lists
                 .iter()
@@ -508,6 +507,14 @@ impl TestEdition {
         }));
         add(AncestorsIndex, idx.as_bytes().to_vec(), n + 1);
         add(Ancestors, packed.clone(), packed.len());
+        // Descendants chunked (format 5).
+        let (idx, chunked) = csr(descendants.iter().map(|l| {
+            let mut bytes = Vec::new();
+            txmap_format::chunked::chunk(l, &mut bytes).expect("ascending lists");
+            bytes
+        }));
+        add(DescendantsIndex, idx.as_bytes().to_vec(), n + 1);
+        add(Descendants, chunked.clone(), chunked.len());
 
         // Descriptions.
         let mut languages: Vec<&str> = Vec::new();

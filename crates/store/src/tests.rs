@@ -1203,6 +1203,32 @@ fn corrupt_values_in_big_sections_are_errors() {
     let bytes = with_section(Ancestors, |b| b.fill(1));
     let e = Edition::open(bytes).unwrap();
     exercise(&e);
+    // A chunked descendant list that claims more chunk headers than it
+    // has bytes: an error for that concept (the section's first list).
+    let bytes = with_section(Descendants, |b| b[..2].copy_from_slice(&[0xFF, 0xFF]));
+    let e = Edition::open(bytes).unwrap();
+    let o = (0..e.concept_count())
+        .find(|&o| e.descendants(o).is_err())
+        .expect("a list with too few bytes for its headers");
+    let err = e.descendants(o).unwrap_err();
+    assert!(corrupt_in(&err, Descendants), "{err}");
+    assert!(err.to_string().contains("not a chunked list"), "{err}");
+    exercise(&e);
+    // Every byte 0xFF: every list claims 65,536 chunks; never a panic.
+    let bytes = with_section(Descendants, |b| b.fill(0xFF));
+    let e = Edition::open(bytes).unwrap();
+    exercise(&e);
+    // The first list's first chunk under the high half 0xFFFF: ordinals
+    // past the last concept, errors where an SCTID is asked for.
+    let bytes = with_section(Descendants, |b| b[2..4].copy_from_slice(&[0xFF, 0xFF]));
+    let e = Edition::open(bytes).unwrap();
+    let big = (0..e.concept_count())
+        .filter_map(|o| e.descendants(o).ok())
+        .flat_map(|l| l.to_vec())
+        .find(|&x| x >= e.concept_count())
+        .expect("an ordinal out of range");
+    assert!(matches!(e.sctid(big), Err(StoreError::OutOfRange { .. })));
+    exercise(&e);
     // Relationship kinds past the table: an error where the relationship
     // is read whole, a type ordinal out of range where it is read in
     // place.

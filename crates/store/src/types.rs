@@ -2,6 +2,7 @@
 //! and codes resolved to SCTIDs, borrowing strings from the edition bytes.
 
 use txmap_format::SectionKind;
+use txmap_format::chunked::{Chunked, Unchunk};
 use txmap_format::packed::{Packed, Unpack};
 use txmap_format::schema::RefsetKind;
 use zerocopy::little_endian::U32;
@@ -410,8 +411,9 @@ pub struct AssociationSource {
 }
 
 /// A sorted list of concept ordinals viewed in place (parents, children,
-/// ancestors, descendants): `U32`s, or a [packed](txmap_format::packed)
-/// list where the section stores it so (ancestors, format 4). Ordinals
+/// ancestors, descendants): `U32`s, a [packed](txmap_format::packed)
+/// list (ancestors, since format 4) or a [chunked](txmap_format::chunked)
+/// one (descendants, since format 5), as the section stores it. Ordinals
 /// come from the file: a damaged file may hold values `>= concept_count`,
 /// which [`sctid`](crate::Edition::sctid) and friends then report as errors.
 #[derive(Clone, Copy, Debug)]
@@ -423,6 +425,7 @@ pub struct Ordinals<'a> {
 enum Repr<'a> {
     Plain(&'a [U32]),
     Packed(Packed<'a>),
+    Chunked(Chunked<'a>),
 }
 
 impl<'a> Ordinals<'a> {
@@ -438,11 +441,18 @@ impl<'a> Ordinals<'a> {
         }
     }
 
+    pub(crate) fn chunked(list: Chunked<'a>) -> Self {
+        Ordinals {
+            repr: Repr::Chunked(list),
+        }
+    }
+
     /// The ordinals' bytes in the file.
     pub(crate) fn as_bytes(&self) -> &'a [u8] {
         match self.repr {
             Repr::Plain(items) => zerocopy::IntoBytes::as_bytes(items),
             Repr::Packed(p) => p.as_bytes(),
+            Repr::Chunked(c) => c.as_bytes(),
         }
     }
 
@@ -450,6 +460,7 @@ impl<'a> Ordinals<'a> {
         match self.repr {
             Repr::Plain(items) => items.len(),
             Repr::Packed(p) => p.len(),
+            Repr::Chunked(c) => c.len(),
         }
     }
 
@@ -465,17 +476,36 @@ impl<'a> Ordinals<'a> {
         match self.repr {
             Repr::Plain(items) => OrdinalsIter::Plain(items.iter()),
             Repr::Packed(p) => OrdinalsIter::Packed(p.iter()),
+            Repr::Chunked(c) => OrdinalsIter::Chunked(c.iter()),
         }
     }
 
-    /// Whether `ordinal` is in the list: a binary search of a plain list,
-    /// a scan of a packed one up to the first item not below it (packed
-    /// lists are short).
+    /// Whether `ordinal` is in the list: a binary search of a plain list
+    /// or of the right chunk of a chunked one, a scan of a packed one up
+    /// to the first item not below it (packed lists are short).
     pub fn contains(&self, ordinal: u32) -> bool {
         match self.repr {
             Repr::Plain(items) => items.binary_search_by(|o| o.get().cmp(&ordinal)).is_ok(),
             Repr::Packed(p) => p.iter().find(|&o| o >= ordinal) == Some(ordinal),
+            Repr::Chunked(c) => c.contains(ordinal),
         }
+    }
+
+    /// The index of the first item for which `f` holds. The list's kind
+    /// is matched once, then its own loop runs: a search through
+    /// [`iter`](Self::iter) matches it at every item, and with a third
+    /// kind of list that made `^R *` a fifth slower.
+    pub fn position(&self, mut f: impl FnMut(u32) -> bool) -> Option<usize> {
+        match self.repr {
+            Repr::Plain(items) => items.iter().position(|o| f(o.get())),
+            Repr::Packed(p) => p.iter().position(f),
+            Repr::Chunked(c) => c.iter().position(f),
+        }
+    }
+
+    /// Whether `f` holds for some item: [`position`](Self::position).
+    pub fn any(&self, f: impl FnMut(u32) -> bool) -> bool {
+        self.position(f).is_some()
     }
 
     pub fn to_vec(&self) -> Vec<u32> {
@@ -488,13 +518,19 @@ impl<'a> Ordinals<'a> {
                 p.iter().append_to(&mut out);
                 out
             }
+            Repr::Chunked(c) => {
+                let mut out = Vec::new();
+                c.append_to(&mut out);
+                out
+            }
         }
     }
 
     /// The list with `ordinal` in its place (once). A plain list is copied
     /// around it in one pass (a copy and then an insertion moved a big
-    /// list twice); a packed one is decoded first, since the decoding
-    /// costs more than the move.
+    /// list twice); so is a chunked one, chunk by chunk; a packed one is
+    /// decoded first, then the tail moved (stepping item by item to the
+    /// place cost more).
     pub fn to_vec_with(&self, ordinal: u32) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.len() + 1);
         match self.repr {
@@ -506,8 +542,6 @@ impl<'a> Ordinals<'a> {
                 }
                 out.extend(rest.iter().map(|o| o.get()));
             }
-            // Decoded in blocks, then the ordinal put in its place: moving
-            // the tail costs less than stepping item by item to it.
             Repr::Packed(p) => {
                 p.iter().append_to(&mut out);
                 let at = out.partition_point(|&o| o < ordinal);
@@ -515,6 +549,7 @@ impl<'a> Ordinals<'a> {
                     out.insert(at, ordinal);
                 }
             }
+            Repr::Chunked(c) => c.append_with(ordinal, &mut out),
         }
         out
     }
@@ -534,6 +569,7 @@ impl<'a> IntoIterator for Ordinals<'a> {
 pub enum OrdinalsIter<'a> {
     Plain(std::slice::Iter<'a, U32>),
     Packed(Unpack<'a>),
+    Chunked(Unchunk<'a>),
 }
 
 impl Iterator for OrdinalsIter<'_> {
@@ -544,6 +580,7 @@ impl Iterator for OrdinalsIter<'_> {
         match self {
             OrdinalsIter::Plain(it) => it.next().map(|o| o.get()),
             OrdinalsIter::Packed(it) => it.next(),
+            OrdinalsIter::Chunked(it) => it.next(),
         }
     }
 
@@ -551,6 +588,7 @@ impl Iterator for OrdinalsIter<'_> {
         match self {
             OrdinalsIter::Plain(it) => it.size_hint(),
             OrdinalsIter::Packed(it) => it.size_hint(),
+            OrdinalsIter::Chunked(it) => it.size_hint(),
         }
     }
 
@@ -560,6 +598,7 @@ impl Iterator for OrdinalsIter<'_> {
         match self {
             OrdinalsIter::Plain(it) => it.fold(init, |acc, o| f(acc, o.get())),
             OrdinalsIter::Packed(it) => it.fold(init, f),
+            OrdinalsIter::Chunked(it) => it.fold(init, f),
         }
     }
 }
