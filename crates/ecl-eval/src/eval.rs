@@ -752,8 +752,9 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         // concept (zeroing and reading it back cost more). Descendants are
         // counted by their bounds here: counting the lists exactly (when
         // the bounds' sum is between one and four times the threshold)
-        // took the sorting way more often, and that was slower: 12 → 35
-        // µs on `!!> (<< X)` of 1,500 concepts, 10 → 7 µs on smaller ones.
+        // took the sorting way more often, which was slower on some sets
+        // and faster on others: 12 → 35 µs on `!!> (<< X)` of 700
+        // concepts, 10 → 7 µs on one of 200.
         if total <= SMALL_CLOSURE {
             self.tick(total)?;
             let mut out = Vec::with_capacity(total);
