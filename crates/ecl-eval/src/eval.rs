@@ -1459,9 +1459,17 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         let mut current = self.sub(s)?;
         for a in attrs {
             let types = self.set(a, false)?;
+            // Only the members with an attribute of one of the types have
+            // values: with a few named types, the type index's sources
+            // meet the set first (`<< X . T` read the attributes of every
+            // member of a big set, most of which have none of type T).
+            if let Some(sources) = self.attribute_sources(&types, current.len())? {
+                self.tick(sources.len())?;
+                current = intersect(&current, &sources);
+            }
             let mut next = Vec::new();
             for o in current {
-                let links: Vec<txmap_store::Link> = ed.attribute_links(o)?.collect();
+                let links = ed.attribute_links(o)?;
                 self.tick(links.len() + 1)?;
                 for l in links {
                     if self.in_set(&types, Some(l.type_ord))? {

@@ -248,6 +248,41 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
     }
 
+    /// The concepts with an attribute relationship of one of `types`, from
+    /// the edition's type index: `None` when `types` is not a few named
+    /// types, when the file has no type index, or when they have `than`
+    /// sources or more (then reading each candidate's attributes costs
+    /// less than merging).
+    pub(crate) fn attribute_sources(
+        &mut self,
+        types: &Set<'_>,
+        than: usize,
+    ) -> R<Option<Vec<u32>>> {
+        let Set::Of(types, _) = types else {
+            return Ok(None);
+        };
+        if types.len() > DRIVING_TYPES {
+            return Ok(None);
+        }
+        let (mut lists, mut total) = (Vec::new(), 0);
+        for &t in types.iter() {
+            let Some(sources) = self.ed.attribute_type_sources(t)? else {
+                return Ok(None);
+            };
+            total += sources.len();
+            if total >= than {
+                return Ok(None);
+            }
+            lists.push(sources);
+        }
+        self.tick(total + 1)?;
+        let mut out = Vec::with_capacity(total);
+        for l in lists {
+            out.extend(l.iter());
+        }
+        Ok(Some(normalize(out)))
+    }
+
     /// Compiles a refinement; `lazy` leaves attribute names and values as
     /// membership tests instead of evaluating them.
     pub(crate) fn compile<'x>(&mut self, r: &'x Refinement, lazy: bool) -> R<Compiled<'x>> {
