@@ -790,6 +790,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         let mut bits = Bits::new(ed.concept_count());
         let mut stack = Vec::new();
         for &o in set {
+            // A member already in the union was walked from there, as
+            // another member's ancestor.
+            if bits.contains(o) {
+                continue;
+            }
             stack.push(o);
             while let Some(x) = stack.pop() {
                 let parents = ed.parents(x)?;
