@@ -368,8 +368,6 @@ pub mod description_search {
 #[repr(C)]
 pub struct DescriptionRecord {
     pub id: U64,
-    /// Ordinal of the described concept.
-    pub concept: U32,
     /// Where the term starts in `TermHeap`.
     pub term_offset: U32,
     pub term_len: U16,
@@ -771,7 +769,7 @@ mod tests {
     fn record_sizes_are_part_of_the_format() {
         // Changing any of these is a major format change.
         assert_eq!(size_of::<ConceptRecord>(), 12);
-        assert_eq!(size_of::<DescriptionRecord>(), 26);
+        assert_eq!(size_of::<DescriptionRecord>(), 22);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
         assert_eq!(size_of::<RelationshipRecord>(), 8);

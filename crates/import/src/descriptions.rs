@@ -169,7 +169,6 @@ impl Importer<'_> {
             staged
                 .record(&DescriptionRecord {
                     id: U64::new(d.id),
-                    concept: U32::new(d.concept),
                     module: U16::new(modules.number(d.module)?),
                     effective_time: U16::new(times.number(d.effective_time)?),
                     term_offset: U32::new(term_offset),

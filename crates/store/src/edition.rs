@@ -998,12 +998,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     // ----- descriptions -----------------------------------------------------
 
+    /// Description `ordinal` of concept `concept`, from its record.
     pub(crate) fn make_description(
         &self,
+        concept: u32,
         ordinal: u32,
         r: &DescriptionRecord,
     ) -> Result<Description<'_>, StoreError> {
-        let mut d = self.description_facts_in(self.recs(ConceptIds)?, ordinal, r)?;
+        let mut d = self.description_facts_in(self.recs(ConceptIds)?, concept, ordinal, r)?;
         d.term = self.heap_str(TermHeap, r.term_offset.get(), usize::from(r.term_len.get()))?;
         Ok(d)
     }
@@ -1018,6 +1020,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     fn description_facts_in(
         &self,
         ids: &[U64],
+        concept: u32,
         ordinal: u32,
         r: &DescriptionRecord,
     ) -> Result<Description<'_>, StoreError> {
@@ -1036,7 +1039,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(Description {
             id: r.id.get(),
             ordinal,
-            concept: id_at(r.concept.get())?,
+            concept: id_at(concept)?,
             active: r.flags & description_flags::ACTIVE != 0,
             module: id_at(tables.module(r))?,
             effective_time: tables.effective_time(r)?,
@@ -1072,7 +1075,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         // Found once for all of them (a lookup per description showed).
         let ids: &[U64] = self.recs(ConceptIds)?;
         for (r, i) in records.iter().zip(first..) {
-            let mut d = self.description_facts_in(ids, desc_ordinal(i)?, r)?;
+            let mut d = self.description_facts_in(ids, ordinal, desc_ordinal(i)?, r)?;
             if terms {
                 let len = usize::from(r.term_len.get());
                 d.term = self.heap_str(TermHeap, r.term_offset.get(), len)?;
@@ -1177,7 +1180,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let r = records
             .get(ordinal as usize)
             .ok_or_else(|| StoreError::corrupt(Descriptions, "fewer records than counted"))?;
-        self.make_description(ordinal, r)
+        self.make_description(self.concept_of_description(ordinal)?, ordinal, r)
     }
 
     /// A description by its SCTID: a binary search of `DescriptionsById`,
@@ -1199,7 +1202,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
             match r.id.get().cmp(&desc_sctid) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return self.make_description(ordinal, r).map(Some),
+                std::cmp::Ordering::Equal => {
+                    let concept = self.concept_of_description(ordinal)?;
+                    return self.make_description(concept, ordinal, r).map(Some);
+                }
             }
         }
         Ok(None)

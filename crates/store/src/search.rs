@@ -150,7 +150,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .map(|h| {
                 let r = description_record(descriptions, h.ordinal)?;
                 Ok(SearchHit {
-                    description: self.make_description(h.ordinal, r)?,
+                    description: self.make_description(h.concept, h.ordinal, r)?,
                     concept_ordinal: h.concept,
                     rank: h.rank,
                     preferred: !h.not_preferred,
@@ -489,9 +489,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
         } else {
             let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
             let concepts: &[ConceptRecord] = self.recs(Concepts)?;
-            for &ordinal in &candidates {
+            let of = self.concepts_of_descriptions(&candidates)?;
+            for (&ordinal, &concept) in candidates.iter().zip(&of) {
                 let r = description_record(descriptions, ordinal)?;
-                let concept = r.concept.get();
                 let Some(c) = concepts.get(concept as usize) else {
                     return Err(StoreError::corrupt(
                         Descriptions,
@@ -837,6 +837,15 @@ impl<B: AsRef<[u8]>> Edition<B> {
             out.push(c as u32);
         }
         Ok(out)
+    }
+
+    /// The concept description `d` describes: descriptions are stored by
+    /// concept, so it is found in `ConceptDescriptionsIndex`, from where
+    /// the mean descriptions per concept put it (a record does not repeat
+    /// it: four bytes a description, since format 5).
+    pub(crate) fn concept_of_description(&self, d: u32) -> Result<u32, StoreError> {
+        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        concept_at_or_after(index, 0, d).map(|c| c as u32)
     }
 
     /// A description's term, from its record.

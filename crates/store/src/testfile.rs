@@ -537,7 +537,6 @@ impl TestEdition {
             };
             let r = DescriptionRecord {
                 id: U64::new(d.id),
-                concept: U32::new(o(d.concept)),
                 // Index 0 of `DescriptionModules` and `DescriptionTimes`.
                 module: U16::new(0),
                 effective_time: U16::new(0),

@@ -17,6 +17,24 @@ fn tiny() -> Edition<&'static [u8]> {
     Edition::open(tiny_bytes()).unwrap()
 }
 
+#[test]
+fn every_description_names_its_concept() {
+    // A description record does not hold its concept (format 5): it is
+    // found from where the description is stored. Checked against the
+    // test edition's own list, for every description, by SCTID and by
+    // ordinal.
+    let t = TestEdition::tiny();
+    let e = tiny();
+    assert_eq!(e.description_count() as usize, t.descriptions.len());
+    for d in &t.descriptions {
+        let got = e.description(d.id).unwrap().expect("every description");
+        assert_eq!(got.concept, d.concept, "description {}", d.id);
+        assert_eq!(got.term, d.term);
+        let at = e.description_at(got.ordinal).unwrap();
+        assert_eq!((at.id, at.concept), (d.id, d.concept));
+    }
+}
+
 fn ord<B: AsRef<[u8]>>(e: &Edition<B>, id: u64) -> u32 {
     e.ordinal(id)
         .unwrap_or_else(|| panic!("{id} not in the edition"))
@@ -1250,8 +1268,8 @@ fn corrupt_values_in_big_sections_are_errors() {
     // out of range where the record is read in place, an error where the
     // description is made.
     let bytes = with_section(Descriptions, |b| {
-        b.chunks_exact_mut(26)
-            .for_each(|r| r[18..22].copy_from_slice(&[0xFF; 4]))
+        b.chunks_exact_mut(22)
+            .for_each(|r| r[14..18].copy_from_slice(&[0xFF; 4]))
     });
     let e = Edition::open(bytes).unwrap();
     let o = (0..e.concept_count())
