@@ -61,12 +61,7 @@ impl ChunkHeader {
 /// first item that is not above the one before it, if any, having written
 /// nothing.
 pub fn chunk(items: &[u32], out: &mut Vec<u8>) -> Result<(), NotAscending> {
-    if let Some(w) = items.windows(2).find(|w| w[1] <= w[0]) {
-        return Err(NotAscending {
-            previous: w[0],
-            item: w[1],
-        });
-    }
+    NotAscending::check(items)?;
     if items.is_empty() {
         return Ok(());
     }

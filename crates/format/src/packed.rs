@@ -35,12 +35,7 @@ const MORE: u8 = 0x80;
 /// first item that is not above the one before it, if any, having written
 /// nothing.
 pub fn pack(items: &[u32], out: &mut Vec<u8>) -> Result<(), NotAscending> {
-    if let Some(w) = items.windows(2).find(|w| w[1] <= w[0]) {
-        return Err(NotAscending {
-            previous: w[0],
-            item: w[1],
-        });
-    }
+    NotAscending::check(items)?;
     if items.is_empty() {
         return Ok(());
     }
@@ -71,6 +66,19 @@ fn put_varint(mut n: u32, out: &mut Vec<u8>) {
 pub struct NotAscending {
     pub previous: u32,
     pub item: u32,
+}
+
+impl NotAscending {
+    /// The first item of `items` that is not above the one before it.
+    pub(crate) fn check(items: &[u32]) -> Result<(), NotAscending> {
+        match items.windows(2).find(|w| w[1] <= w[0]) {
+            Some(w) => Err(NotAscending {
+                previous: w[0],
+                item: w[1],
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 impl std::fmt::Display for NotAscending {

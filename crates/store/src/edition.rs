@@ -1408,7 +1408,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let list = Chunked::new(bytes).ok_or_else(|| {
             StoreError::corrupt(
                 items,
-                format!("entry {i} is not a chunked list: its counts do not fit its bytes"),
+                format!(
+                    "entry {i} is not a chunked list: an odd length, or short of its chunk headers"
+                ),
             )
         })?;
         Ok(Ordinals::chunked(list))
