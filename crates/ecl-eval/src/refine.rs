@@ -182,6 +182,19 @@ impl Sets {
     }
 }
 
+/// The sorted union of the type index's lists: one list as it is (each
+/// is ascending and unique), unless damaged out of order; more, sorted.
+fn union_of(lists: &[txmap_store::Ordinals<'_>]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
+    for l in lists {
+        out.extend(l.iter());
+    }
+    if lists.len() > 1 || out.windows(2).any(|w| w[1] <= w[0]) {
+        out = normalize(out);
+    }
+    out
+}
+
 fn cardinality(c: Option<Cardinality>) -> (u32, Option<u32>) {
     c.map_or((1, None), |c| (c.min, c.max))
 }
@@ -264,23 +277,39 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         if types.len() > DRIVING_TYPES {
             return Ok(None);
         }
-        let (mut lists, mut total) = (Vec::new(), 0);
-        for &t in types.iter() {
-            let Some(sources) = self.ed.attribute_type_sources(t)? else {
-                return Ok(None);
-            };
-            total += sources.len();
-            if total >= than {
-                return Ok(None);
-            }
-            lists.push(sources);
+        let Some(lists) = self.type_sources(types, false)? else {
+            return Ok(None);
+        };
+        let total = lists.iter().map(|l| l.len()).sum::<usize>();
+        if total >= than {
+            return Ok(None);
         }
         self.tick(total + 1)?;
-        let mut out = Vec::with_capacity(total);
-        for l in lists {
-            out.extend(l.iter());
+        Ok(Some(union_of(&lists)))
+    }
+
+    /// The type index's list of the concepts with an attribute
+    /// relationship (`concrete`: a concrete value) of each of `types`;
+    /// `None` for an edition without type indexes (before format 1.2).
+    fn type_sources(
+        &self,
+        types: &[u32],
+        concrete: bool,
+    ) -> R<Option<Vec<txmap_store::Ordinals<'a>>>> {
+        let ed = self.ed;
+        let mut lists = Vec::with_capacity(types.len());
+        for &t in types {
+            let sources = if concrete {
+                ed.concrete_type_sources(t)?
+            } else {
+                ed.attribute_type_sources(t)?
+            };
+            let Some(sources) = sources else {
+                return Ok(None);
+            };
+            lists.push(sources);
         }
-        Ok(Some(normalize(out)))
+        Ok(Some(lists))
     }
 
     /// Compiles a refinement; `lazy` leaves attribute names and values as
@@ -427,19 +456,12 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     continue 'needs;
                 }
                 let concrete = !matches!(a.test, Test::Concept { .. });
-                for &t in types.iter() {
-                    let sources = if concrete {
-                        self.ed.concrete_type_sources(t)?
-                    } else {
-                        self.ed.attribute_type_sources(t)?
-                    };
-                    // An edition without type indexes (before format 1.2).
-                    let Some(sources) = sources else {
-                        break 'needs;
-                    };
-                    total += sources.len();
-                    lists.push(sources);
-                }
+                // An edition without type indexes (before format 1.2).
+                let Some(sources) = self.type_sources(types, concrete)? else {
+                    break 'needs;
+                };
+                total += sources.iter().map(|s| s.len()).sum::<usize>();
+                lists.extend(sources);
             }
             if by_type.as_ref().is_none_or(|(n, ..)| total < *n) {
                 by_type = Some((total, lists, n.as_slice()));
@@ -452,13 +474,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             return Ok(None);
         }
         self.tick(total + 1)?;
-        let mut candidates = Vec::with_capacity(total);
-        for l in &lists {
-            candidates.extend(l.iter());
-        }
-        if lists.len() > 1 {
-            candidates = normalize(candidates);
-        }
+        let candidates = union_of(&lists);
         // `T = *` alone: having a relationship of type T is the answer
         // (the type index does not say which are grouped).
         let exact = c.is_existential()
