@@ -5,8 +5,6 @@ mod columns;
 use std::fmt;
 use std::ops::Range;
 
-use txmap_format::chunked::Chunked;
-use txmap_format::packed::Packed;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE,
@@ -1375,54 +1373,37 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// Proper ancestors (the transitive closure of parents), packed.
     pub fn ancestors(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
         self.check_concept(ordinal)?;
-        self.packed(AncestorsIndex, Ancestors, ordinal)
+        self.encoded(
+            AncestorsIndex,
+            Ancestors,
+            ordinal,
+            Ordinals::packed,
+            "not a packed list: cut off, or a length that does not fit",
+        )
     }
 
-    /// Entry `i` of a CSR index of byte offsets into a section of packed
-    /// lists.
-    fn packed(
-        &self,
+    /// Proper descendants, chunked.
+    pub fn descendants(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
+        self.check_concept(ordinal)?;
+        self.encoded(
+            DescendantsIndex,
+            Descendants,
+            ordinal,
+            Ordinals::chunked,
+            "not a chunked list: an odd length, or short of its chunk headers",
+        )
+    }
+
+    /// Entry `i` of a CSR index of byte offsets into a section of encoded
+    /// lists, opened by `open`; `what` says what a list it refuses is.
+    fn encoded<'s>(
+        &'s self,
         index: SectionKind,
         items: SectionKind,
         i: u32,
-    ) -> Result<Ordinals<'_>, StoreError> {
-        let bytes = self.list_bytes(index, items, i)?;
-        let list = Packed::new(bytes).ok_or_else(|| {
-            StoreError::corrupt(
-                items,
-                format!("entry {i} is not a packed list: cut off, or a length that does not fit"),
-            )
-        })?;
-        Ok(Ordinals::packed(list))
-    }
-
-    /// Entry `i` of a CSR index of byte offsets into a section of chunked
-    /// lists.
-    fn chunked(
-        &self,
-        index: SectionKind,
-        items: SectionKind,
-        i: u32,
-    ) -> Result<Ordinals<'_>, StoreError> {
-        let bytes = self.list_bytes(index, items, i)?;
-        let list = Chunked::new(bytes).ok_or_else(|| {
-            StoreError::corrupt(
-                items,
-                format!(
-                    "entry {i} is not a chunked list: an odd length, or short of its chunk headers"
-                ),
-            )
-        })?;
-        Ok(Ordinals::chunked(list))
-    }
-
-    /// The bytes of entry `i` of a CSR index of byte offsets.
-    fn list_bytes(
-        &self,
-        index: SectionKind,
-        items: SectionKind,
-        i: u32,
-    ) -> Result<&[u8], StoreError> {
+        open: fn(&'s [u8]) -> Option<Ordinals<'s>>,
+        what: &str,
+    ) -> Result<Ordinals<'s>, StoreError> {
         let range = self.csr_range(index, i)?;
         let heap = self.raw(items)?;
         let bytes = heap.get(range.clone()).ok_or_else(|| {
@@ -1436,13 +1417,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ),
             )
         })?;
-        Ok(bytes)
-    }
-
-    /// Proper descendants, chunked.
-    pub fn descendants(&self, ordinal: u32) -> Result<Ordinals<'_>, StoreError> {
-        self.check_concept(ordinal)?;
-        self.chunked(DescendantsIndex, Descendants, ordinal)
+        open(bytes).ok_or_else(|| StoreError::corrupt(items, format!("entry {i} is {what}")))
     }
 
     /// A bound on the number of `ordinal`'s proper descendants from the

@@ -499,22 +499,32 @@ impl TestEdition {
             add(index, idx.as_bytes().to_vec(), n + 1);
             add(items, flat.as_bytes().to_vec(), flat.len());
         }
-        // Ancestors packed (format 4): the index holds byte offsets.
-        let (idx, packed) = csr(ancestors.iter().map(|l| {
-            let mut bytes = Vec::new();
-            txmap_format::packed::pack(l, &mut bytes).expect("ascending lists");
-            bytes
-        }));
-        add(AncestorsIndex, idx.as_bytes().to_vec(), n + 1);
-        add(Ancestors, packed.clone(), packed.len());
-        // Descendants chunked (format 5).
-        let (idx, chunked) = csr(descendants.iter().map(|l| {
-            let mut bytes = Vec::new();
-            txmap_format::chunked::chunk(l, &mut bytes).expect("ascending lists");
-            bytes
-        }));
-        add(DescendantsIndex, idx.as_bytes().to_vec(), n + 1);
-        add(Descendants, chunked.clone(), chunked.len());
+        // Ancestors packed (format 4), descendants chunked (format 5):
+        // the indexes hold byte offsets.
+        type Encode = fn(&[u32], &mut Vec<u8>) -> Result<(), txmap_format::packed::NotAscending>;
+        let encoded: [(_, _, _, Encode); 2] = [
+            (
+                AncestorsIndex,
+                Ancestors,
+                &ancestors,
+                txmap_format::packed::pack,
+            ),
+            (
+                DescendantsIndex,
+                Descendants,
+                &descendants,
+                txmap_format::chunked::chunk,
+            ),
+        ];
+        for (index, items, lists, encode) in encoded {
+            let (idx, bytes) = csr(lists.iter().map(|l| {
+                let mut bytes = Vec::new();
+                encode(l, &mut bytes).expect("ascending lists");
+                bytes
+            }));
+            add(index, idx.as_bytes().to_vec(), n + 1);
+            add(items, bytes.clone(), bytes.len());
+        }
 
         // Descriptions.
         let mut languages: Vec<&str> = Vec::new();

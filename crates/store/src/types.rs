@@ -435,16 +435,19 @@ impl<'a> Ordinals<'a> {
         }
     }
 
-    pub(crate) fn packed(list: Packed<'a>) -> Self {
-        Ordinals {
+    /// The [packed](txmap_format::packed) list in `bytes`, if they are one.
+    pub(crate) fn packed(bytes: &'a [u8]) -> Option<Self> {
+        Packed::new(bytes).map(|list| Ordinals {
             repr: Repr::Packed(list),
-        }
+        })
     }
 
-    pub(crate) fn chunked(list: Chunked<'a>) -> Self {
-        Ordinals {
+    /// The [chunked](txmap_format::chunked) list in `bytes`, if they are
+    /// one.
+    pub(crate) fn chunked(bytes: &'a [u8]) -> Option<Self> {
+        Chunked::new(bytes).map(|list| Ordinals {
             repr: Repr::Chunked(list),
-        }
+        })
     }
 
     /// The ordinals' bytes in the file.
@@ -698,10 +701,7 @@ mod tests {
         let plain: Vec<U32> = items.into_iter().map(U32::new).collect();
         let mut bytes = Vec::new();
         txmap_format::packed::pack(&items, &mut bytes).unwrap();
-        for l in [
-            Ordinals::new(&plain),
-            Ordinals::packed(Packed::new(&bytes).unwrap()),
-        ] {
+        for l in [Ordinals::new(&plain), Ordinals::packed(&bytes).unwrap()] {
             assert_eq!(l.len(), items.len());
             assert_eq!(l.to_vec(), items);
             assert_eq!(l.first(), Some(2));
@@ -718,7 +718,7 @@ mod tests {
                 assert_eq!(l.contains(x), items.contains(&x), "{x}");
             }
         }
-        let empty = Ordinals::packed(Packed::new(&[]).unwrap());
+        let empty = Ordinals::packed(&[]).unwrap();
         assert!(empty.is_empty() && empty.first().is_none() && !empty.contains(0));
     }
 
