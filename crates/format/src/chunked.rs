@@ -354,20 +354,6 @@ mod tests {
     }
 
     #[test]
-    fn out_of_order_is_refused_and_nothing_written() {
-        let mut out = vec![9];
-        let err = chunk(&[1, 3, 3], &mut out).unwrap_err();
-        assert_eq!(
-            err,
-            NotAscending {
-                previous: 3,
-                item: 3
-            }
-        );
-        assert_eq!(out, [9]);
-    }
-
-    #[test]
     fn headers_that_do_not_fit_are_refused() {
         // Odd, or too short for its headers.
         assert!(Chunked::new(&[0]).is_none());

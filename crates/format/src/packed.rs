@@ -349,20 +349,6 @@ mod tests {
     }
 
     #[test]
-    fn out_of_order_is_refused_and_nothing_written() {
-        let mut out = vec![9];
-        let err = pack(&[1, 3, 3], &mut out).unwrap_err();
-        assert_eq!(
-            err,
-            NotAscending {
-                previous: 3,
-                item: 3
-            }
-        );
-        assert_eq!(out, [9]);
-    }
-
-    #[test]
     fn lengths_that_do_not_fit_are_refused() {
         assert!(Packed::new(&[0x80]).is_none());
         assert!(Packed::new(&[2, 1, 0xFF]).is_none());

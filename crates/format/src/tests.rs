@@ -264,3 +264,37 @@ fn container_struct_sizes_are_part_of_the_format() {
     assert_eq!(HEADER_LEN, 64);
     assert_eq!(size_of::<SectionEntry>(), 40);
 }
+
+/// Both ordinal-list encoders refuse a list out of order, naming the
+/// first item not above the one before it, and write nothing.
+#[test]
+fn out_of_order_lists_are_refused_and_nothing_written() {
+    use crate::packed::NotAscending;
+    type Encode = fn(&[u32], &mut Vec<u8>) -> Result<(), NotAscending>;
+    let encoders: [(&str, Encode); 2] = [
+        ("packed", crate::packed::pack),
+        ("chunked", crate::chunked::chunk),
+    ];
+    for (name, encode) in encoders {
+        let mut out = vec![9];
+        let err = encode(&[1, 3, 3], &mut out).unwrap_err();
+        assert_eq!(
+            err,
+            NotAscending {
+                previous: 3,
+                item: 3
+            },
+            "{name}"
+        );
+        let err = encode(&[5, 70_000, 2], &mut out).unwrap_err();
+        assert_eq!(
+            err,
+            NotAscending {
+                previous: 70_000,
+                item: 2
+            },
+            "{name}"
+        );
+        assert_eq!(out, [9], "{name}");
+    }
+}
