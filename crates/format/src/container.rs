@@ -18,7 +18,7 @@ use crate::{FormatError, SectionKind};
 /// The first eight bytes of every edition file.
 pub const MAGIC: [u8; 8] = *b"TXMAPED\0";
 /// Readers refuse files with another major version.
-pub const FORMAT_MAJOR: u16 = 5;
+pub const FORMAT_MAJOR: u16 = 6;
 /// Additions that older readers can ignore (new section kinds, new metadata
 /// keys) raise the minor version.
 pub const FORMAT_MINOR: u16 = 0;

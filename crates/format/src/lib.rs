@@ -23,6 +23,7 @@ pub mod chunked;
 mod container;
 mod error;
 pub mod ids;
+mod narrow;
 pub mod packed;
 pub mod schema;
 mod writer;
@@ -32,6 +33,7 @@ pub use container::{
     SectionEntry, VERIFY_CHUNK, peek_metadata,
 };
 pub use error::FormatError;
+pub use narrow::U24;
 pub use schema::{SectionKind, records};
 pub use writer::{FileWriter, SectionWriter};
 

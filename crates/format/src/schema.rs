@@ -193,7 +193,8 @@ section_kinds! {
     WordFst = 70,
     /// `[U32; words + 1]` offsets into `WordPostings`.
     WordPostingsIndex = 71,
-    /// `[U32]` description ordinals, ascending per word.
+    /// `[U24]` description ordinals, ascending per word (three bytes each,
+    /// since 6.0).
     WordPostings = 72,
     /// `[U32; refsets + 1]` offsets into `RefsetConcepts`, one per
     /// `Refsets` entry. Optional (format 1.3).

@@ -6,6 +6,7 @@ use std::io::Seek;
 use super::*;
 use crate::numbered::Numbered;
 use txmap_format::schema::description_search as search_bits;
+use txmap_format::U24;
 
 impl Importer<'_> {
     pub(super) fn language_code(&mut self, code: &str) -> Result<u8, ImportError> {
@@ -117,8 +118,16 @@ impl Importer<'_> {
         let mut times = Numbered::new("effective times of descriptions");
         for (ordinal, d) in out.enumerate() {
             let d = d.ctx("reading sorted descriptions")?;
+            // The word postings hold description ordinals in three bytes.
             let ordinal = u32::try_from(ordinal)
-                .map_err(|_| ImportError::Inconsistent("more than 2^32 descriptions".into()))?;
+                .ok()
+                .filter(|&o| o <= U24::MAX)
+                .ok_or_else(|| {
+                    ImportError::Inconsistent(format!(
+                        "more than {} descriptions: an edition file holds at most that many",
+                        U24::MAX + 1
+                    ))
+                })?;
             csr.add(d.concept).map_err(ImportError::Inconsistent)?;
             terms
                 .read_into(d.term_offset, d.term_len as usize, &mut term)
@@ -130,11 +139,6 @@ impl Importer<'_> {
             // for inactive ones, and filtering is the reader's job. A word
             // pair's value is the ordinal and, in its low bit, whether the
             // word is the term's first (the `WordFirstWords` bitmap).
-            if ordinal >= 1 << 31 {
-                return Err(ImportError::Inconsistent(
-                    "more than 2^31 descriptions".into(),
-                ));
-            }
             folded.clear();
             let text = std::str::from_utf8(&term)
                 .map_err(|_| ImportError::Inconsistent(format!("term of {} is not UTF-8", d.id)))?;

@@ -11,7 +11,7 @@ use txmap_format::schema::{
     NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
     RelationshipRecord, TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
-use txmap_format::{Container, Metadata, SectionEntry, SectionKind, ids, records};
+use txmap_format::{Container, Metadata, SectionEntry, SectionKind, U24, ids, records};
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
@@ -393,7 +393,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let _: &[TypeSourcesEntry] = self.recs(ConcreteTypesIndex)?;
         let _: &[U32] = self.recs(ConcreteTypeSources)?;
         let _: &[U32] = self.recs(WordPostingsIndex)?;
-        let _: &[U32] = self.recs(WordPostings)?;
+        let _: &[U24] = self.recs(WordPostings)?;
         self.concept_count = n;
         self.description_count = d;
         Ok(())

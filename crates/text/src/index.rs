@@ -2,10 +2,11 @@
 //!
 //! The reader works over plain byte slices that usually come from a memory
 //! map of the edition file, so it cannot assume anything about them: the
-//! little-endian `u32` arrays are viewed through
-//! [`zerocopy::little_endian::U32`], which has alignment 1 (sections need not
-//! be 4-aligned in the file) and a fixed byte order (the file is portable),
-//! and whose view is obtained without `unsafe` or pointer casts. `open`
+//! little-endian arrays are viewed through [`zerocopy::little_endian::U32`]
+//! (the offsets) and [`txmap_format::U24`] (the postings: description
+//! ordinals, below 2^24), which have alignment 1 (sections need not be
+//! aligned in the file) and a fixed byte order (the file is portable), and
+//! whose views are obtained without `unsafe` or pointer casts. `open`
 //! checks only what is O(1) to check; every later access checks the offsets
 //! it uses against the slice bounds and reports corruption as an error, so a
 //! damaged file degrades into errors, never into a panic or an out-of-bounds
@@ -19,8 +20,9 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use fst::{IntoStreamer, Map, MapBuilder, Streamer};
+use txmap_format::U24;
 use zerocopy::little_endian::U32;
-use zerocopy::{FromBytes, IntoBytes};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::dense::{DENSE_FROM, DenseWord, DenseWords};
 use crate::error::{Section, TextError};
@@ -53,7 +55,7 @@ pub struct IndexStats {
     pub fst_bytes: u64,
     /// Bytes written to the offsets section (`(words + 1) * 4`).
     pub offsets_bytes: u64,
-    /// Bytes written to the postings section (`postings * 4`).
+    /// Bytes written to the postings section (`postings * 3`).
     pub postings_bytes: u64,
 }
 
@@ -134,7 +136,8 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
 
     /// Adds `word` (folded, UTF-8, non-empty, greater than the previous word
     /// in byte order) with its postings (strictly increasing description
-    /// ordinals; may be empty, though the importer never has reason to).
+    /// ordinals, each at most [`U24::MAX`]; may be empty, though the
+    /// importer never has reason to).
     pub fn push(&mut self, word: &[u8], postings: &[u32]) -> Result<(), TextError> {
         if word.is_empty() {
             return Err(TextError::EmptyWord);
@@ -161,12 +164,15 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
         let total_u32 =
             u32::try_from(total).map_err(|_| TextError::TooLarge { what: "postings" })?;
 
-        self.fst.insert(word, self.words)?;
         self.scratch.clear();
-        self.scratch.reserve(postings.len() * 4);
-        for p in postings {
-            self.scratch.extend_from_slice(&p.to_le_bytes());
+        self.scratch.reserve(postings.len() * 3);
+        for &p in postings {
+            let p = U24::new(p).ok_or(TextError::TooLarge {
+                what: "description ordinals (at most 16,777,215)",
+            })?;
+            self.scratch.extend_from_slice(p.as_bytes());
         }
+        self.fst.insert(word, self.words)?;
         self.postings.write_all(&self.scratch)?;
         self.offsets.write_all(&total_u32.to_le_bytes())?;
 
@@ -198,7 +204,7 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
             postings: self.total_postings,
             fst_bytes: fst.count,
             offsets_bytes: (self.words + 1) * 4,
-            postings_bytes: self.total_postings * 4,
+            postings_bytes: self.total_postings * 3,
         };
         Ok(FinishedIndex {
             stats,
@@ -382,11 +388,11 @@ impl TermIndexBuilder {
 // Postings
 // ---------------------------------------------------------------------------
 
-/// A word's postings: a view over little-endian `u32` description ordinals,
+/// A word's postings: a view over little-endian three-byte description ordinals,
 /// ascending (if the index is intact). Cheap to copy.
 #[derive(Clone, Copy, Default)]
 pub struct Postings<'a> {
-    items: &'a [U32],
+    items: &'a [U24],
     /// Where `items` starts in the postings section: the index of its
     /// first bit in the first-words bitmap.
     start: usize,
@@ -446,7 +452,7 @@ impl<'a> Postings<'a> {
         self.items.as_bytes()
     }
 
-    pub(crate) fn raw(&self) -> &'a [U32] {
+    pub(crate) fn raw(&self) -> &'a [U24] {
         self.items
     }
 
@@ -497,7 +503,7 @@ impl<'a> IntoIterator for &Postings<'a> {
 /// Iterator over [`Postings`].
 #[derive(Debug, Clone)]
 pub struct PostingsIter<'a> {
-    inner: std::slice::Iter<'a, U32>,
+    inner: std::slice::Iter<'a, U24>,
 }
 
 impl Iterator for PostingsIter<'_> {
@@ -534,7 +540,7 @@ impl FusedIterator for PostingsIter<'_> {}
 pub struct TextIndex<'a> {
     map: Map<&'a [u8]>,
     offsets: &'a [U32],
-    postings: &'a [U32],
+    postings: &'a [U24],
     /// One bit a posting, least significant first: the posting's word is
     /// the first word of its description's (folded) term. Absent in files
     /// written before it existed; ranking then reads the terms.
@@ -554,8 +560,11 @@ impl fmt::Debug for TextIndex<'_> {
     }
 }
 
-fn u32_section(bytes: &[u8], section: Section) -> Result<&[U32], TextError> {
-    <[U32]>::ref_from_bytes(bytes).map_err(|_| TextError::BadSectionLength {
+fn section<T: FromBytes + KnownLayout + Immutable>(
+    bytes: &[u8],
+    section: Section,
+) -> Result<&[T], TextError> {
+    <[T]>::ref_from_bytes(bytes).map_err(|_| TextError::BadSectionLength {
         section,
         len: bytes.len(),
     })
@@ -612,14 +621,15 @@ fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
 
 impl<'a> TextIndex<'a> {
     /// Opens an index over its three sections. Cheap: checks the fst header
-    /// and footer, that the offsets and postings lengths are multiples of 4,
+    /// and footer, that the offsets' length is a multiple of 4 and the
+    /// postings' of 3,
     /// that the word counts agree, and the first and last offsets; nothing
     /// is scanned. The caller is expected to have verified the fst section's
     /// checksum (a corrupt fst interior can make the `fst` crate panic);
     /// offsets and postings are checked on every access.
     pub fn open(fst: &'a [u8], offsets: &'a [u8], postings: &'a [u8]) -> Result<Self, TextError> {
-        let offsets = u32_section(offsets, Section::Offsets)?;
-        let postings = u32_section(postings, Section::Postings)?;
+        let offsets: &[U32] = section(offsets, Section::Offsets)?;
+        let postings: &[U24] = section(postings, Section::Postings)?;
         let Some((first, _)) = offsets.split_first() else {
             return Err(TextError::BadSectionLength {
                 section: Section::Offsets,
@@ -953,7 +963,7 @@ impl<'a> TextIndex<'a> {
     /// cost no more than the lists (a damaged list of huge ordinals falls
     /// back to sorting, so memory stays proportional to the postings).
     pub fn prefix_union(&self, prefix: &str, max_candidates: usize) -> Result<Vec<u32>, TextError> {
-        let mut lists: Vec<&'a [U32]> = Vec::new();
+        let mut lists: Vec<&'a [U24]> = Vec::new();
         let mut total = 0usize;
         let mut too_many = false;
         self.for_each_with_prefix(prefix, |_, postings| {
@@ -1100,7 +1110,7 @@ impl<'a> TextIndex<'a> {
     }
 }
 
-pub(crate) fn first_unsorted_raw(v: &[U32]) -> Option<usize> {
+pub(crate) fn first_unsorted_raw(v: &[U24]) -> Option<usize> {
     v.windows(2)
         .position(|w| w[0].get() >= w[1].get())
         .map(|i| i + 1)

@@ -20,7 +20,7 @@
 
 use std::ops::ControlFlow;
 
-use zerocopy::little_endian::U32;
+use txmap_format::U24;
 
 use crate::error::TextError;
 use crate::fold::{fold, words};
@@ -464,7 +464,7 @@ fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
     out
 }
 
-pub(crate) fn intersect(a: &[u32], b: &[U32]) -> Vec<u32> {
+pub(crate) fn intersect(a: &[u32], b: &[U24]) -> Vec<u32> {
     let mut out = Vec::with_capacity(a.len().min(b.len()));
     if a.len() <= b.len() {
         let mut j = 0;
@@ -492,7 +492,7 @@ pub(crate) fn intersect(a: &[u32], b: &[U32]) -> Vec<u32> {
 
 /// Calls `mark(i, j)` for each candidate `i` found at `list[j]`,
 /// galloping from the shorter side.
-fn mark_intersection(candidates: &[u32], list: &[U32], mut mark: impl FnMut(usize, usize)) {
+fn mark_intersection(candidates: &[u32], list: &[U24], mut mark: impl FnMut(usize, usize)) {
     if candidates.len() <= list.len() {
         let mut j = 0;
         for (i, &x) in candidates.iter().enumerate() {
@@ -550,8 +550,8 @@ mod tests {
         assert!(constraints("", MatchMode::Prefix).is_empty());
     }
 
-    fn u32s(v: &[u32]) -> Vec<U32> {
-        v.iter().map(|&x| U32::new(x)).collect()
+    fn u24s(v: &[u32]) -> Vec<U24> {
+        v.iter().map(|&x| U24::new(x).unwrap()).collect()
     }
 
     #[test]
@@ -578,10 +578,10 @@ mod tests {
     #[test]
     fn intersections() {
         let a = [1, 3, 5, 7, 9, 11];
-        let b = u32s(&[0, 1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
+        let b = u24s(&[0, 1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
         assert_eq!(intersect(&a, &b), [1, 3, 9, 11]);
         let long: Vec<u32> = (0..1000).collect();
-        assert_eq!(intersect(&long, &u32s(&[5, 500, 999, 1000])), [5, 500, 999]);
+        assert_eq!(intersect(&long, &u24s(&[5, 500, 999, 1000])), [5, 500, 999]);
         assert_eq!(intersect(&[], &b), Vec::<u32>::new());
         // Each match as (candidate, list) positions, from either side.
         let mut found = Vec::new();

@@ -129,7 +129,7 @@ fn truncated_sections_are_rejected() {
         })
     ));
     assert!(matches!(
-        TextIndex::open(&b.fst, &b.offsets, &b.postings[..b.postings.len() - 4]),
+        TextIndex::open(&b.fst, &b.offsets, &b.postings[..b.postings.len() - 3]),
         Err(TextError::CorruptOffsets { .. })
     ));
     assert!(matches!(
@@ -153,7 +153,7 @@ fn get_offset(offsets: &[u8], i: usize) -> u32 {
 fn bad_offsets_give_errors() {
     let b = sample();
     let n = b.offsets.len() / 4 - 1;
-    let p = (b.postings.len() / 4) as u32;
+    let p = (b.postings.len() / 3) as u32;
 
     // First offset not 0, last offset not P.
     let mut o = b.offsets.clone();
@@ -220,7 +220,7 @@ fn unsorted_postings_are_detected() {
         })
         .unwrap();
     let mut postings = b.postings.clone();
-    postings[at * 4..at * 4 + 12].reverse();
+    postings[at * 3..at * 3 + 9].reverse();
     let index = TextIndex::open(&b.fst, &b.offsets, &postings).unwrap();
     assert!(matches!(
         index.verify(),

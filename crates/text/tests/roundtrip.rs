@@ -199,5 +199,17 @@ fn into_inner_returns_writers() {
     assert_eq!(done.stats.words, 1);
     let index = TextIndex::open(&done.fst, &done.offsets, &done.postings).unwrap();
     assert_eq!(index.postings("語").unwrap().to_vec(), [7]);
-    assert_eq!(index.postings("語").unwrap().as_bytes(), 7u32.to_le_bytes());
+    // Three bytes a posting, little-endian.
+    assert_eq!(index.postings("語").unwrap().as_bytes(), [7, 0, 0]);
+}
+
+#[test]
+fn ordinals_past_three_bytes_are_refused_and_the_word_is_not_written() {
+    let mut w = IndexWriter::new(Vec::new(), Vec::new(), Vec::new()).unwrap();
+    w.push(b"a", &[0, (1 << 24) - 1]).unwrap();
+    assert!(matches!(
+        w.push(b"b", &[1, 1 << 24]),
+        Err(TextError::TooLarge { .. })
+    ));
+    assert_eq!(w.word_count(), 1);
 }
