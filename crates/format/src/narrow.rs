@@ -74,6 +74,9 @@ mod tests {
         assert_eq!(U24::new(u32::MAX), None);
         // Any three bytes are a value: a reader needs no check.
         let view = <[U24]>::ref_from_bytes(&[0xFF, 0xFF, 0xFF, 1, 0, 0][..]).unwrap();
-        assert_eq!(view.iter().map(|x| x.get()).collect::<Vec<_>>(), [U24::MAX, 1]);
+        assert_eq!(
+            view.iter().map(|x| x.get()).collect::<Vec<_>>(),
+            [U24::MAX, 1]
+        );
     }
 }

@@ -7,8 +7,10 @@
 //! ordinals too, their index in [`SectionKind::Descriptions`].
 //!
 //! Indexed lists use one layout throughout ("CSR"): an `*Index` section of
-//! `n + 1` `U32` offsets and a section of items, where the items of entry `i`
-//! are `items[index[i]..index[i + 1]]`.
+//! `n + 1` offsets and a section of items, where the items of entry `i`
+//! are `items[index[i]..index[i + 1]]`. The offsets are [`U24`](crate::U24) where the
+//! items are at most 2^24 − 1 records ([`SectionKind::is_narrow_index`]),
+//! else `U32`.
 
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -85,7 +87,7 @@ section_kinds! {
     /// `[DescriptionRecord]`: descriptions and text definitions, sorted by
     /// (concept ordinal, description SCTID).
     Descriptions = 30,
-    /// `[U32; n + 1]`: a concept's descriptions are
+    /// `[U24; n + 1]`: a concept's descriptions are
     /// `Descriptions[index[c]..index[c + 1]]`.
     ConceptDescriptionsIndex = 31,
     /// UTF-8 terms, referenced by `DescriptionRecord::term_offset`: first
@@ -300,6 +302,26 @@ impl SectionKind {
     /// 100–110) rather than to an edition.
     pub fn is_code_system(self) -> bool {
         (self as u32) >= 100
+    }
+
+    /// Whether the kind is a CSR index of three-byte offsets ([`U24`](crate::U24)):
+    /// the indexes whose items are records, counted in the millions at
+    /// most (since 6.0). The closures' indexes (`AncestorsIndex`,
+    /// `DescendantsIndex`) hold byte offsets into lists that pass 2^24
+    /// bytes, and the word and member indexes are small: they keep `U32`.
+    pub fn is_narrow_index(self) -> bool {
+        use SectionKind::*;
+        matches!(
+            self,
+            ParentsIndex
+                | ChildrenIndex
+                | ConceptDescriptionsIndex
+                | AcceptabilityIndex
+                | AttributesIndex
+                | InboundIndex
+                | ConcreteIndex
+                | StatedIndex
+        )
     }
 
     /// A kind's name, or its code when this reader does not know it.

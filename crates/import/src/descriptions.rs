@@ -5,8 +5,8 @@ use std::io::Seek;
 
 use super::*;
 use crate::numbered::Numbered;
-use txmap_format::schema::description_search as search_bits;
 use txmap_format::U24;
+use txmap_format::schema::description_search as search_bits;
 
 impl Importer<'_> {
     pub(super) fn language_code(&mut self, code: &str) -> Result<u8, ImportError> {
@@ -226,9 +226,11 @@ impl Importer<'_> {
             .ctx("staging description ids")?;
         for e in sorted_ids {
             let e = e.ctx("reading sorted description ids")?;
-            by_id
-                .record(&U32::new(e.ordinal))
-                .ctx("staging description ids")?;
+            // Ordinals were checked to fit when the descriptions were read.
+            let ordinal = U24::new(e.ordinal).ok_or_else(|| {
+                ImportError::Inconsistent(format!("description ordinal {} too large", e.ordinal))
+            })?;
+            by_id.record(&ordinal).ctx("staging description ids")?;
             ids.record(&e).ctx("spilling description ids")?;
         }
 

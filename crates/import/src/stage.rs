@@ -12,7 +12,7 @@ use std::io::{self, BufWriter, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use txmap_format::{FileWriter, FormatError, SectionKind};
+use txmap_format::{FileWriter, FormatError, SectionKind, U24};
 use zerocopy::little_endian::U32;
 use zerocopy::{Immutable, IntoBytes};
 
@@ -153,9 +153,27 @@ impl<'t> Stages<'t> {
         Ok(())
     }
 
-    /// Stages a CSR index (`n + 1` offsets).
+    /// Stages a CSR index (`n + 1` offsets), in three bytes an offset
+    /// when the kind [is narrow](SectionKind::is_narrow_index): an error
+    /// names the section when its items pass what three bytes count.
     pub fn put_index(&mut self, kind: SectionKind, offsets: &[u32]) -> io::Result<()> {
-        let le: Vec<U32> = offsets.iter().map(|&o| U32::new(o)).collect();
+        if !kind.is_narrow_index() {
+            let le: Vec<U32> = offsets.iter().map(|&o| U32::new(o)).collect();
+            return self.put(kind, le.as_bytes(), offsets.len() as u64);
+        }
+        let le = (offsets.iter())
+            .map(|&o| U24::new(o))
+            .collect::<Option<Vec<U24>>>()
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{}: more than {} items, the most an edition file indexes",
+                        kind.name(),
+                        U24::MAX
+                    ),
+                )
+            })?;
         self.put(kind, le.as_bytes(), offsets.len() as u64)
     }
 
@@ -256,6 +274,28 @@ mod tests {
         let mut b = CsrBuilder::new(2);
         b.add(1).unwrap();
         assert!(b.add(0).is_err());
+    }
+
+    #[test]
+    fn narrow_indexes_take_three_bytes_an_offset_and_refuse_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut stages = Stages::new(dir.path());
+        let big = 1 << 24;
+        stages
+            .put_index(SectionKind::ParentsIndex, &[0, 1, big - 1])
+            .unwrap();
+        assert_eq!(stages.get(SectionKind::ParentsIndex).unwrap().len, 9);
+        // Byte offsets into the closures' lists stay four bytes.
+        stages
+            .put_index(SectionKind::AncestorsIndex, &[0, big])
+            .unwrap();
+        assert_eq!(stages.get(SectionKind::AncestorsIndex).unwrap().len, 8);
+        let err = (stages.put_index(SectionKind::InboundIndex, &[0, big])).unwrap_err();
+        assert!(
+            err.to_string().starts_with("InboundIndex: more than"),
+            "{err}"
+        );
+        assert!(!stages.sections.contains_key(&SectionKind::InboundIndex));
     }
 
     #[test]

@@ -339,7 +339,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .ok()
             .filter(|&d| d < u32::MAX)
             .ok_or_else(|| StoreError::corrupt(Descriptions, "more descriptions than u32"))?;
-        let by_id: &[U32] = self.recs(DescriptionsById)?;
+        let by_id: &[U24] = self.recs(DescriptionsById)?;
         expect_count(DescriptionsById, by_id.len(), d)?;
 
         self.check_preferred_term_index(n)?;
@@ -432,7 +432,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     where
         T: FromBytes + KnownLayout + Immutable + Unaligned,
     {
-        let offsets: &[U32] = self.recs(index)?;
+        let offsets = self.offsets(index)?;
         let values: &[T] = self.recs(items)?;
         if !self.present(index) {
             if self.present(items) {
@@ -459,8 +459,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ),
             ));
         }
-        let first = offsets.first().map_or(0, |o| o.get());
-        let last = offsets.last().map_or(0, |o| o.get());
+        let first = offsets.get(0).unwrap_or(0);
+        let last = offsets.get(offsets.len().wrapping_sub(1)).unwrap_or(0);
         if first != 0 || last as usize != values.len() {
             return Err(StoreError::corrupt(
                 index,
@@ -597,10 +597,21 @@ impl<B: AsRef<[u8]>> Edition<B> {
         records::<T>(kind, self.raw(kind)?).map_err(StoreError::from)
     }
 
+    /// A CSR index's offsets, three or four bytes each as its kind says
+    /// ([`SectionKind::is_narrow_index`]).
+    #[inline]
+    fn offsets(&self, index: SectionKind) -> Result<Offsets<'_>, StoreError> {
+        Ok(if index.is_narrow_index() {
+            Offsets::Narrow(self.recs(index)?)
+        } else {
+            Offsets::Wide(self.recs(index)?)
+        })
+    }
+
     /// Entry `i` of a CSR index as a range of items.
     #[inline]
     fn csr_range(&self, index: SectionKind, i: u32) -> Result<Range<usize>, StoreError> {
-        let offsets: &[U32] = self.recs(index)?;
+        let offsets = self.offsets(index)?;
         if offsets.is_empty() {
             return Ok(0..0); // an absent optional index
         }
@@ -609,10 +620,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
             offsets.get(i),
             i.checked_add(1).and_then(|j| offsets.get(j)),
         ) {
-            (Some(s), Some(e)) if s.get() <= e.get() => Ok(s.get() as usize..e.get() as usize),
+            (Some(s), Some(e)) if s <= e => Ok(s as usize..e as usize),
             (Some(s), Some(e)) => Err(StoreError::corrupt(
                 index,
-                format!("entry {i} runs backwards ({}..{})", s.get(), e.get()),
+                format!("entry {i} runs backwards ({s}..{e})"),
             )),
             _ => Err(StoreError::corrupt(
                 index,
@@ -1185,7 +1196,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// each probe reading the record it names (the one found is the
     /// answer's).
     pub fn description(&self, desc_sctid: u64) -> Result<Option<Description<'_>>, StoreError> {
-        let by_id: &[U32] = self.recs(DescriptionsById)?;
+        let by_id: &[U24] = self.recs(DescriptionsById)?;
         let records: &[DescriptionRecord] = self.recs(Descriptions)?;
         let (mut lo, mut hi) = (0, by_id.len());
         while lo < hi {
@@ -2235,4 +2246,36 @@ pub(crate) fn str_in(
         })?;
     std::str::from_utf8(bytes)
         .map_err(|e| StoreError::corrupt(kind, format!("string at {start}: {e}")))
+}
+
+/// A CSR index's offsets: `U24` for the indexes of records, `U32` for the
+/// byte offsets into the closures' lists (see
+/// [`SectionKind::is_narrow_index`]).
+#[derive(Clone, Copy)]
+enum Offsets<'a> {
+    Narrow(&'a [U24]),
+    Wide(&'a [U32]),
+}
+
+impl Offsets<'_> {
+    #[inline]
+    fn len(self) -> usize {
+        match self {
+            Offsets::Narrow(o) => o.len(),
+            Offsets::Wide(o) => o.len(),
+        }
+    }
+
+    #[inline]
+    fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    fn get(self, i: usize) -> Option<u32> {
+        match self {
+            Offsets::Narrow(o) => o.get(i).map(|v| v.get()),
+            Offsets::Wide(o) => o.get(i).map(|v| v.get()),
+        }
+    }
 }

@@ -25,8 +25,9 @@
 //! hits ([`txmap_text::TextIndex::prefix_marks`]).
 
 use txmap_format::SectionKind::{ConceptDescriptionsIndex, DescriptionSearch};
+use txmap_format::U24;
 use txmap_format::schema::description_search as search_bits;
-use zerocopy::little_endian::{U16, U32};
+use zerocopy::little_endian::U16;
 
 use crate::search::SEED_SCOPE_UP_TO;
 use crate::{Edition, StoreError};
@@ -206,7 +207,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 listed: None,
             });
         }
-        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let index: &[U24] = self.recs(ConceptDescriptionsIndex)?;
         let entries: &[U16] = self.recs(DescriptionSearch)?;
         let words = entries.len() / 64 + 1;
         let mut starts = vec![0u64; words];

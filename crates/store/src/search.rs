@@ -13,10 +13,11 @@ use txmap_format::SectionKind::{
     ConceptDescriptionsIndex, Concepts, DescriptionSearch, Descriptions, TermHeap, WordFirstWords,
     WordFst, WordPostings, WordPostingsIndex,
 };
+use txmap_format::U24;
 use txmap_format::schema::description_search as search_bits;
 use txmap_format::schema::{ConceptRecord, DescriptionRecord, concept_flags, description_flags};
 use txmap_text::{Among, MatchMode, MatchTier, RankKey, RankQuery, TextIndex, fold, words};
-use zerocopy::little_endian::{U16, U32};
+use zerocopy::little_endian::U16;
 
 use crate::{Edition, ScopeSet, SearchHit, StoreError, sctid};
 
@@ -724,7 +725,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// The descriptions of the concepts `concepts` lists (ascending
     /// ordinals), ascending: each concept's are one range.
     fn descriptions_of(&self, concepts: &[u32]) -> Result<Vec<u32>, StoreError> {
-        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let index: &[U24] = self.recs(ConceptDescriptionsIndex)?;
         let all = index.last().map_or(0, |e| e.get() as usize);
         let mut out = Vec::with_capacity(concepts.len() * 3);
         for &c in concepts {
@@ -784,7 +785,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         candidates: &[u32],
         within: &[u32],
     ) -> Result<Vec<u32>, StoreError> {
-        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let index: &[U24] = self.recs(ConceptDescriptionsIndex)?;
         let range = |c: u32| -> Result<(u32, u32), StoreError> {
             match (index.get(c as usize), index.get(c as usize + 1)) {
                 (Some(start), Some(end)) => Ok((start.get(), end.get())),
@@ -829,7 +830,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// step to a concept further on starts from where the mean
     /// descriptions per concept puts it ([`concept_at_or_after`]).
     fn concepts_of_descriptions(&self, descriptions: &[u32]) -> Result<Vec<u32>, StoreError> {
-        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let index: &[U24] = self.recs(ConceptDescriptionsIndex)?;
         let mut out = Vec::with_capacity(descriptions.len());
         let mut c = 0usize;
         for &d in descriptions {
@@ -844,7 +845,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// the mean descriptions per concept put it (a record does not repeat
     /// it: four bytes a description, since format 5).
     pub(crate) fn concept_of_description(&self, d: u32) -> Result<u32, StoreError> {
-        let index: &[U32] = self.recs(ConceptDescriptionsIndex)?;
+        let index: &[U24] = self.recs(ConceptDescriptionsIndex)?;
         concept_at_or_after(index, 0, d).map(|c| c as u32)
     }
 
@@ -862,7 +863,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
 /// puts it — a concept has a handful, so the guess is a few entries off
 /// and the search reads a cache line or two near it, where a gallop from
 /// `c` read one per doubling.
-fn concept_at_or_after(index: &[U32], c: usize, d: u32) -> Result<usize, StoreError> {
+fn concept_at_or_after(index: &[U24], c: usize, d: u32) -> Result<usize, StoreError> {
     match (index.get(c + 1), index.get(c + 2)) {
         (Some(end), _) if d < end.get() => return Ok(c),
         (_, Some(end)) if d < end.get() => return Ok(c + 1),
@@ -961,7 +962,7 @@ mod tests {
                 let last = *ends.last().unwrap();
                 ends.push(last + next(most + 1) as u32);
             }
-            let index: Vec<U32> = ends.iter().map(|&e| U32::new(e)).collect();
+            let index: Vec<U24> = ends.iter().map(|&e| U24::new(e).unwrap()).collect();
             let all = *ends.last().unwrap();
             let mut c = 0;
             let mut d = 0;

@@ -10,7 +10,7 @@ use txmap_format::schema::{
     NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
     RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
 };
-use txmap_format::{FileWriter, Metadata, SectionKind};
+use txmap_format::{FileWriter, Metadata, SectionKind, U24};
 use txmap_text::TermIndexBuilder;
 use zerocopy::IntoBytes;
 use zerocopy::little_endian::{U16, U32, U64};
@@ -430,7 +430,19 @@ impl TestEdition {
         let o = |id: u64| ord[&id];
         let n = ids.len();
         let mut out: Vec<(SectionKind, Vec<u8>, u64)> = Vec::new();
-        let mut add = |kind, bytes: Vec<u8>, count: usize| out.push((kind, bytes, count as u64));
+        // CSR indexes are built as `U32`s; the narrow ones are stored in
+        // three bytes an offset, as the importer's `put_index` does.
+        let mut add = |kind: SectionKind, bytes: Vec<u8>, count: usize| {
+            let bytes = if kind.is_narrow_index() {
+                (bytes.chunks_exact(4))
+                    .map(|o| u32::from_le_bytes(o.try_into().unwrap()))
+                    .flat_map(|o| U24::new(o).expect("small test data").as_bytes().to_vec())
+                    .collect()
+            } else {
+                bytes
+            };
+            out.push((kind, bytes, count as u64))
+        };
 
         let id_recs: Vec<U64> = ids.iter().map(|&i| U64::new(i)).collect();
         add(ConceptIds, id_recs.as_bytes().to_vec(), n);
@@ -629,7 +641,7 @@ impl TestEdition {
         add(ConceptDescriptionsIndex, idx.as_bytes().to_vec(), n + 1);
         let mut by_id: Vec<u32> = (0..d as u32).collect();
         by_id.sort_by_key(|&o| descs[o as usize].id);
-        let by_id: Vec<U32> = by_id.into_iter().map(U32::new).collect();
+        let by_id: Vec<U24> = by_id.into_iter().map(|o| U24::new(o).unwrap()).collect();
         add(DescriptionsById, by_id.as_bytes().to_vec(), d);
         add(TermHeap, term_heap.clone(), term_heap.len());
         add(DescriptionModules, U32::new(o(CORE)).as_bytes().to_vec(), 1);

@@ -1135,16 +1135,22 @@ fn layout_errors_are_caught_on_open() {
             Box::new(|b| b.truncate(b.len() - 12)),
             "17 records, expected 18",
         ),
+        // Three-byte offsets (format 6).
+        (
+            ParentsIndex,
+            Box::new(|b| b.truncate(b.len() - 3)),
+            "expected 19",
+        ),
         (
             ParentsIndex,
             Box::new(|b| b.truncate(b.len() - 4)),
-            "expected 19",
+            "not a multiple",
         ),
         (ParentsIndex, Box::new(|b| b[0] = 1), "offsets run 1.."),
         (Ancestors, Box::new(|b| b.extend([0; 4])), "over"),
         (
             DescriptionsById,
-            Box::new(|b| b.truncate(b.len() - 4)),
+            Box::new(|b| b.truncate(b.len() - 3)),
             "expected 41",
         ),
         (
