@@ -436,8 +436,9 @@ pub struct AcceptabilityRecord {
 #[repr(C)]
 pub struct RelationshipRecord {
     /// Ordinal of the other end: the destination in `Attributes` and
-    /// `Stated`, the source in `Inbound`.
-    pub target: U32,
+    /// `Stated`, the source in `Inbound` (three bytes since 6.0: an
+    /// edition holds at most 2^24 concepts).
+    pub target: crate::U24,
     /// Index into `RelationshipKinds`: the attribute type and the
     /// characteristic type.
     pub kind: U16,
@@ -795,7 +796,7 @@ mod tests {
         assert_eq!(size_of::<DescriptionRecord>(), 22);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
-        assert_eq!(size_of::<RelationshipRecord>(), 8);
+        assert_eq!(size_of::<RelationshipRecord>(), 7);
         assert_eq!(size_of::<RelationshipKindRecord>(), 5);
         assert_eq!(size_of::<ConcreteRecord>(), 16);
         assert_eq!(size_of::<RefsetRecord>(), 32);

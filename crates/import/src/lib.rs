@@ -75,7 +75,7 @@ use txmap_format::schema::{
     RefsetRecord, RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED,
     concept_flags, description_flags, identifier_hash,
 };
-use txmap_format::{FileWriter, FormatError, Metadata, SectionKind};
+use txmap_format::{FileWriter, FormatError, Metadata, SectionKind, U24};
 use txmap_rf2::kind::FileKind;
 use txmap_rf2::parse::{
     ConceptRow, ConcreteValueRow, DescriptionRow, IdentifierRow, RefsetRow, RelationshipRow,
@@ -916,6 +916,14 @@ impl<'a> Importer<'a> {
             return Err(ImportError::Inconsistent(
                 "the packages hold no concepts".into(),
             ));
+        }
+        // Relationships name their other end in three bytes.
+        if latest.len() > U24::MAX as usize + 1 {
+            return Err(ImportError::Inconsistent(format!(
+                "{} concepts: an edition file holds at most {}",
+                latest.len(),
+                U24::MAX + 1
+            )));
         }
         self.concept_ids = latest.iter().map(|c| c.id).collect();
         self.concept_active = latest.iter().map(|c| c.active != 0).collect();

@@ -662,7 +662,7 @@ impl TestEdition {
         kinds.sort_unstable();
         kinds.dedup();
         let rel = |type_id: u64, target: u64, group: u16, ch: u64| RelationshipRecord {
-            target: U32::new(o(target)),
+            target: U24::new(o(target)).unwrap(),
             kind: U16::new(kinds.binary_search(&kind(type_id, ch)).expect("a kind") as u16),
             group: U16::new(group),
         };
