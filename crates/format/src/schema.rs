@@ -269,6 +269,11 @@ section_kinds! {
     /// has a few hundred, so a description holds two bytes, not four.
     /// Checksummed on open.
     DescriptionTimes = 87,
+    /// `[U32]`: the ordinals of the modules of the concepts, which
+    /// [`ConceptRecord::module`] indexes (format 6): a release has a few,
+    /// so a concept holds two bytes for its module, not four. Checksummed
+    /// on open.
+    ConceptModules = 88,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -356,10 +361,10 @@ pub mod concept_flags {
 pub struct ConceptRecord {
     /// RF2 effectiveTime as the integer YYYYMMDD.
     pub effective_time: U32,
-    /// Ordinal of the module concept.
-    pub module: U32,
+    /// Index into `ConceptModules`: the module concept (since 6.0; a
+    /// `u32` ordinal before).
+    pub module: U16,
     pub flags: u8,
-    pub reserved: [u8; 3],
 }
 
 /// Flag bits of [`DescriptionRecord::flags`].
@@ -792,7 +797,7 @@ mod tests {
     #[test]
     fn record_sizes_are_part_of_the_format() {
         // Changing any of these is a major format change.
-        assert_eq!(size_of::<ConceptRecord>(), 12);
+        assert_eq!(size_of::<ConceptRecord>(), 7);
         assert_eq!(size_of::<DescriptionRecord>(), 22);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
@@ -829,11 +834,11 @@ mod tests {
 
     #[test]
     fn records_checks_length_only() {
-        let bytes = [0u8; 25];
-        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[..24]).is_ok());
-        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[1..25]).is_ok());
+        let bytes = [0u8; 15];
+        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[..14]).is_ok());
+        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[1..15]).is_ok());
         assert!(matches!(
-            records::<ConceptRecord>(SectionKind::Concepts, &bytes[..23]),
+            records::<ConceptRecord>(SectionKind::Concepts, &bytes[..13]),
             Err(FormatError::RecordSize { .. })
         ));
     }

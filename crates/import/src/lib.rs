@@ -116,6 +116,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::RelationshipKinds,
     SectionKind::DescriptionModules,
     SectionKind::DescriptionTimes,
+    SectionKind::ConceptModules,
     SectionKind::WordFst,
     SectionKind::WordPostingsIndex,
     SectionKind::ConceptIds,
@@ -930,6 +931,7 @@ impl<'a> Importer<'a> {
         let mut ids = Vec::with_capacity(latest.len() * 8);
         let mut records = Vec::with_capacity(latest.len());
         let mut active = 0;
+        let mut modules = numbered::Numbered::new("modules of concepts");
         for c in &latest {
             ids.extend_from_slice(U64::new(c.id).as_bytes());
             let module = match self.ordinal(c.module) {
@@ -954,15 +956,22 @@ impl<'a> Importer<'a> {
             self.latest_time = self.latest_time.max(c.effective_time);
             let r = ConceptRecord {
                 effective_time: U32::new(c.effective_time),
-                module: U32::new(module),
+                module: U16::new(modules.number(module)?),
                 flags,
-                reserved: [0; 3],
             };
             records.push(r);
         }
         let n = latest.len() as u64;
         self.stages
             .put(SectionKind::ConceptIds, &ids, n)
+            .ctx("staging concepts")?;
+        let modules: Vec<U32> = modules.values().iter().map(|&m| U32::new(m)).collect();
+        self.stages
+            .put(
+                SectionKind::ConceptModules,
+                modules.as_bytes(),
+                modules.len() as u64,
+            )
             .ctx("staging concepts")?;
         self.concept_records = records;
         self.count("concepts", n);

@@ -76,6 +76,7 @@ pub fn class(kind: SectionKind) -> Access {
         | RelationshipKinds
         | DescriptionModules
         | DescriptionTimes
+        | ConceptModules
         | MemberColumns
         | MemberModules
         | MemberTimes

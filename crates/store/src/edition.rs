@@ -53,6 +53,7 @@ const REQUIRED: &[SectionKind] = &[
     RelationshipKinds,
     DescriptionModules,
     DescriptionTimes,
+    ConceptModules,
     Refsets,
     Members,
     MemberFieldHeap,
@@ -76,6 +77,7 @@ const VERIFIED_ON_OPEN: &[SectionKind] = &[
     RelationshipKinds,
     DescriptionModules,
     DescriptionTimes,
+    ConceptModules,
     WordFst,
 ];
 /// Small optional sections parsed at open (format 1.3).
@@ -181,6 +183,8 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// `DescriptionModules` and `DescriptionTimes`, which description
     /// records index, copied on open.
     description_tables: DescriptionTables,
+    /// `ConceptModules`, which concept records index, copied on open.
+    concept_modules: Vec<u32>,
     languages: Vec<String>,
     /// Ascending by ordinal, hence by SCTID.
     refsets: Vec<RefsetEntry>,
@@ -283,6 +287,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             codes: Vec::new(),
             relationship_kinds: Vec::new(),
             description_tables: DescriptionTables::default(),
+            concept_modules: Vec::new(),
             languages: Vec::new(),
             refsets: Vec::new(),
             inactive_refsets: Vec::new(),
@@ -500,6 +505,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
             modules: modules.iter().map(|m| m.get()).collect(),
             times: times.iter().map(|t| t.get()).collect(),
         };
+        let modules: &[U32] = self.recs(ConceptModules)?;
+        self.concept_modules = modules.iter().map(|m| m.get()).collect();
 
         let languages = std::str::from_utf8(self.raw(Languages)?)
             .map_err(|e| StoreError::corrupt(Languages, e.to_string()))?
@@ -843,12 +850,16 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let n = (self.concept_count as usize).min(records.len());
         Ok(ConceptTable {
             records: records.get(..n).unwrap_or_default(),
+            modules: &self.concept_modules,
         })
     }
 
     /// [`concept_at`](Self::concept_at) without the SCTIDs: one record read.
     pub fn concept_facts(&self, ordinal: u32) -> Result<ConceptFacts, StoreError> {
-        Ok(ConceptFacts::of(self.concept_record(ordinal)?))
+        Ok(ConceptFacts::of(
+            self.concept_record(ordinal)?,
+            &self.concept_modules,
+        ))
     }
 
     /// The concepts a refset's active members reference, as sorted, unique
@@ -998,7 +1009,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
             ordinal,
             active: r.flags & concept_flags::ACTIVE != 0,
             defined: r.flags & concept_flags::DEFINED != 0,
-            module: self.id_at(r.module.get(), Concepts)?,
+            module: self.id_at(
+                ConceptFacts::of(r, &self.concept_modules).module_ord,
+                Concepts,
+            )?,
             effective_time: r.effective_time.get(),
         })
     }

@@ -489,7 +489,8 @@ impl TestEdition {
             .enumerate()
             .map(|(i, c)| ConceptRecord {
                 effective_time: U32::new(20240101),
-                module: U32::new(o(CORE)),
+                // Index 0 of `ConceptModules`.
+                module: U16::new(0),
                 flags: (if c.active { concept_flags::ACTIVE } else { 0 })
                     | (if c.defined { concept_flags::DEFINED } else { 0 })
                     | (if in_hierarchy(i) {
@@ -497,10 +498,10 @@ impl TestEdition {
                     } else {
                         0
                     }),
-                reserved: [0; 3],
             })
             .collect();
         add(Concepts, concept_recs.as_bytes().to_vec(), n);
+        add(ConceptModules, U32::new(o(CORE)).as_bytes().to_vec(), 1);
         for (index, items, lists) in [
             (ParentsIndex, Parents, &parents),
             (ChildrenIndex, Children, &children),

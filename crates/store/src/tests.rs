@@ -67,7 +67,7 @@ fn identity_metadata_and_sections() {
     assert!(sections.windows(2).all(|w| w[0].offset < w[1].offset));
     let concepts = sections.iter().find(|s| s.name == "Concepts").unwrap();
     assert_eq!(concepts.code, SectionKind::Concepts as u32);
-    assert_eq!(concepts.len, 18 * 12);
+    assert_eq!(concepts.len, 18 * 7);
     assert_eq!(concepts.count, 18);
     assert!(sections.iter().any(|s| s.name == "Stated"));
     assert!(format!("{e:?}").contains("concepts: 18"));
@@ -1132,7 +1132,7 @@ fn layout_errors_are_caught_on_open() {
         ),
         (
             Concepts,
-            Box::new(|b| b.truncate(b.len() - 12)),
+            Box::new(|b| b.truncate(b.len() - 7)),
             "17 records, expected 18",
         ),
         // Three-byte offsets (format 6).
@@ -1289,11 +1289,29 @@ fn corrupt_values_in_big_sections_are_errors() {
     let err = row.effective_time().unwrap_err();
     assert!(err.to_string().contains("effective time 65535"), "{err}");
     exercise(&e);
+    // Concept modules past their table (a 7-byte record: time, module,
+    // flags): an ordinal out of range in the facts, an error where the
+    // concept is made, and a moduleId filter that matches nothing.
+    let bytes = with_section(Concepts, |b| {
+        b.chunks_exact_mut(7)
+            .for_each(|r| r[4..6].copy_from_slice(&[0xFF, 0xFF]))
+    });
+    let e = Edition::open(bytes).unwrap();
+    let o = e.ordinal(MI).unwrap();
+    assert!(e.sctid(e.concept_facts(o).unwrap().module_ord).is_err());
+    assert!(e.concept_at(o).is_err());
+    let table = e.concept_table().unwrap();
+    assert!(
+        table
+            .select(|f| f.module_ord < e.concept_count())
+            .is_empty()
+    );
+    exercise(&e);
     // A description ordinal out of range where a search by SCTID probes:
     // every entry points past the records, so any lookup meets one.
     let bytes = with_section(DescriptionsById, |b| {
-        for o in b.chunks_exact_mut(4) {
-            o.copy_from_slice(&u32::MAX.to_le_bytes());
+        for o in b.chunks_exact_mut(3) {
+            o.copy_from_slice(&[0xFF; 3]);
         }
     });
     let e = Edition::open(bytes).unwrap();

@@ -627,6 +627,8 @@ pub struct SearchHit<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct ConceptTable<'a> {
     pub(crate) records: &'a [txmap_format::schema::ConceptRecord],
+    /// `ConceptModules`, which the records index.
+    pub(crate) modules: &'a [u32],
 }
 
 impl ConceptTable<'_> {
@@ -634,7 +636,7 @@ impl ConceptTable<'_> {
     /// `ordinal`; `None` past the last concept.
     #[inline]
     pub fn facts(&self, ordinal: u32) -> Option<ConceptFacts> {
-        self.records.get(ordinal as usize).map(ConceptFacts::of)
+        (self.records.get(ordinal as usize)).map(|r| ConceptFacts::of(r, self.modules))
     }
 
     /// The number of concepts.
@@ -657,7 +659,7 @@ impl ConceptTable<'_> {
         let mut kept = 0;
         for (o, r) in (0u32..).zip(self.records) {
             out[kept] = o;
-            kept += usize::from(keep(&ConceptFacts::of(r)));
+            kept += usize::from(keep(&ConceptFacts::of(r, self.modules)));
         }
         out.truncate(kept);
         if kept < out.capacity() / 4 {
@@ -669,12 +671,15 @@ impl ConceptTable<'_> {
 
 impl ConceptFacts {
     #[inline]
-    pub(crate) fn of(r: &txmap_format::schema::ConceptRecord) -> ConceptFacts {
-        use txmap_format::schema::concept_flags;
+    /// The facts of `r`, its module read from `modules`
+    /// (`ConceptModules`): for an index past the table (a damaged file)
+    /// an ordinal out of range, which accessors report.
+    pub(crate) fn of(r: &txmap_format::schema::ConceptRecord, modules: &[u32]) -> ConceptFacts {
+        use txmap_format::schema::{NO_ORDINAL, concept_flags};
         ConceptFacts {
             active: r.flags & concept_flags::ACTIVE != 0,
             defined: r.flags & concept_flags::DEFINED != 0,
-            module_ord: r.module.get(),
+            module_ord: (modules.get(usize::from(r.module.get())).copied()).unwrap_or(NO_ORDINAL),
             effective_time: r.effective_time.get(),
             in_hierarchy: r.flags & concept_flags::IN_HIERARCHY != 0,
         }
