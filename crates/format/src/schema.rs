@@ -94,10 +94,9 @@ section_kinds! {
     /// every concept's preferred term (see `PreferredTermIndex`), then the
     /// others.
     TermHeap = 33,
-    /// CSR by description ordinal of `[AcceptabilityRecord]`: the active
-    /// language refset rows of each description.
-    AcceptabilityIndex = 34,
-    Acceptability = 35,
+    // Codes 34 and 35 (`AcceptabilityIndex`, `Acceptability`: each
+    // description's rows, 11 MB on the International-scale synthetic
+    // edition) were retired in 6.0 for the sets of 89–91.
 
     /// CSR by source concept ordinal of `[RelationshipRecord]`: active
     /// inferred (and additional) attribute relationships other than is-a,
@@ -274,6 +273,17 @@ section_kinds! {
     /// so a concept holds two bytes for its module, not four. Checksummed
     /// on open.
     ConceptModules = 88,
+    /// `[U16]` by description ordinal: the number of the description's
+    /// *acceptability set*, its active language refset rows (format 6).
+    /// Thousands of descriptions share each set — a release has a few
+    /// language refsets and two acceptabilities — so a description holds
+    /// two bytes, not an offset and its rows.
+    DescriptionAcceptability = 89,
+    /// CSR by set number of `[AcceptabilityRecord]`, `U32` offsets: the
+    /// rows of each acceptability set, sorted by refset code; every set
+    /// distinct. Checksummed and copied on open (format 6).
+    AcceptabilitySetsIndex = 90,
+    AcceptabilitySets = 91,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -321,7 +331,6 @@ impl SectionKind {
             ParentsIndex
                 | ChildrenIndex
                 | ConceptDescriptionsIndex
-                | AcceptabilityIndex
                 | AttributesIndex
                 | InboundIndex
                 | ConcreteIndex

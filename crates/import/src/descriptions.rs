@@ -382,21 +382,31 @@ impl Importer<'_> {
         }
         let out = self.finish(out)?;
         let mut search = facts.search.clone();
-        let mut csr = CsrBuilder::new(facts.concept.len());
         let mut count = 0;
-        let staged = self
-            .stages
-            .get(SectionKind::Acceptability)
-            .ctx("staging acceptability")?;
+        // Each description's rows, numbered as a set (format 6).
+        let mut sets = AcceptabilitySets::default();
+        let mut set_of = vec![sets.number(&[])?; facts.concept.len()];
+        let mut set = Vec::new();
+        let mut current = None;
         for a in out {
             let a = a.ctx("reading sorted language rows")?;
-            csr.add(a.description).map_err(ImportError::Inconsistent)?;
-            staged
-                .record(&AcceptabilityRecord {
-                    refset_code: a.refset as u8,
-                    acceptability_code: a.acceptability,
-                })
-                .ctx("staging acceptability")?;
+            if current != Some(a.description) {
+                if let Some(d) = current {
+                    set_of[d as usize] = sets.number(&set)?;
+                }
+                if a.description as usize >= set_of.len() || current > Some(a.description) {
+                    return Err(ImportError::Inconsistent(format!(
+                        "language row of description ordinal {} out of order or range",
+                        a.description
+                    )));
+                }
+                set.clear();
+                current = Some(a.description);
+            }
+            set.push(AcceptabilityRecord {
+                refset_code: a.refset as u8,
+                acceptability_code: a.acceptability,
+            });
             count += 1;
             let d = a.description as usize;
             // What `Edition::is_preferred_synonym` asks: an active synonym
@@ -412,10 +422,26 @@ impl Importer<'_> {
                 }
             }
         }
+        if let Some(d) = current {
+            set_of[d as usize] = sets.number(&set)?;
+        }
+        let set_of: Vec<U16> = set_of.into_iter().map(U16::new).collect();
         self.stages
-            .put_index(
-                SectionKind::AcceptabilityIndex,
-                &csr.finish(facts.concept.len()),
+            .put(
+                SectionKind::DescriptionAcceptability,
+                set_of.as_bytes(),
+                set_of.len() as u64,
+            )
+            .ctx("staging acceptability")?;
+        let (index, records) = sets.into_csr();
+        self.stages
+            .put_index(SectionKind::AcceptabilitySetsIndex, &index)
+            .ctx("staging acceptability")?;
+        self.stages
+            .put(
+                SectionKind::AcceptabilitySets,
+                records.as_bytes(),
+                records.len() as u64,
             )
             .ctx("staging acceptability")?;
         self.count("language_members", count);
@@ -699,4 +725,47 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
         return None;
     }
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The distinct *acceptability sets* — a description's language refset
+/// rows — numbered in order of first appearance (format 6): a release's
+/// million descriptions share a few dozen, so each holds a two-byte
+/// number instead of an offset and its rows.
+#[derive(Default)]
+struct AcceptabilitySets {
+    numbers: HashMap<Vec<(u8, u8)>, u16>,
+    sets: Vec<Vec<AcceptabilityRecord>>,
+}
+
+impl AcceptabilitySets {
+    /// The number of the set of `rows`, the next one if it is new.
+    fn number(&mut self, rows: &[AcceptabilityRecord]) -> Result<u16, ImportError> {
+        let key: Vec<(u8, u8)> = (rows.iter())
+            .map(|r| (r.refset_code, r.acceptability_code))
+            .collect();
+        if let Some(&n) = self.numbers.get(&key) {
+            return Ok(n);
+        }
+        let n = u16::try_from(self.sets.len()).map_err(|_| {
+            ImportError::Inconsistent(
+                "more than 65,536 distinct sets of language refset rows: \
+                 an edition file numbers them in two bytes"
+                    .into(),
+            )
+        })?;
+        self.numbers.insert(key, n);
+        self.sets.push(rows.to_vec());
+        Ok(n)
+    }
+
+    /// The sets as a CSR index (`sets + 1` offsets) and their rows.
+    fn into_csr(self) -> (Vec<u32>, Vec<AcceptabilityRecord>) {
+        let mut index = vec![0];
+        let mut records = Vec::new();
+        for set in self.sets {
+            records.extend(set);
+            index.push(records.len() as u32);
+        }
+        (index, records)
+    }
 }

@@ -117,6 +117,8 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::DescriptionModules,
     SectionKind::DescriptionTimes,
     SectionKind::ConceptModules,
+    SectionKind::AcceptabilitySetsIndex,
+    SectionKind::AcceptabilitySets,
     SectionKind::WordFst,
     SectionKind::WordPostingsIndex,
     SectionKind::ConceptIds,
@@ -148,8 +150,7 @@ pub const LAYOUT: &[SectionKind] = &[
     // Sparse.
     SectionKind::Children,
     SectionKind::Descriptions,
-    SectionKind::AcceptabilityIndex,
-    SectionKind::Acceptability,
+    SectionKind::DescriptionAcceptability,
     SectionKind::Concrete,
     SectionKind::ConcreteHeap,
     SectionKind::DescriptionsById,

@@ -77,6 +77,8 @@ pub fn class(kind: SectionKind) -> Access {
         | DescriptionModules
         | DescriptionTimes
         | ConceptModules
+        | AcceptabilitySetsIndex
+        | AcceptabilitySets
         | MemberColumns
         | MemberModules
         | MemberTimes

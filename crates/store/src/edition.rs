@@ -12,7 +12,7 @@ use txmap_format::schema::{
     RelationshipRecord, TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, U24, ids, records};
-use zerocopy::little_endian::{U32, U64};
+use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use crate::StoreError;
@@ -46,8 +46,9 @@ const REQUIRED: &[SectionKind] = &[
     ConceptDescriptionsIndex,
     DescriptionsById,
     TermHeap,
-    AcceptabilityIndex,
-    Acceptability,
+    DescriptionAcceptability,
+    AcceptabilitySetsIndex,
+    AcceptabilitySets,
     AttributesIndex,
     Attributes,
     RelationshipKinds,
@@ -78,6 +79,8 @@ const VERIFIED_ON_OPEN: &[SectionKind] = &[
     DescriptionModules,
     DescriptionTimes,
     ConceptModules,
+    AcceptabilitySetsIndex,
+    AcceptabilitySets,
     WordFst,
 ];
 /// Small optional sections parsed at open (format 1.3).
@@ -185,6 +188,10 @@ pub struct Edition<B: AsRef<[u8]>> {
     description_tables: DescriptionTables,
     /// `ConceptModules`, which concept records index, copied on open.
     concept_modules: Vec<u32>,
+    /// `AcceptabilitySetsIndex` and `AcceptabilitySets`, which
+    /// `DescriptionAcceptability` numbers, copied on open: a set's rows
+    /// are `rows[index[s]..index[s + 1]]`.
+    acceptability_sets: (Vec<u32>, Vec<AcceptabilityRecord>),
     languages: Vec<String>,
     /// Ascending by ordinal, hence by SCTID.
     refsets: Vec<RefsetEntry>,
@@ -288,6 +295,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             relationship_kinds: Vec::new(),
             description_tables: DescriptionTables::default(),
             concept_modules: Vec::new(),
+            acceptability_sets: (Vec::new(), Vec::new()),
             languages: Vec::new(),
             refsets: Vec::new(),
             inactive_refsets: Vec::new(),
@@ -355,7 +363,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.check_csr::<u8>(AncestorsIndex, Ancestors, n)?;
         self.check_csr::<u8>(DescendantsIndex, Descendants, n)?;
         self.check_csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, n)?;
-        self.check_csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, d)?;
+        let sets: &[U16] = self.recs(DescriptionAcceptability)?;
+        expect_count(DescriptionAcceptability, sets.len(), d)?;
         for (index, items) in [
             (AttributesIndex, Attributes),
             (InboundIndex, Inbound),
@@ -507,6 +516,20 @@ impl<B: AsRef<[u8]>> Edition<B> {
         };
         let modules: &[U32] = self.recs(ConceptModules)?;
         self.concept_modules = modules.iter().map(|m| m.get()).collect();
+        let index: &[U32] = self.recs(AcceptabilitySetsIndex)?;
+        self.check_csr::<AcceptabilityRecord>(
+            AcceptabilitySetsIndex,
+            AcceptabilitySets,
+            index.len().saturating_sub(1) as u32,
+        )?;
+        if index.windows(2).any(|w| w[0].get() > w[1].get()) {
+            return Err(StoreError::corrupt(
+                AcceptabilitySetsIndex,
+                "offsets run backwards",
+            ));
+        }
+        let rows: &[AcceptabilityRecord] = self.recs(AcceptabilitySets)?;
+        self.acceptability_sets = (index.iter().map(|o| o.get()).collect(), rows.to_vec());
 
         let languages = std::str::from_utf8(self.raw(Languages)?)
             .map_err(|e| StoreError::corrupt(Languages, e.to_string()))?
@@ -1159,14 +1182,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// pass over the acceptability rows (a few million on an
     /// International edition: milliseconds; callers keep the answer).
     pub fn language_refsets(&self) -> Result<Vec<u64>, StoreError> {
-        let rows: &[AcceptabilityRecord] = self.recs(Acceptability)?;
+        let rows = &self.acceptability_sets.1;
         let mut seen = [false; 256];
         for r in rows {
             seen[usize::from(r.refset_code)] = true;
         }
         let mut out = Vec::new();
         for (code, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
-            match self.code(code as u8, Acceptability)? {
+            match self.code(code as u8, AcceptabilitySets)? {
                 0 => {}
                 id => out.push(id),
             }
@@ -1183,13 +1206,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         desc_ordinal: u32,
     ) -> Result<impl ExactSizeIterator<Item = Result<(u8, u8), StoreError>> + '_, StoreError> {
         self.check_description(desc_ordinal)?;
-        let (_, rows) =
-            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        let rows = self.acceptability_rows(desc_ordinal)?;
         let n = self.codes.len();
         Ok(rows.iter().map(move |r| {
             Ok((
-                checked_code(r.refset_code, n, Acceptability)?,
-                checked_code(r.acceptability_code, n, Acceptability)?,
+                checked_code(r.refset_code, n, AcceptabilitySets)?,
+                checked_code(r.acceptability_code, n, AcceptabilitySets)?,
             ))
         }))
     }
@@ -1232,17 +1254,34 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(None)
     }
 
+    /// A description's language refset rows, as codes: the rows of its
+    /// acceptability set.
+    fn acceptability_rows(&self, desc_ordinal: u32) -> Result<&[AcceptabilityRecord], StoreError> {
+        let sets: &[U16] = self.recs(DescriptionAcceptability)?;
+        let set = sets.get(desc_ordinal as usize).map_or(0, |s| s.get());
+        let (index, rows) = &self.acceptability_sets;
+        match (index.get(usize::from(set)), index.get(usize::from(set) + 1)) {
+            (Some(&s), Some(&e)) => Ok(rows.get(s as usize..e as usize).unwrap_or_default()),
+            _ => Err(StoreError::corrupt(
+                DescriptionAcceptability,
+                format!(
+                    "description {desc_ordinal}: set {set} of {}",
+                    index.len().saturating_sub(1)
+                ),
+            )),
+        }
+    }
+
     /// A description's active language refset rows: (refset, acceptability)
     /// SCTIDs.
     pub fn acceptability(&self, desc_ordinal: u32) -> Result<Vec<(u64, u64)>, StoreError> {
         self.check_description(desc_ordinal)?;
-        let (_, rows) =
-            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        let rows = self.acceptability_rows(desc_ordinal)?;
         rows.iter()
             .map(|r| {
                 Ok((
-                    self.code(r.refset_code, Acceptability)?,
-                    self.code(r.acceptability_code, Acceptability)?,
+                    self.code(r.refset_code, AcceptabilitySets)?,
+                    self.code(r.acceptability_code, AcceptabilitySets)?,
                 ))
             })
             .collect()
@@ -1257,12 +1296,11 @@ impl<B: AsRef<[u8]>> Edition<B> {
     ) -> Result<(), StoreError> {
         out.clear();
         self.check_description(desc_ordinal)?;
-        let (_, rows) =
-            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        let rows = self.acceptability_rows(desc_ordinal)?;
         for r in rows {
             out.push((
-                self.code(r.refset_code, Acceptability)?,
-                self.code(r.acceptability_code, Acceptability)?,
+                self.code(r.refset_code, AcceptabilitySets)?,
+                self.code(r.acceptability_code, AcceptabilitySets)?,
             ));
         }
         Ok(())
@@ -1270,11 +1308,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     /// Whether a description is preferred in the language refset `refset`.
     fn preferred_in(&self, desc_ordinal: u32, refset: u64) -> Result<bool, StoreError> {
-        let (_, rows) =
-            self.csr::<AcceptabilityRecord>(AcceptabilityIndex, Acceptability, desc_ordinal)?;
+        let rows = self.acceptability_rows(desc_ordinal)?;
         for r in rows {
-            if self.code(r.refset_code, Acceptability)? == refset
-                && self.code(r.acceptability_code, Acceptability)? == sctid::PREFERRED
+            if self.code(r.refset_code, AcceptabilitySets)? == refset
+                && self.code(r.acceptability_code, AcceptabilitySets)? == sctid::PREFERRED
             {
                 return Ok(true);
             }

@@ -647,9 +647,24 @@ impl TestEdition {
         add(TermHeap, term_heap.clone(), term_heap.len());
         add(DescriptionModules, U32::new(o(CORE)).as_bytes().to_vec(), 1);
         add(DescriptionTimes, U32::new(20240101).as_bytes().to_vec(), 1);
-        let (idx, flat) = csr(accept.into_iter());
-        add(AcceptabilityIndex, idx.as_bytes().to_vec(), d + 1);
-        add(Acceptability, flat.as_bytes().to_vec(), flat.len());
+        // Each description's rows as the number of a distinct set.
+        let mut sets: Vec<Vec<AcceptabilityRecord>> = Vec::new();
+        let mut set_of = Vec::new();
+        for rows in accept {
+            let number = match sets.iter().position(|s| *s == rows) {
+                Some(i) => i,
+                None => {
+                    sets.push(rows);
+                    sets.len() - 1
+                }
+            };
+            set_of.push(U16::new(number as u16));
+        }
+        add(DescriptionAcceptability, set_of.as_bytes().to_vec(), d);
+        let count = sets.len();
+        let (idx, flat) = csr(sets.into_iter());
+        add(AcceptabilitySetsIndex, idx.as_bytes().to_vec(), count + 1);
+        add(AcceptabilitySets, flat.as_bytes().to_vec(), flat.len());
         add(PreferredTermIndex, pt_index.as_bytes().to_vec(), n + 1);
 
         // Relationships, their (type, characteristic) pairs in a table.

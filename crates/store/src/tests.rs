@@ -1307,6 +1307,18 @@ fn corrupt_values_in_big_sections_are_errors() {
             .is_empty()
     );
     exercise(&e);
+    // Acceptability set numbers past the sets: an error naming the
+    // section where a description's rows are read.
+    let bytes = with_section(DescriptionAcceptability, |b| b.fill(0xFF));
+    let e = Edition::open(bytes).unwrap();
+    let mi = e.description(MI_FSN).unwrap().unwrap();
+    let err = e.acceptability(mi.ordinal).unwrap_err();
+    assert!(corrupt_in(&err, DescriptionAcceptability), "{err}");
+    exercise(&e);
+    // Sets whose offsets run backwards are refused on open.
+    let bytes = with_section(AcceptabilitySetsIndex, |b| b[4] = 0xFF);
+    let err = Edition::open(bytes).unwrap_err();
+    assert!(corrupt_in(&err, AcceptabilitySetsIndex), "{err}");
     // A description ordinal out of range where a search by SCTID probes:
     // every entry points past the records, so any lookup meets one.
     let bytes = with_section(DescriptionsById, |b| {
