@@ -259,15 +259,8 @@ section_kinds! {
     /// few hundred at most, so a relationship holds two bytes for them,
     /// not five. Checksummed on open.
     RelationshipKinds = 85,
-    /// `[U32]`: the ordinals of the modules of the descriptions, which
-    /// [`DescriptionRecord::module`] indexes (format 4). Checksummed on
-    /// open.
-    DescriptionModules = 86,
-    /// `[U32]`: the effective times (YYYYMMDD) of the descriptions, which
-    /// [`DescriptionRecord::effective_time`] indexes (format 4): a release
-    /// has a few hundred, so a description holds two bytes, not four.
-    /// Checksummed on open.
-    DescriptionTimes = 87,
+    // Codes 86 and 87 (`DescriptionModules`, `DescriptionTimes`, format 4)
+    // were retired in 6.0 for `DescriptionKinds` (92).
     /// `[U32]`: the ordinals of the modules of the concepts, which
     /// [`ConceptRecord::module`] indexes (format 6): a release has a few,
     /// so a concept holds two bytes for its module, not four. Checksummed
@@ -284,6 +277,12 @@ section_kinds! {
     /// distinct. Checksummed and copied on open (format 6).
     AcceptabilitySetsIndex = 90,
     AcceptabilitySets = 91,
+    /// `[DescriptionKindRecord]`: the distinct (module, effective time,
+    /// type, case significance, language, status) of the descriptions,
+    /// numbered in the order the importer first staged them, which
+    /// [`DescriptionRecord::kind`] indexes (format 6). Checksummed and
+    /// copied on open.
+    DescriptionKinds = 92,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -408,10 +407,24 @@ pub struct DescriptionRecord {
     /// Where the term starts in `TermHeap`.
     pub term_offset: U32,
     pub term_len: U16,
-    /// Index into `DescriptionModules`.
-    pub module: U16,
-    /// Index into `DescriptionTimes`.
-    pub effective_time: U16,
+    /// Index into `DescriptionKinds`: the module, effective time, type,
+    /// case significance, language and status (since 6.0).
+    pub kind: U16,
+}
+
+/// What descriptions share (`DescriptionKinds`, format 6): a release's
+/// 1.6 million descriptions have a few hundred distinct combinations of
+/// these, so a description holds a two-byte number for them.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct DescriptionKindRecord {
+    /// Ordinal of the module concept (`NO_ORDINAL` when the release lacks
+    /// it).
+    pub module: U32,
+    /// RF2 effectiveTime as the integer YYYYMMDD.
+    pub effective_time: U32,
     /// Code of the description type (FSN, synonym, definition).
     pub type_code: u8,
     /// Code of the case significance.
@@ -807,7 +820,8 @@ mod tests {
     fn record_sizes_are_part_of_the_format() {
         // Changing any of these is a major format change.
         assert_eq!(size_of::<ConceptRecord>(), 7);
-        assert_eq!(size_of::<DescriptionRecord>(), 22);
+        assert_eq!(size_of::<DescriptionRecord>(), 16);
+        assert_eq!(size_of::<DescriptionKindRecord>(), 12);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
         assert_eq!(size_of::<RelationshipRecord>(), 7);

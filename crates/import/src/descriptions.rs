@@ -114,8 +114,9 @@ impl Importer<'_> {
             .stages
             .get(SectionKind::Descriptions)
             .ctx("staging descriptions")?;
-        let mut modules = Numbered::new("modules of descriptions");
-        let mut times = Numbered::new("effective times of descriptions");
+        let fsn = self.codes.code(ids::FSN)?;
+        // (module, effective time, type, case, language, flags), numbered.
+        let mut kinds = Numbered::new("kinds of descriptions (module, time, type, case, language)");
         for (ordinal, d) in out.enumerate() {
             let d = d.ctx("reading sorted descriptions")?;
             // The word postings hold description ordinals in three bytes.
@@ -170,21 +171,25 @@ impl Importer<'_> {
                 }
             }
             facts.search.push(search);
+            let flags = if d.active != 0 {
+                description_flags::ACTIVE
+            } else {
+                0
+            };
+            let kind = (
+                d.module,
+                d.effective_time,
+                d.type_code,
+                d.case_code,
+                d.language,
+                flags,
+            );
             staged
                 .record(&DescriptionRecord {
                     id: U64::new(d.id),
-                    module: U16::new(modules.number(d.module)?),
-                    effective_time: U16::new(times.number(d.effective_time)?),
                     term_offset: U32::new(term_offset),
                     term_len: U16::new(d.term_len as u16),
-                    type_code: d.type_code,
-                    case_code: d.case_code,
-                    language: d.language,
-                    flags: if d.active != 0 {
-                        description_flags::ACTIVE
-                    } else {
-                        0
-                    },
+                    kind: U16::new(kinds.number(kind)?),
                 })
                 .ctx("staging descriptions")?;
             id_index
@@ -196,21 +201,33 @@ impl Importer<'_> {
                 .ctx("spilling description ids")?;
             facts.concept.push(d.concept);
             facts.term_len.push(d.term_len as u16);
-            facts
-                .flags
-                .push((d.active != 0) as u8 | (((d.type_code == synonym) as u8) << 1));
+            facts.flags.push(
+                (d.active != 0) as u8
+                    | (((d.type_code == synonym) as u8) << 1)
+                    | (((d.type_code == fsn) as u8) << 2),
+            );
             active += u64::from(d.active != 0);
         }
         let d_count = facts.concept.len() as u64;
-        for (kind, table) in [
-            (SectionKind::DescriptionModules, modules.values()),
-            (SectionKind::DescriptionTimes, times.values()),
-        ] {
-            let table: Vec<U32> = table.iter().map(|&v| U32::new(v)).collect();
-            self.stages
-                .put(kind, table.as_bytes(), table.len() as u64)
-                .ctx("staging descriptions")?;
-        }
+        let kinds: Vec<DescriptionKindRecord> = (kinds.values().iter())
+            .map(
+                |&(module, time, type_code, case_code, language, flags)| DescriptionKindRecord {
+                    module: U32::new(module),
+                    effective_time: U32::new(time),
+                    type_code,
+                    case_code,
+                    language,
+                    flags,
+                },
+            )
+            .collect();
+        self.stages
+            .put(
+                SectionKind::DescriptionKinds,
+                kinds.as_bytes(),
+                kinds.len() as u64,
+            )
+            .ctx("staging descriptions")?;
         heap.count = heap.len;
         // The heap is rewritten once preferred terms are known, which need
         // the language refsets: see `preferred_terms_first`.
@@ -478,7 +495,6 @@ impl Importer<'_> {
         all_terms: Staged,
     ) -> Result<(), ImportError> {
         let n = self.concept_ids.len();
-        let fsn = self.codes.code(ids::FSN)?;
         let mut terms = all_terms.into_reader().ctx("reading terms back")?;
 
         // First pass: each concept's carrier (a description ordinal).
@@ -497,7 +513,7 @@ impl Importer<'_> {
             if p == u32::MAX {
                 continue;
             }
-            let chosen = group.carrier(p, fsn);
+            let chosen = group.carrier(p, facts);
             carrier[c] = chosen;
             at += u64::from(facts.term_len[chosen as usize]);
         }
@@ -706,11 +722,12 @@ impl ConceptTerms {
     /// The carrier of preferred term `p` (a description ordinal among
     /// these): the first fully specified name that starts with it and
     /// goes on, else `p`.
-    fn carrier(&self, p: u32, fsn: u8) -> u32 {
+    fn carrier(&self, p: u32, facts: &DescriptionFacts) -> u32 {
         let term = &self.terms[(p - self.first) as usize];
+        let is_fsn = |d: u32| facts.flags.get(d as usize).is_some_and(|f| f & 0b100 != 0);
         (self.first..)
-            .zip(self.records.iter().zip(&self.terms))
-            .find(|(_, (r, t))| r.type_code == fsn && t.len() > term.len() && t.starts_with(term))
+            .zip(&self.terms)
+            .find(|&(d, t)| is_fsn(d) && t.len() > term.len() && t.starts_with(term))
             .map_or(p, |(d, _)| d)
     }
 }

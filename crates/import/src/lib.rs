@@ -70,10 +70,10 @@ use std::time::Instant;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberColumnsEntry, MemberMetaRecord,
-    MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind,
-    RefsetRecord, RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED,
-    concept_flags, description_flags, identifier_hash,
+    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, IdentifierRecord, MemberColumnsEntry,
+    MemberMetaRecord, MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry,
+    RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry,
+    UNCODED, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind, U24};
 use txmap_rf2::kind::FileKind;
@@ -114,8 +114,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::AttributeTypesIndex,
     SectionKind::ConcreteTypesIndex,
     SectionKind::RelationshipKinds,
-    SectionKind::DescriptionModules,
-    SectionKind::DescriptionTimes,
+    SectionKind::DescriptionKinds,
     SectionKind::ConceptModules,
     SectionKind::AcceptabilitySetsIndex,
     SectionKind::AcceptabilitySets,
@@ -610,7 +609,7 @@ struct FileContext<'f> {
 struct DescriptionFacts {
     concept: Vec<u32>,
     term_len: Vec<u16>,
-    /// Bit 0: active; bit 1: synonym.
+    /// Bit 0: active; bit 1: synonym; bit 2: fully specified name.
     flags: Vec<u8>,
     /// The `DescriptionSearch` entry but for `PREFERRED`, which the
     /// language refsets decide.

@@ -74,8 +74,7 @@ pub fn class(kind: SectionKind) -> Access {
         | AttributeTypesIndex
         | ConcreteTypesIndex
         | RelationshipKinds
-        | DescriptionModules
-        | DescriptionTimes
+        | DescriptionKinds
         | ConceptModules
         | AcceptabilitySetsIndex
         | AcceptabilitySets

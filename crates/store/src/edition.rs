@@ -7,9 +7,10 @@ use std::ops::Range;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE,
-    NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
-    RelationshipRecord, TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
+    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord,
+    MemberRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord,
+    RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, concept_flags, description_flags,
+    identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, U24, ids, records};
 use zerocopy::little_endian::{U16, U32, U64};
@@ -19,7 +20,7 @@ use crate::StoreError;
 use crate::sctid;
 use crate::types::{
     Association, AssociationSource, Concept, ConceptFacts, ConceptTable, ConcreteLink,
-    ConcreteValue, Description, DescriptionRow, DescriptionTables, Identity, Link, Member,
+    ConcreteValue, Description, DescriptionKindTable, DescriptionRow, Identity, Link, Member,
     Ordinals, RefsetInfo, Relationship, SectionInfo, Status, checked_code,
 };
 
@@ -52,8 +53,7 @@ const REQUIRED: &[SectionKind] = &[
     AttributesIndex,
     Attributes,
     RelationshipKinds,
-    DescriptionModules,
-    DescriptionTimes,
+    DescriptionKinds,
     ConceptModules,
     Refsets,
     Members,
@@ -76,8 +76,7 @@ const VERIFIED_ON_OPEN: &[SectionKind] = &[
     Refsets,
     RefsetSchemaHeap,
     RelationshipKinds,
-    DescriptionModules,
-    DescriptionTimes,
+    DescriptionKinds,
     ConceptModules,
     AcceptabilitySetsIndex,
     AcceptabilitySets,
@@ -183,9 +182,9 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// ordinal and characteristic code of each kind, copied on open so
     /// that a relationship read costs an index, not a section lookup.
     relationship_kinds: Vec<(u32, u8)>,
-    /// `DescriptionModules` and `DescriptionTimes`, which description
-    /// records index, copied on open.
-    description_tables: DescriptionTables,
+    /// `DescriptionKinds`, which description records number, copied
+    /// and checked on open.
+    pub(crate) description_kinds: DescriptionKindTable,
     /// `ConceptModules`, which concept records index, copied on open.
     concept_modules: Vec<u32>,
     /// `AcceptabilitySetsIndex` and `AcceptabilitySets`, which
@@ -293,7 +292,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             description_count: 0,
             codes: Vec::new(),
             relationship_kinds: Vec::new(),
-            description_tables: DescriptionTables::default(),
+            description_kinds: DescriptionKindTable::default(),
             concept_modules: Vec::new(),
             acceptability_sets: (Vec::new(), Vec::new()),
             languages: Vec::new(),
@@ -508,12 +507,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.relationship_kinds = (kinds.iter())
             .map(|k| (k.type_ord.get(), k.characteristic_code))
             .collect();
-        let modules: &[U32] = self.recs(DescriptionModules)?;
-        let times: &[U32] = self.recs(DescriptionTimes)?;
-        self.description_tables = DescriptionTables {
-            modules: modules.iter().map(|m| m.get()).collect(),
-            times: times.iter().map(|t| t.get()).collect(),
-        };
         let modules: &[U32] = self.recs(ConceptModules)?;
         self.concept_modules = modules.iter().map(|m| m.get()).collect();
         let index: &[U32] = self.recs(AcceptabilitySetsIndex)?;
@@ -541,6 +534,24 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let inactive_refsets = self.parse_refsets(InactiveRefsets, InactiveMembers)?;
         self.codes = codes;
         self.languages = languages;
+        // A kind's codes and language index tables copied above: checked
+        // once here, not on every description read.
+        let kinds: &[DescriptionKindRecord] = self.recs(DescriptionKinds)?;
+        for (i, k) in kinds.iter().enumerate() {
+            checked_code(k.type_code, self.codes.len(), DescriptionKinds)?;
+            checked_code(k.case_code, self.codes.len(), DescriptionKinds)?;
+            if usize::from(k.language) >= self.languages.len() {
+                return Err(StoreError::corrupt(
+                    DescriptionKinds,
+                    format!(
+                        "kind {i}: language {} out of range ({} languages)",
+                        k.language,
+                        self.languages.len()
+                    ),
+                ));
+            }
+        }
+        self.description_kinds = DescriptionKindTable(kinds.to_vec());
         self.refsets = refsets;
         self.inactive_refsets = inactive_refsets;
         self.default_language = Some(self.identity.default_language_refset).filter(|&r| r != 0);
@@ -1069,26 +1080,21 @@ impl<B: AsRef<[u8]>> Edition<B> {
         r: &DescriptionRecord,
     ) -> Result<Description<'_>, StoreError> {
         let id_at = |o: u32| id_in(ids, o, Descriptions);
-        let language = self.languages.get(usize::from(r.language)).ok_or_else(|| {
-            StoreError::corrupt(
-                Descriptions,
-                format!(
-                    "language {} out of range ({} languages)",
-                    r.language,
-                    self.languages.len()
-                ),
-            )
-        })?;
-        let tables = &self.description_tables;
+        let k = self.description_kinds.of(r)?;
+        // Checked on open: the kinds' languages are in the table.
+        let language = self
+            .languages
+            .get(usize::from(k.language))
+            .map_or("", |l| l);
         Ok(Description {
             id: r.id.get(),
             ordinal,
             concept: id_at(concept)?,
-            active: r.flags & description_flags::ACTIVE != 0,
-            module: id_at(tables.module(r))?,
-            effective_time: tables.effective_time(r)?,
-            type_id: self.code(r.type_code, Descriptions)?,
-            case_significance: self.code(r.case_code, Descriptions)?,
+            active: k.flags & description_flags::ACTIVE != 0,
+            module: id_at(k.module.get())?,
+            effective_time: k.effective_time.get(),
+            type_id: self.code(k.type_code, Descriptions)?,
+            case_significance: self.code(k.case_code, Descriptions)?,
             language,
             term: "",
         })
@@ -1140,17 +1146,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let (first, records) =
             self.csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, ordinal)?;
         // Description ordinals fit in u32: checked on open.
-        let (codes, languages) = (self.codes.len(), self.languages.len());
-        let tables = &self.description_tables;
+        let kinds = &self.description_kinds;
         Ok(records
             .iter()
             .enumerate()
             .map(move |(i, record)| DescriptionRow {
                 ordinal: (first + i) as u32,
                 record,
-                tables,
-                codes,
-                languages,
+                kinds,
             }))
     }
 

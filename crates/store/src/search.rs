@@ -499,13 +499,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
                         format!("description {ordinal}: concept ordinal {concept} out of range"),
                     ));
                 };
-                let active = r.flags & description_flags::ACTIVE != 0;
+                let kind = self.description_kinds.of(r)?;
+                let active = kind.flags & description_flags::ACTIVE != 0;
                 let shown =
                     options.include_inactive || (active && c.flags & concept_flags::ACTIVE != 0);
                 if !shown && all.is_none() {
                     continue;
                 }
-                let type_id = self.code(r.type_code, Descriptions)?;
+                let type_id = self.code(kind.type_code, Descriptions)?;
                 if !options.include_definitions && type_id == sctid::DEFINITION {
                     continue;
                 }

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionRecord, MemberColumnsEntry, MemberRecord, MemberValueRecord,
-    NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
-    RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, MemberColumnsEntry, MemberRecord,
+    MemberValueRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord,
+    RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags,
+    description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind, U24};
 use txmap_text::TermIndexBuilder;
@@ -546,6 +547,7 @@ impl TestEdition {
         let mut term_heap = Vec::new();
         let mut desc_recs = Vec::new();
         let mut per_concept: Vec<Vec<DescriptionRecord>> = vec![Vec::new(); n];
+        let mut kinds: Vec<DescriptionKindRecord> = Vec::new();
         let mut accept: Vec<Vec<AcceptabilityRecord>> = Vec::new();
         let mut words = TermIndexBuilder::new();
         let mut search: Vec<U16> = Vec::new();
@@ -558,13 +560,9 @@ impl TestEdition {
                     languages.len() - 1
                 }
             };
-            let r = DescriptionRecord {
-                id: U64::new(d.id),
-                // Index 0 of `DescriptionModules` and `DescriptionTimes`.
-                module: U16::new(0),
-                effective_time: U16::new(0),
-                term_offset: U32::new(term_heap.len() as u32),
-                term_len: U16::new(d.term.len() as u16),
+            let kind = DescriptionKindRecord {
+                module: U32::new(o(CORE)),
+                effective_time: U32::new(20240101),
                 type_code: self.code(d.type_id),
                 case_code: self.code(CASE_INSENSITIVE),
                 language: language as u8,
@@ -573,6 +571,19 @@ impl TestEdition {
                 } else {
                     0
                 },
+            };
+            let number = match kinds.iter().position(|k| *k == kind) {
+                Some(i) => i,
+                None => {
+                    kinds.push(kind);
+                    kinds.len() - 1
+                }
+            };
+            let r = DescriptionRecord {
+                id: U64::new(d.id),
+                term_offset: U32::new(term_heap.len() as u32),
+                term_len: U16::new(d.term.len() as u16),
+                kind: U16::new(number as u16),
             };
             term_heap.extend_from_slice(d.term.as_bytes());
             desc_recs.push(r);
@@ -645,8 +656,7 @@ impl TestEdition {
         let by_id: Vec<U24> = by_id.into_iter().map(|o| U24::new(o).unwrap()).collect();
         add(DescriptionsById, by_id.as_bytes().to_vec(), d);
         add(TermHeap, term_heap.clone(), term_heap.len());
-        add(DescriptionModules, U32::new(o(CORE)).as_bytes().to_vec(), 1);
-        add(DescriptionTimes, U32::new(20240101).as_bytes().to_vec(), 1);
+        add(DescriptionKinds, kinds.as_bytes().to_vec(), kinds.len());
         // Each description's rows as the number of a distinct set.
         let mut sets: Vec<Vec<AcceptabilityRecord>> = Vec::new();
         let mut set_of = Vec::new();

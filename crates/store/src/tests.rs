@@ -1271,12 +1271,12 @@ fn corrupt_values_in_big_sections_are_errors() {
     let link = e.attribute_links(o).unwrap().next().unwrap();
     assert!(e.sctid(link.type_ord).is_err());
     exercise(&e);
-    // Description modules and times past their tables: a module ordinal
-    // out of range where the record is read in place, an error where the
-    // description is made.
+    // Description kinds past their table (a 16-byte record: id, term
+    // offset and length, kind): a module ordinal out of range where the
+    // record is read in place, an error where the description is made.
     let bytes = with_section(Descriptions, |b| {
-        b.chunks_exact_mut(22)
-            .for_each(|r| r[14..18].copy_from_slice(&[0xFF; 4]))
+        b.chunks_exact_mut(16)
+            .for_each(|r| r[14..16].copy_from_slice(&[0xFF; 2]))
     });
     let e = Edition::open(bytes).unwrap();
     let o = (0..e.concept_count())
@@ -1287,7 +1287,16 @@ fn corrupt_values_in_big_sections_are_errors() {
     let row = e.description_rows(o).unwrap().next().unwrap();
     assert!(e.sctid(row.module_ordinal()).is_err());
     let err = row.effective_time().unwrap_err();
-    assert!(err.to_string().contains("effective time 65535"), "{err}");
+    assert!(err.to_string().contains("kind 65535"), "{err}");
+    assert!(row.type_code().is_err() && row.language().is_err());
+    exercise(&e);
+    // A kind whose language or code is past its table is refused on open.
+    let bytes = with_section(DescriptionKinds, |b| b[10] = 200);
+    let err = Edition::open(bytes).unwrap_err();
+    assert!(corrupt_in(&err, DescriptionKinds), "{err}");
+    let bytes = with_section(DescriptionKinds, |b| b[8] = 200);
+    let err = Edition::open(bytes).unwrap_err();
+    assert!(corrupt_in(&err, DescriptionKinds), "{err}");
     exercise(&e);
     // Concept modules past their table (a 7-byte record: time, module,
     // flags): an ordinal out of range in the facts, an error where the

@@ -120,10 +120,7 @@ pub struct Description<'a> {
 pub struct DescriptionRow<'e> {
     pub ordinal: u32,
     pub(crate) record: &'e txmap_format::schema::DescriptionRecord,
-    pub(crate) tables: &'e DescriptionTables,
-    /// How many one-byte codes and languages the edition has.
-    pub(crate) codes: usize,
-    pub(crate) languages: usize,
+    pub(crate) kinds: &'e DescriptionKindTable,
 }
 
 impl DescriptionRow<'_> {
@@ -131,73 +128,57 @@ impl DescriptionRow<'_> {
         self.record.id.get()
     }
 
+    /// Whether the description is active (false when its kind is past
+    /// the table, a damaged file, which the other accessors report).
     pub fn active(&self) -> bool {
-        self.record.flags & txmap_format::schema::description_flags::ACTIVE != 0
+        (self.kinds.of(self.record))
+            .is_ok_and(|k| k.flags & txmap_format::schema::description_flags::ACTIVE != 0)
     }
 
     /// The ordinal of the module concept (a damaged file may give one out
     /// of range, which accessors report).
     pub fn module_ordinal(&self) -> u32 {
-        self.tables.module(self.record)
+        (self.kinds.of(self.record)).map_or(txmap_format::schema::NO_ORDINAL, |k| k.module.get())
     }
 
     pub fn effective_time(&self) -> Result<u32, StoreError> {
-        self.tables.effective_time(self.record)
+        Ok(self.kinds.of(self.record)?.effective_time.get())
     }
 
     /// The type's code: an index into
     /// [`Edition::code_ids`](crate::Edition::code_ids), or
     /// [`NO_CODE`](crate::NO_CODE).
     pub fn type_code(&self) -> Result<u8, StoreError> {
-        checked_code(self.record.type_code, self.codes, SectionKind::Descriptions)
+        Ok(self.kinds.of(self.record)?.type_code)
     }
 
     /// The language's index into
     /// [`Edition::languages`](crate::Edition::languages).
     pub fn language(&self) -> Result<u8, StoreError> {
-        let l = self.record.language;
-        if usize::from(l) < self.languages {
-            Ok(l)
-        } else {
-            Err(StoreError::corrupt(
-                SectionKind::Descriptions,
-                format!("language {l} out of range ({} languages)", self.languages),
-            ))
-        }
+        Ok(self.kinds.of(self.record)?.language)
     }
 }
 
-/// The modules and effective times that description records hold as
-/// two-byte indexes (format 4), copied from their sections on open.
+/// The kinds of description — (module, effective time, type, case
+/// significance, language, status) — that description records number
+/// (format 6), copied from `DescriptionKinds` on open, where their codes
+/// and languages are checked.
 #[derive(Debug, Default)]
-pub(crate) struct DescriptionTables {
-    pub(crate) modules: Vec<u32>,
-    pub(crate) times: Vec<u32>,
-}
+pub(crate) struct DescriptionKindTable(pub(crate) Vec<txmap_format::schema::DescriptionKindRecord>);
 
-impl DescriptionTables {
-    /// The ordinal of `r`'s module; for an index past the table (a
-    /// damaged file) an ordinal out of range, which accessors report.
+impl DescriptionKindTable {
+    /// The kind of `r`; for a number past the table (a damaged file) an
+    /// error naming `Descriptions`.
     #[inline]
-    pub(crate) fn module(&self, r: &txmap_format::schema::DescriptionRecord) -> u32 {
-        (self.modules.get(usize::from(r.module.get())))
-            .copied()
-            .unwrap_or(txmap_format::schema::NO_ORDINAL)
-    }
-
-    #[inline]
-    pub(crate) fn effective_time(
+    pub(crate) fn of(
         &self,
         r: &txmap_format::schema::DescriptionRecord,
-    ) -> Result<u32, StoreError> {
-        let t = r.effective_time.get();
-        self.times.get(usize::from(t)).copied().ok_or_else(|| {
+    ) -> Result<&txmap_format::schema::DescriptionKindRecord, StoreError> {
+        let k = r.kind.get();
+        self.0.get(usize::from(k)).ok_or_else(|| {
             StoreError::corrupt(
                 SectionKind::Descriptions,
-                format!(
-                    "effective time {t} out of range ({} times)",
-                    self.times.len()
-                ),
+                format!("kind {k} out of range ({} kinds)", self.0.len()),
             )
         })
     }

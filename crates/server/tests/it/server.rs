@@ -629,7 +629,7 @@ fn the_demo_edition_is_made_once_and_again_when_its_format_is_old() {
     let mut w = txmap_format::FileWriter::create(&file).unwrap();
     for e in c.entries() {
         let k = txmap_format::SectionKind::from_code(e.kind.get()).unwrap();
-        if k != txmap_format::SectionKind::DescriptionTimes {
+        if k != txmap_format::SectionKind::DescriptionKinds {
             w.add_section(k, c.section(k).unwrap(), e.count.get())
                 .unwrap();
         }
