@@ -254,10 +254,10 @@ section_kinds! {
     /// Optional (format 2.2).
     SearchHeadLists = 84,
     /// `[RelationshipKindRecord]`: the distinct (attribute type,
-    /// characteristic type) pairs of the relationship sections, which
-    /// [`RelationshipRecord::kind`] indexes (format 4): an edition has a
-    /// few hundred at most, so a relationship holds two bytes for them,
-    /// not five. Checksummed on open.
+    /// characteristic type, group) of the relationship sections, which
+    /// [`RelationshipRecord::kind`] indexes (format 4; the group since 6):
+    /// an edition has a few thousand at most, so a relationship holds two
+    /// bytes for them, not seven. Checksummed on open.
     RelationshipKinds = 85,
     // Codes 86 and 87 (`DescriptionModules`, `DescriptionTimes`, format 4)
     // were retired in 6.0 for `DescriptionKinds` (92).
@@ -466,10 +466,9 @@ pub struct RelationshipRecord {
     /// `Stated`, the source in `Inbound` (three bytes since 6.0: an
     /// edition holds at most 2^24 concepts).
     pub target: crate::U24,
-    /// Index into `RelationshipKinds`: the attribute type and the
-    /// characteristic type.
+    /// Index into `RelationshipKinds`: the attribute type, the
+    /// characteristic type and the group.
     pub kind: U16,
-    pub group: U16,
 }
 
 /// One (attribute type, characteristic type) pair of `RelationshipKinds`.
@@ -482,6 +481,8 @@ pub struct RelationshipKindRecord {
     pub type_ord: U32,
     /// Code of the characteristic type (inferred, additional, stated).
     pub characteristic_code: u8,
+    /// The relationship group (since 6.0).
+    pub group: U16,
 }
 
 #[derive(
@@ -824,8 +825,8 @@ mod tests {
         assert_eq!(size_of::<DescriptionKindRecord>(), 12);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
-        assert_eq!(size_of::<RelationshipRecord>(), 7);
-        assert_eq!(size_of::<RelationshipKindRecord>(), 5);
+        assert_eq!(size_of::<RelationshipRecord>(), 5);
+        assert_eq!(size_of::<RelationshipKindRecord>(), 7);
         assert_eq!(size_of::<ConcreteRecord>(), 16);
         assert_eq!(size_of::<RefsetRecord>(), 32);
         assert_eq!(size_of::<MemberRecord>(), 16);

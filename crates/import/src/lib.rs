@@ -577,7 +577,7 @@ struct Importer<'a> {
     /// The folded words of all terms, in byte order (the word index's keys).
     vocabulary: Vec<Box<str>>,
     /// The (type, characteristic type) pairs of the staged relationships.
-    relationship_kinds: numbered::Numbered<(u32, u8)>,
+    relationship_kinds: numbered::Numbered<(u32, u8, u16)>,
 }
 
 /// Problems a lenient import keeps the text of.
@@ -647,7 +647,7 @@ impl<'a> Importer<'a> {
             dependencies: Vec::new(),
             vocabulary: Vec::new(),
             relationship_kinds: numbered::Numbered::new(
-                "(type, characteristic type) pairs of relationships",
+                "(type, characteristic type, group) of relationships",
             ),
         }
     }

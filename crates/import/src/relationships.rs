@@ -275,8 +275,7 @@ impl Importer<'_> {
             staged
                 .record(&RelationshipRecord {
                     target,
-                    kind: U16::new(kinds.number((e.type_ord, e.characteristic))?),
-                    group: U16::new(e.group as u16),
+                    kind: U16::new(kinds.number((e.type_ord, e.characteristic, e.group as u16))?),
                 })
                 .ctx("staging relationships")?;
         }
@@ -289,9 +288,10 @@ impl Importer<'_> {
     /// kind codes index.
     pub(super) fn stage_relationship_kinds(&mut self) -> Result<(), ImportError> {
         let records: Vec<RelationshipKindRecord> = (self.relationship_kinds.values().iter())
-            .map(|&(type_ord, code)| RelationshipKindRecord {
+            .map(|&(type_ord, code, group)| RelationshipKindRecord {
                 type_ord: U32::new(type_ord),
                 characteristic_code: code,
+                group: U16::new(group),
             })
             .collect();
         self.stages

@@ -181,7 +181,7 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// `RelationshipKinds`, which relationship records index: the type
     /// ordinal and characteristic code of each kind, copied on open so
     /// that a relationship read costs an index, not a section lookup.
-    relationship_kinds: Vec<(u32, u8)>,
+    relationship_kinds: Vec<(u32, u8, u16)>,
     /// `DescriptionKinds`, which description records number, copied
     /// and checked on open.
     pub(crate) description_kinds: DescriptionKindTable,
@@ -505,7 +505,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let codes = codes.iter().map(|c| c.get()).collect();
         let kinds: &[RelationshipKindRecord] = self.recs(RelationshipKinds)?;
         self.relationship_kinds = (kinds.iter())
-            .map(|k| (k.type_ord.get(), k.characteristic_code))
+            .map(|k| (k.type_ord.get(), k.characteristic_code, k.group.get()))
             .collect();
         let modules: &[U32] = self.recs(ConceptModules)?;
         self.concept_modules = modules.iter().map(|m| m.get()).collect();
@@ -1522,26 +1522,26 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let (_, rows) = self.csr::<RelationshipRecord>(index, items, ordinal)?;
         rows.iter()
             .map(|r| {
-                let (type_ord, characteristic) = self.kind_of(r, items)?;
+                let (type_ord, characteristic, group) = self.kind_of(r, items)?;
                 Ok(Relationship {
                     type_id: self.id_at(type_ord, items)?,
                     target: self.id_at(r.target.get(), items)?,
                     type_ord,
                     target_ord: r.target.get(),
-                    group: r.group.get(),
+                    group,
                     characteristic_type: self.code(characteristic, items)?,
                 })
             })
             .collect()
     }
 
-    /// The type ordinal and characteristic code of relationship `r` of
-    /// section `origin`.
+    /// The type ordinal, characteristic code and group of relationship
+    /// `r` of section `origin`.
     fn kind_of(
         &self,
         r: &RelationshipRecord,
         origin: SectionKind,
-    ) -> Result<(u32, u8), StoreError> {
+    ) -> Result<(u32, u8, u16), StoreError> {
         let k = r.kind.get();
         self.relationship_kinds
             .get(usize::from(k))
@@ -1569,12 +1569,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
         // A kind out of range (a damaged file) gives a type ordinal out of
         // range, which `sctid` and friends report, as a damaged ordinal
         // would.
-        Ok(rows.iter().map(|r| Link {
-            type_ord: kinds
-                .get(usize::from(r.kind.get()))
-                .map_or(NO_ORDINAL, |k| k.0),
-            target_ord: r.target.get(),
-            group: r.group.get(),
+        Ok(rows.iter().map(|r| {
+            let (type_ord, _, group) =
+                (kinds.get(usize::from(r.kind.get())).copied()).unwrap_or((NO_ORDINAL, NO_CODE, 0));
+            Link {
+                type_ord,
+                target_ord: r.target.get(),
+                group,
+            }
         }))
     }
 

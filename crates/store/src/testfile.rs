@@ -677,20 +677,29 @@ impl TestEdition {
         add(AcceptabilitySets, flat.as_bytes().to_vec(), flat.len());
         add(PreferredTermIndex, pt_index.as_bytes().to_vec(), n + 1);
 
-        // Relationships, their (type, characteristic) pairs in a table.
-        let kind = |type_id: u64, ch: u64| (o(type_id), self.code(ch));
-        let mut kinds: Vec<(u32, u8)> = (self.attributes.iter())
-            .flat_map(|r| [kind(r.type_id, r.characteristic), kind(r.type_id, STATED)])
+        // Relationships, their (type, characteristic, group) in a table.
+        let kind = |type_id: u64, ch: u64, group: u16| (o(type_id), self.code(ch), group);
+        let mut kinds: Vec<(u32, u8, u16)> = (self.attributes.iter())
+            .flat_map(|r| {
+                [
+                    kind(r.type_id, r.characteristic, r.group),
+                    kind(r.type_id, STATED, r.group),
+                ]
+            })
             .chain(
-                (self.concepts.iter().any(|c| !c.parents.is_empty())).then(|| kind(IS_A, STATED)),
+                (self.concepts.iter().any(|c| !c.parents.is_empty()))
+                    .then(|| kind(IS_A, STATED, 0)),
             )
             .collect();
         kinds.sort_unstable();
         kinds.dedup();
         let rel = |type_id: u64, target: u64, group: u16, ch: u64| RelationshipRecord {
             target: U24::new(o(target)).unwrap(),
-            kind: U16::new(kinds.binary_search(&kind(type_id, ch)).expect("a kind") as u16),
-            group: U16::new(group),
+            kind: U16::new(
+                kinds
+                    .binary_search(&kind(type_id, ch, group))
+                    .expect("a kind") as u16,
+            ),
         };
         let mut attrs = vec![Vec::new(); n];
         let mut inbound = vec![Vec::new(); n];
@@ -706,8 +715,8 @@ impl TestEdition {
             }
         }
         let key = |r: &RelationshipRecord| {
-            let type_ord = kinds[usize::from(r.kind.get())].0;
-            (r.group.get(), type_ord, r.target.get())
+            let (type_ord, _, group) = kinds[usize::from(r.kind.get())];
+            (group, type_ord, r.target.get())
         };
         for lists in [&mut attrs, &mut inbound, &mut stated] {
             lists.iter_mut().for_each(|l| l.sort_by_key(key));
@@ -725,9 +734,10 @@ impl TestEdition {
             add(items, flat.as_bytes().to_vec(), flat.len());
         }
         let kinds: Vec<RelationshipKindRecord> = (kinds.iter())
-            .map(|&(type_ord, code)| RelationshipKindRecord {
+            .map(|&(type_ord, code, group)| RelationshipKindRecord {
                 type_ord: U32::new(type_ord),
                 characteristic_code: code,
+                group: U16::new(group),
             })
             .collect();
         add(RelationshipKinds, kinds.as_bytes().to_vec(), kinds.len());

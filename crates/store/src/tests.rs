@@ -1257,8 +1257,8 @@ fn corrupt_values_in_big_sections_are_errors() {
     // is read whole, a type ordinal out of range where it is read in
     // place.
     let bytes = with_section(Attributes, |b| {
-        // A 7-byte record: target (3 bytes), kind (2), group (2).
-        b.chunks_exact_mut(7)
+        // A 5-byte record: target (3 bytes), kind (2).
+        b.chunks_exact_mut(5)
             .for_each(|r| r[3..5].copy_from_slice(&[0xFF, 0xFF]))
     });
     let e = Edition::open(bytes).unwrap();
