@@ -675,8 +675,9 @@ pub struct MemberValueRecord {
 #[repr(C)]
 pub struct ComponentMemberEntry {
     pub component: U64,
-    /// Index into `Members`.
-    pub member: U32,
+    /// Index into `Members` (three bytes since 6.0: an edition holds at
+    /// most 2^24 active members).
+    pub member: crate::U24,
 }
 
 /// A word prefix's postings from which the importer precomputes its
@@ -724,13 +725,15 @@ pub struct TypeSourcesEntry {
 #[repr(C)]
 pub struct AssociationTargetEntry {
     /// Ordinal of the association's target concept.
-    pub target: U32,
+    pub target: crate::U24,
     /// Index into `Members` of the association row; its referenced
     /// component is the source.
-    pub member: U32,
+    pub member: crate::U24,
     /// Ordinal of the source, if it is a concept of the edition; else
-    /// [`NO_ORDINAL`] (a description, or a concept the release lacks).
-    pub source: U32,
+    /// `U24::MAX` (a description, or a concept the release lacks). Three
+    /// bytes each since 6.0: an edition holds fewer than 2^24 − 1
+    /// concepts.
+    pub source: crate::U24,
 }
 
 /// "Not a concept of this edition" in ordinal fields that may hold none.
@@ -834,8 +837,8 @@ mod tests {
         assert_eq!(size_of::<MemberColumnsEntry>(), 8);
         assert_eq!(size_of::<MemberValueRecord>(), 8);
         assert_eq!(size_of::<IdentifierRecord>(), 32);
-        assert_eq!(size_of::<ComponentMemberEntry>(), 12);
-        assert_eq!(size_of::<AssociationTargetEntry>(), 12);
+        assert_eq!(size_of::<ComponentMemberEntry>(), 11);
+        assert_eq!(size_of::<AssociationTargetEntry>(), 9);
         assert_eq!(size_of::<TypeSourcesEntry>(), 8);
         assert_eq!(size_of::<CsStr>(), 8);
         assert_eq!(size_of::<CsConceptRecord>(), 24);

@@ -918,12 +918,13 @@ impl<'a> Importer<'a> {
                 "the packages hold no concepts".into(),
             ));
         }
-        // Relationships name their other end in three bytes.
-        if latest.len() > U24::MAX as usize + 1 {
+        // Relationships name their other end in three bytes, and
+        // association targets say "no concept" with the largest.
+        if latest.len() > U24::MAX as usize {
             return Err(ImportError::Inconsistent(format!(
                 "{} concepts: an edition file holds at most {}",
                 latest.len(),
-                U24::MAX + 1
+                U24::MAX
             )));
         }
         self.concept_ids = latest.iter().map(|c| c.id).collect();

@@ -331,7 +331,7 @@ impl Importer<'_> {
             staged
                 .record(&ComponentMemberEntry {
                     component: U64::new(l.component),
-                    member: U32::new(l.member),
+                    member: member_index(l.member)?,
                 })
                 .ctx("staging refset members")?;
         }
@@ -344,9 +344,13 @@ impl Importer<'_> {
             let t = t.ctx("reading sorted association targets")?;
             staged
                 .record(&AssociationTargetEntry {
-                    target: U32::new(t.target),
-                    member: U32::new(t.member),
-                    source: U32::new(t.source),
+                    target: U24::new(t.target).ok_or_else(|| too_large("target ordinal"))?,
+                    member: member_index(t.member)?,
+                    source: match t.source {
+                        NO_ORDINAL => U24::new(U24::MAX),
+                        o => U24::new(o).filter(|_| o < U24::MAX),
+                    }
+                    .ok_or_else(|| too_large("source ordinal"))?,
                 })
                 .ctx("staging association targets")?;
         }
@@ -518,4 +522,17 @@ fn refset_kind(kind: FileKind) -> RefsetKind {
         FileKind::RefsetDescriptor => RefsetKind::RefsetDescriptor,
         _ => RefsetKind::Other,
     }
+}
+
+/// A member's index in three bytes, as `ComponentMembers` and
+/// `AssociationTargets` hold it (format 6).
+fn member_index(member: u32) -> Result<U24, ImportError> {
+    U24::new(member).ok_or_else(|| too_large("active refset members"))
+}
+
+fn too_large(what: &str) -> ImportError {
+    ImportError::Inconsistent(format!(
+        "{what}: more than {} (an edition file holds them in three bytes)",
+        U24::MAX
+    ))
 }

@@ -2188,13 +2188,15 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 }
 
+/// The source's ordinal, unless it is no concept of the edition
+/// (`U24::MAX`, format 6).
+fn source_ordinal(e: &AssociationTargetEntry) -> Option<u32> {
+    Some(e.source.get()).filter(|&o| o != U24::MAX)
+}
+
 /// How many leading elements of `s` satisfy `below` (a prefix, as in
 /// `partition_point`), found by exponential then binary search: O(log k)
 /// for an answer `k`, however long `s` is.
-fn source_ordinal(e: &AssociationTargetEntry) -> Option<u32> {
-    Some(e.source.get()).filter(|&o| o != NO_ORDINAL)
-}
-
 pub(crate) fn gallop<T>(s: &[T], below: impl Fn(&T) -> bool) -> usize {
     let mut lo = 0; // s[..lo] are all below
     let mut step = 1usize;

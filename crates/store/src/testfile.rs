@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
     ConcreteRecord, DescriptionKindRecord, DescriptionRecord, MemberColumnsEntry, MemberRecord,
-    MemberValueRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord,
+    MemberValueRecord, NO_CODE, PreferredTermEntry, RefsetKind, RefsetRecord,
     RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags,
     description_flags,
 };
@@ -841,9 +841,9 @@ impl TestEdition {
                     && let Some(&target) = target.and_then(|t: u64| ord.get(&t))
                 {
                     targets.push(AssociationTargetEntry {
-                        target: U32::new(target),
-                        member: U32::new(members.len() as u32),
-                        source: U32::new(ord.get(&component).copied().unwrap_or(NO_ORDINAL)),
+                        target: U24::new(target).unwrap(),
+                        member: U24::new(members.len() as u32).unwrap(),
+                        source: U24::new(ord.get(&component).copied().unwrap_or(U24::MAX)).unwrap(),
                     });
                 }
                 members.push(MemberRecord {
@@ -907,7 +907,7 @@ impl TestEdition {
             .enumerate()
             .map(|(i, m)| ComponentMemberEntry {
                 component: m.component,
-                member: U32::new(i as u32),
+                member: U24::new(i as u32).unwrap(),
             })
             .collect();
         by_component.sort_by_key(|e| (e.component.get(), e.member.get()));

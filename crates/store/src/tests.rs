@@ -647,9 +647,10 @@ fn editions_without_association_targets_open() {
 #[test]
 fn corrupt_association_targets_are_errors() {
     use SectionKind::*;
-    // An entry pointing past the members.
+    // An entry pointing past the members (a 9-byte entry: target,
+    // member, source, three bytes each).
     let bytes = with_section(AssociationTargets, |b| {
-        b[4..8].copy_from_slice(&1000u32.to_le_bytes())
+        b[3..6].copy_from_slice(&1000u32.to_le_bytes()[..3])
     });
     let e = Edition::open(bytes).unwrap();
     let err = e.associations_to(ord(&e, MI)).err().unwrap();
@@ -658,9 +659,7 @@ fn corrupt_association_targets_are_errors() {
     let every: Vec<u64> = e.refsets().map(|r| r.id).collect();
     assert!(e.association_sources(&all, &every).is_err());
     // An entry pointing at a member of a refset that is not an association.
-    let bytes = with_section(AssociationTargets, |b| {
-        b[4..8].copy_from_slice(&0u32.to_le_bytes())
-    });
+    let bytes = with_section(AssociationTargets, |b| b[3..6].fill(0));
     let e = Edition::open(bytes).unwrap();
     assert!(matches!(
         e.associations_to(ord(&e, MI)),
@@ -1155,7 +1154,7 @@ fn layout_errors_are_caught_on_open() {
         ),
         (
             ComponentMembers,
-            Box::new(|b| b.truncate(b.len() - 12)),
+            Box::new(|b| b.truncate(b.len() - 11)),
             "entries for",
         ),
         (Codes, Box::new(|b| b.resize(255 * 8, 0)), "at most 255"),
