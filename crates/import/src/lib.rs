@@ -474,7 +474,7 @@ fn search_heads(output: &Path, meta: &Metadata) -> Result<u64, ImportError> {
                 writer.add_section(kind, &heads.text, heads.text.len() as u64)?
             }
             SectionKind::SearchHeadLists => {
-                writer.add_section(kind, &heads.lists, heads.lists.len() as u64 / 4)?
+                writer.add_section(kind, &heads.lists, heads.lists.len() as u64 / 3)?
             }
             _ => {
                 if let Some(entry) = container.entry(kind) {

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use txmap_format::SectionKind::{SearchHeadLists, SearchHeadText, SearchHeads};
+use txmap_format::U24;
 use txmap_format::schema::{SEARCH_HEAD_LIST, SEARCH_HEAD_MIN_POSTINGS, SearchHeadRecord};
 use txmap_text::{fold, words};
 use zerocopy::IntoBytes;
@@ -35,7 +36,7 @@ pub struct SearchHeadSections {
     pub count: u64,
     /// The heads' texts.
     pub text: Vec<u8>,
-    /// `[U32]` concept ordinals.
+    /// `[U24]` concept ordinals (three bytes since 6.0).
     pub lists: Vec<u8>,
 }
 
@@ -47,7 +48,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         &self,
         query: &str,
         include_inactive: bool,
-    ) -> Result<Option<(usize, &[U32])>, StoreError> {
+    ) -> Result<Option<(usize, &[U24])>, StoreError> {
         if !self.present(SearchHeads) {
             return Ok(None);
         }
@@ -76,7 +77,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
                     } else {
                         (r.total_active, r.active_start, r.active_len)
                     };
-                    let lists: &[U32] = self.recs(SearchHeadLists)?;
+                    let lists: &[U24] = self.recs(SearchHeadLists)?;
                     let start = start.get() as usize;
                     let list = lists
                         .get(start..start + len.get() as usize)
@@ -166,7 +167,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
             out.records.extend_from_slice(record.as_bytes());
             out.count += 1;
         }
-        out.lists = lists.iter().flat_map(|o| o.to_le_bytes()).collect();
+        // Concept ordinals: below 2^24, as the importer checked.
+        out.lists = (lists.iter())
+            .map(|&o| U24::new(o).ok_or_else(too_big))
+            .collect::<Result<Vec<U24>, _>>()?
+            .as_bytes()
+            .to_vec();
         Ok(out)
     }
 
