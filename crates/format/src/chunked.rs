@@ -89,6 +89,15 @@ pub struct Chunked<'a> {
     lows: &'a [U16],
 }
 
+impl Chunked<'static> {
+    /// The empty list.
+    pub const EMPTY: Chunked<'static> = Chunked {
+        bytes: &[],
+        chunks: &[],
+        lows: &[],
+    };
+}
+
 impl<'a> Chunked<'a> {
     /// The list in `bytes`, or `None` if they are not one: an odd number
     /// of bytes, or fewer than the chunk headers need. The chunks' counts
@@ -127,8 +136,15 @@ impl<'a> Chunked<'a> {
         self.bytes
     }
 
-    /// Each chunk's high half (shifted into place) and its low halves.
-    fn runs(&self) -> impl Iterator<Item = (u32, &'a [U16])> + use<'a> {
+    /// Where the low halves start in the list's bytes: after the
+    /// headers. Item `i`'s low half is at byte `lows_offset() + 2 * i`.
+    pub fn lows_offset(&self) -> usize {
+        self.bytes.len() - 2 * self.lows.len()
+    }
+
+    /// Each chunk's high half (shifted into place) and its low halves, in
+    /// order: a damaged list's runs end where its low halves do.
+    pub fn runs(&self) -> impl Iterator<Item = (u32, &'a [U16])> + use<'a> {
         let mut lows = self.lows;
         self.chunks.iter().map(move |c| {
             let (run, rest) = lows.split_at(c.count().min(lows.len()));

@@ -622,9 +622,10 @@ impl Importer<'_> {
             let p = p.ctx("reading sorted words")?;
             if current != Some(p.key) {
                 if let Some(w) = current {
-                    writer
+                    let header = writer
                         .push(self.vocabulary[w as usize].as_bytes(), &list)
                         .map_err(text_err)?;
+                    first.skip(header).ctx("staging the word index")?;
                     for &f in &firsts {
                         first.push(f).ctx("staging the word index")?;
                     }
@@ -647,9 +648,10 @@ impl Importer<'_> {
             }
         }
         if let Some(w) = current {
-            writer
+            let header = writer
                 .push(self.vocabulary[w as usize].as_bytes(), &list)
                 .map_err(text_err)?;
+            first.skip(header).ctx("staging the word index")?;
             for &f in &firsts {
                 first.push(f).ctx("staging the word index")?;
             }
@@ -661,7 +663,8 @@ impl Importer<'_> {
         let words = self.vocabulary.len() as u64;
         fst.count = fst.len;
         offsets.count = words + 1;
-        postings.count = total;
+        // Chunked lists: counted in bytes, as the closures are.
+        postings.count = postings.len;
         self.stages.attach(SectionKind::WordFst, fst);
         self.stages.attach(SectionKind::WordPostingsIndex, offsets);
         self.stages.attach(SectionKind::WordPostings, postings);

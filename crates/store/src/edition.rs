@@ -406,7 +406,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let _: &[TypeSourcesEntry] = self.recs(ConcreteTypesIndex)?;
         let _: &[U32] = self.recs(ConcreteTypeSources)?;
         let _: &[U32] = self.recs(WordPostingsIndex)?;
-        let _: &[U24] = self.recs(WordPostings)?;
         self.concept_count = n;
         self.description_count = d;
         Ok(())

@@ -941,11 +941,7 @@ impl TestEdition {
             index.offsets.clone(),
             index.offsets.len() / 4,
         );
-        add(
-            WordPostings,
-            index.postings.clone(),
-            index.postings.len() / 4,
-        );
+        add(WordPostings, index.postings.clone(), index.postings.len());
         if self.search_sections {
             add(
                 WordFirstWords,

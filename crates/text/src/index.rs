@@ -2,11 +2,11 @@
 //!
 //! The reader works over plain byte slices that usually come from a memory
 //! map of the edition file, so it cannot assume anything about them: the
-//! little-endian arrays are viewed through [`zerocopy::little_endian::U32`]
-//! (the offsets) and [`txmap_format::U24`] (the postings: description
-//! ordinals, below 2^24), which have alignment 1 (sections need not be
-//! aligned in the file) and a fixed byte order (the file is portable), and
-//! whose views are obtained without `unsafe` or pointer casts. `open`
+//! offsets are viewed through [`zerocopy::little_endian::U32`] and each
+//! word's postings through [`txmap_format::chunked::Chunked`], which have
+//! alignment 1 (sections need not be aligned in the file) and a fixed byte
+//! order (the file is portable), and whose views are obtained without
+//! `unsafe` or pointer casts. `open`
 //! checks only what is O(1) to check; every later access checks the offsets
 //! it uses against the slice bounds and reports corruption as an error, so a
 //! damaged file degrades into errors, never into a panic or an out-of-bounds
@@ -20,9 +20,10 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use fst::{IntoStreamer, Map, MapBuilder, Streamer};
-use txmap_format::U24;
+use txmap_format::chunked::{self, Chunked, Unchunk};
+use zerocopy::little_endian::U16;
 use zerocopy::little_endian::U32;
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+use zerocopy::{FromBytes, Immutable, KnownLayout};
 
 use crate::dense::{DENSE_FROM, DenseWord, DenseWords};
 use crate::error::{Section, TextError};
@@ -55,7 +56,7 @@ pub struct IndexStats {
     pub fst_bytes: u64,
     /// Bytes written to the offsets section (`(words + 1) * 4`).
     pub offsets_bytes: u64,
-    /// Bytes written to the postings section (`postings * 3`).
+    /// Bytes written to the postings section: each word's chunked list.
     pub postings_bytes: u64,
 }
 
@@ -101,6 +102,7 @@ pub struct IndexWriter<W1: Write, W2: Write, W3: Write> {
     postings: W3,
     words: u64,
     total_postings: u64,
+    total_bytes: u64,
     last_word: Vec<u8>,
     scratch: Vec<u8>,
 }
@@ -129,6 +131,7 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
             postings,
             words: 0,
             total_postings: 0,
+            total_bytes: 0,
             last_word: Vec::new(),
             scratch: Vec::new(),
         })
@@ -136,9 +139,11 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
 
     /// Adds `word` (folded, UTF-8, non-empty, greater than the previous word
     /// in byte order) with its postings (strictly increasing description
-    /// ordinals, each at most [`U24::MAX`]; may be empty, though the
-    /// importer never has reason to).
-    pub fn push(&mut self, word: &[u8], postings: &[u32]) -> Result<(), TextError> {
+    /// ordinals; may be empty, though the importer never has reason to),
+    /// as a [chunked](txmap_format::chunked) list. Returns how many bits
+    /// of the first-words bitmap the list's header takes
+    /// ([`FirstWordsWriter::skip`]) before its postings' bits.
+    pub fn push(&mut self, word: &[u8], postings: &[u32]) -> Result<usize, TextError> {
         if word.is_empty() {
             return Err(TextError::EmptyWord);
         }
@@ -160,27 +165,24 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
         if self.words >= u64::from(u32::MAX) - 1 {
             return Err(TextError::TooLarge { what: "words" });
         }
-        let total = self.total_postings + postings.len() as u64;
-        let total_u32 =
-            u32::try_from(total).map_err(|_| TextError::TooLarge { what: "postings" })?;
-
         self.scratch.clear();
-        self.scratch.reserve(postings.len() * 3);
-        for &p in postings {
-            let p = U24::new(p).ok_or(TextError::TooLarge {
-                what: "description ordinals (at most 16,777,215)",
-            })?;
-            self.scratch.extend_from_slice(p.as_bytes());
-        }
+        // Ascending, as checked above.
+        chunked::chunk(postings, &mut self.scratch).map_err(|_| TextError::UnsortedPostings {
+            word: word_str.to_owned(),
+            index: 0,
+        })?;
+        let bytes = self.total_bytes + self.scratch.len() as u64;
+        let end = u32::try_from(bytes).map_err(|_| TextError::TooLarge { what: "postings" })?;
         self.fst.insert(word, self.words)?;
         self.postings.write_all(&self.scratch)?;
-        self.offsets.write_all(&total_u32.to_le_bytes())?;
+        self.offsets.write_all(&end.to_le_bytes())?;
 
-        self.total_postings = total;
+        self.total_postings += postings.len() as u64;
+        self.total_bytes = bytes;
         self.words += 1;
         self.last_word.clear();
         self.last_word.extend_from_slice(word);
-        Ok(())
+        Ok((self.scratch.len() - 2 * postings.len()) / 2)
     }
 
     /// Number of words pushed so far.
@@ -204,7 +206,7 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
             postings: self.total_postings,
             fst_bytes: fst.count,
             offsets_bytes: (self.words + 1) * 4,
-            postings_bytes: self.total_postings * 3,
+            postings_bytes: self.total_bytes,
         };
         Ok(FinishedIndex {
             stats,
@@ -245,10 +247,11 @@ impl IndexBytes {
     }
 }
 
-/// Writes the first-words bitmap: one bit a posting, in postings order,
-/// least significant bit first; set when the posting's word is the first
-/// word of its description's folded term ([`words`](crate::words()) of
-/// [`fold`](crate::fold())).
+/// Writes the first-words bitmap, least significant bit first: a bit
+/// every two bytes of the postings — for each list the bits of its header
+/// ([`skip`](Self::skip)), then one a posting, set when the posting's word
+/// is the first word of its description's folded term
+/// ([`words`](crate::words()) of [`fold`](crate::fold())).
 #[derive(Debug)]
 pub struct FirstWordsWriter<W: Write> {
     out: W,
@@ -263,6 +266,15 @@ impl<W: Write> FirstWordsWriter<W> {
             byte: 0,
             bits: 0,
         }
+    }
+
+    /// `n` zero bits: those of a list's header, which
+    /// [`IndexWriter::push`] counts.
+    pub fn skip(&mut self, n: usize) -> io::Result<()> {
+        for _ in 0..n {
+            self.push(false)?;
+        }
+        Ok(())
     }
 
     /// The next posting's bit.
@@ -362,7 +374,8 @@ impl TermIndexBuilder {
             }
             list.clear();
             list.extend(entries.iter().map(|&e| (e >> 1) as u32));
-            writer.push(word.as_bytes(), &list)?;
+            let header = writer.push(word.as_bytes(), &list)?;
+            first.skip(header)?;
             for e in &entries {
                 first.push(e & 1 == 1)?;
             }
@@ -388,77 +401,104 @@ impl TermIndexBuilder {
 // Postings
 // ---------------------------------------------------------------------------
 
-/// A word's postings: a view over little-endian three-byte description ordinals,
-/// ascending (if the index is intact). Cheap to copy.
-#[derive(Clone, Copy, Default)]
+/// A word's postings: a [chunked](txmap_format::chunked) list of
+/// description ordinals, ascending (if the index is intact), viewed in
+/// place. Cheap to copy.
+#[derive(Clone, Copy)]
 pub struct Postings<'a> {
-    items: &'a [U24],
-    /// Where `items` starts in the postings section: the index of its
-    /// first bit in the first-words bitmap.
-    start: usize,
+    list: Chunked<'a>,
+    /// The first-words bit of the list's first item: the byte position of
+    /// its low half in the postings section, halved.
+    first_bit: usize,
+}
+
+impl Default for Postings<'_> {
+    fn default() -> Self {
+        Postings::EMPTY
+    }
 }
 
 impl<'a> Postings<'a> {
     /// No postings.
     pub const EMPTY: Postings<'static> = Postings {
-        items: &[],
-        start: 0,
+        list: Chunked::EMPTY,
+        first_bit: 0,
     };
 
     /// Number of ordinals.
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.list.len()
     }
 
     /// Whether there are no ordinals.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.list.is_empty()
     }
 
-    /// The `i`-th ordinal.
-    pub fn get(&self, i: usize) -> Option<u32> {
-        self.items.get(i).map(|v| v.get())
+    /// The greatest ordinal (the last, in an intact list).
+    pub fn last(&self) -> Option<u32> {
+        let (high, run) = self.list.runs().filter(|(_, run)| !run.is_empty()).last()?;
+        run.last().map(|l| high | u32::from(l.get()))
     }
 
     /// Whether the `i`-th posting's word is the first word of its term,
     /// by the index's first-words bitmap (`None` without one).
     pub(crate) fn is_first(&self, first: Option<&[u8]>, i: usize) -> Option<bool> {
-        let bit = self.start.checked_add(i)?;
+        let bit = self.first_bit.checked_add(i)?;
         Some(first?.get(bit / 8)? >> (bit % 8) & 1 == 1)
     }
 
     /// Iterates the ordinals in stored (ascending) order.
     pub fn iter(&self) -> PostingsIter<'a> {
         PostingsIter {
-            inner: self.items.iter(),
+            inner: self.list.iter(),
         }
     }
 
-    /// Whether `ordinal` is present (binary search; on corrupt, unsorted
-    /// data the answer may be wrong but the call never panics).
+    /// Whether `ordinal` is present (its chunk, then a binary search; on
+    /// corrupt, unsorted data the answer may be wrong but the call never
+    /// panics).
     pub fn contains(&self, ordinal: u32) -> bool {
-        self.items
-            .binary_search_by_key(&ordinal, |v| v.get())
-            .is_ok()
+        self.list.contains(ordinal)
     }
 
     /// Copies the ordinals into a vector.
     pub fn to_vec(&self) -> Vec<u32> {
-        self.iter().collect()
+        let mut out = Vec::new();
+        self.list.append_to(&mut out);
+        out
     }
 
-    /// The raw little-endian bytes.
+    /// The list's bytes, headers and all.
     pub fn as_bytes(&self) -> &'a [u8] {
-        self.items.as_bytes()
+        self.list.as_bytes()
     }
 
-    pub(crate) fn raw(&self) -> &'a [U24] {
-        self.items
+    /// Each run of ordinals sharing their high half: the high half
+    /// (shifted into place), the low halves, and the position of the
+    /// run's first item in the list.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (u32, &'a [U16], usize)> + use<'a> {
+        let mut at = 0;
+        self.list.runs().map(move |(high, run)| {
+            let first = at;
+            at += run.len();
+            (high, run, first)
+        })
     }
 
-    /// Where the list starts in the postings section: which word's it is.
+    /// The list's first bit in the first-words bitmap: which word's it is.
     pub(crate) fn start(&self) -> usize {
-        self.start
+        self.first_bit
+    }
+
+    /// The list in `bytes`, as if it began the postings section.
+    #[cfg(test)]
+    pub(crate) fn of(bytes: &'a [u8]) -> Option<Postings<'a>> {
+        let list = Chunked::new(bytes)?;
+        Some(Postings {
+            list,
+            first_bit: list.lows_offset() / 2,
+        })
     }
 }
 
@@ -476,7 +516,7 @@ impl fmt::Debug for Postings<'_> {
 
 impl PartialEq for Postings<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.items == other.items
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -503,28 +543,19 @@ impl<'a> IntoIterator for &Postings<'a> {
 /// Iterator over [`Postings`].
 #[derive(Debug, Clone)]
 pub struct PostingsIter<'a> {
-    inner: std::slice::Iter<'a, U24>,
+    inner: Unchunk<'a>,
 }
 
 impl Iterator for PostingsIter<'_> {
     type Item = u32;
 
+    #[inline]
     fn next(&mut self) -> Option<u32> {
-        self.inner.next().map(|v| v.get())
+        self.inner.next()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.inner.size_hint()
-    }
-
-    fn nth(&mut self, n: usize) -> Option<u32> {
-        self.inner.nth(n).map(|v| v.get())
-    }
-}
-
-impl DoubleEndedIterator for PostingsIter<'_> {
-    fn next_back(&mut self) -> Option<u32> {
-        self.inner.next_back().map(|v| v.get())
     }
 }
 
@@ -539,11 +570,15 @@ impl FusedIterator for PostingsIter<'_> {}
 #[derive(Clone)]
 pub struct TextIndex<'a> {
     map: Map<&'a [u8]>,
+    /// Byte offsets into `postings`, one a word and one closing.
     offsets: &'a [U32],
-    postings: &'a [U24],
-    /// One bit a posting, least significant first: the posting's word is
-    /// the first word of its description's (folded) term. Absent in files
-    /// written before it existed; ranking then reads the terms.
+    /// Each word's chunked list, one after another.
+    postings: &'a [u8],
+    /// One bit every two bytes of `postings`, least significant first:
+    /// for the low half of a posting at byte `b`, bit `b / 2` says
+    /// whether the posting's word is the first word of its description's
+    /// (folded) term; the bits of the lists' headers are zero. Absent in
+    /// files written before it existed; ranking then reads the terms.
     first: Option<&'a [u8]>,
     /// The commonest words' postings as bitmaps, when the caller keeps
     /// them ([`TextIndex::with_dense`]).
@@ -622,14 +657,19 @@ fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
 impl<'a> TextIndex<'a> {
     /// Opens an index over its three sections. Cheap: checks the fst header
     /// and footer, that the offsets' length is a multiple of 4 and the
-    /// postings' of 3,
+    /// postings' of 2,
     /// that the word counts agree, and the first and last offsets; nothing
     /// is scanned. The caller is expected to have verified the fst section's
     /// checksum (a corrupt fst interior can make the `fst` crate panic);
     /// offsets and postings are checked on every access.
     pub fn open(fst: &'a [u8], offsets: &'a [u8], postings: &'a [u8]) -> Result<Self, TextError> {
         let offsets: &[U32] = section(offsets, Section::Offsets)?;
-        let postings: &[U24] = section(postings, Section::Postings)?;
+        if !postings.len().is_multiple_of(2) {
+            return Err(TextError::BadSectionLength {
+                section: Section::Postings,
+                len: postings.len(),
+            });
+        }
         let Some((first, _)) = offsets.split_first() else {
             return Err(TextError::BadSectionLength {
                 section: Section::Offsets,
@@ -668,17 +708,17 @@ impl<'a> TextIndex<'a> {
         self.offsets.len().saturating_sub(1)
     }
 
-    /// Total number of postings over all words.
-    pub fn postings_count(&self) -> usize {
+    /// The postings section's length in bytes.
+    pub fn postings_bytes(&self) -> usize {
         self.postings.len()
     }
 
-    /// Attaches the first-words bitmap (one bit a posting, see
-    /// [`FirstWordsWriter`]), which lets [`first_word_codes`](Self::first_word_codes)
-    /// answer. Its length must be the postings' count in bits, rounded up
-    /// to bytes.
+    /// Attaches the first-words bitmap (a bit every two bytes of the
+    /// postings, see [`FirstWordsWriter`]), which lets
+    /// [`first_word_codes`](Self::first_word_codes) answer. Its length
+    /// must be the postings' bytes halved, in bits, rounded up to bytes.
     pub fn with_first_words(mut self, bits: &'a [u8]) -> Result<Self, TextError> {
-        if bits.len() != self.postings.len().div_ceil(8) {
+        if bits.len() != (self.postings.len() / 2).div_ceil(8) {
             return Err(TextError::BadSectionLength {
                 section: Section::FirstWords,
                 len: bits.len(),
@@ -714,9 +754,13 @@ impl<'a> TextIndex<'a> {
     /// search (a mapped file's readahead); empty when nothing matches.
     pub fn postings_runs(&self, word: &str, prefix: bool) -> Result<[&'a [u8]; 2], TextError> {
         let (mut start, mut end) = (usize::MAX, 0usize);
+        // Each list's bytes start its header's length before its first
+        // low half, which is at byte `2 * first_bit`.
         let mut note = |p: Postings<'a>| {
-            start = start.min(p.start);
-            end = end.max(p.start + p.len());
+            let bytes = p.as_bytes().len();
+            let at = (2 * p.first_bit).saturating_sub(p.list.lows_offset());
+            start = start.min(at);
+            end = end.max(at + bytes);
         };
         if prefix {
             self.for_each_with_prefix(word, |_, p| {
@@ -729,10 +773,10 @@ impl<'a> TextIndex<'a> {
         if start >= end {
             return Ok([&[], &[]]);
         }
-        let postings = self.postings.get(start..end).unwrap_or(&[]).as_bytes();
+        let postings = self.postings.get(start..end).unwrap_or(&[]);
         let bits = self
             .first
-            .and_then(|f| f.get(start / 8..end.div_ceil(8)))
+            .and_then(|f| f.get(start / 16..end.div_ceil(16)))
             .unwrap_or(&[]);
         Ok([postings, bits])
     }
@@ -764,35 +808,11 @@ impl<'a> TextIndex<'a> {
         let mut codes = vec![0u8; candidates.len()];
         let mut mark = |w: &str, p: Postings<'a>| {
             let code = if w == word { 2 } else { 1 };
-            let list = p.raw();
-            if candidates.len().saturating_mul(16) < list.len() {
-                // Few candidates (a scoped search) in a long list: each is
-                // looked for in the list, not the list walked.
-                let mut j = 0;
-                for (i, &c) in candidates.iter().enumerate() {
-                    j = crate::search::gallop(list, j, c, |v| v.get());
-                    match list.get(j) {
-                        None => break,
-                        Some(v) if v.get() == c && p.is_first(Some(first), j) == Some(true) => {
-                            codes[i] = codes[i].max(code);
-                        }
-                        Some(_) => {}
-                    }
+            crate::search::meet(candidates, p, |i, j| {
+                if p.is_first(Some(first), j) == Some(true) {
+                    codes[i] = codes[i].max(code);
                 }
-                return;
-            }
-            let mut i = 0;
-            for (j, v) in list.iter().enumerate() {
-                if p.is_first(Some(first), j) != Some(true) {
-                    continue;
-                }
-                i = crate::search::gallop(candidates, i, v.get(), |&c| c);
-                match candidates.get(i) {
-                    None => break,
-                    Some(&c) if c == v.get() => codes[i] = codes[i].max(code),
-                    Some(_) => {}
-                }
-            }
+            });
         };
         if prefix {
             self.for_each_with_prefix(word, |w, p| {
@@ -829,13 +849,14 @@ impl<'a> TextIndex<'a> {
         if start > end {
             return Err(corrupt());
         }
-        let items = self
+        let bytes = self
             .postings
             .get(start as usize..end as usize)
             .ok_or_else(corrupt)?;
+        let list = Chunked::new(bytes).ok_or_else(corrupt)?;
         Ok(Postings {
-            items,
-            start: start as usize,
+            list,
+            first_bit: (start as usize + list.lows_offset()) / 2,
         })
     }
 
@@ -963,7 +984,7 @@ impl<'a> TextIndex<'a> {
     /// cost no more than the lists (a damaged list of huge ordinals falls
     /// back to sorting, so memory stays proportional to the postings).
     pub fn prefix_union(&self, prefix: &str, max_candidates: usize) -> Result<Vec<u32>, TextError> {
-        let mut lists: Vec<&'a [U24]> = Vec::new();
+        let mut lists: Vec<Postings<'a>> = Vec::new();
         let mut total = 0usize;
         let mut too_many = false;
         self.for_each_with_prefix(prefix, |_, postings| {
@@ -972,7 +993,7 @@ impl<'a> TextIndex<'a> {
                 too_many = true;
                 return ControlFlow::Break(());
             }
-            lists.push(postings.raw());
+            lists.push(postings);
             ControlFlow::Continue(())
         })?;
         if too_many {
@@ -980,24 +1001,25 @@ impl<'a> TextIndex<'a> {
                 limit: max_candidates,
             });
         }
-        let largest = lists
-            .iter()
+        let largest = (lists.iter())
             .filter_map(|l| l.last())
-            .map(|v| v.get() as usize)
+            .map(|v| v as usize)
             .max()
             .unwrap_or(0);
         let mut out: Vec<u32> = Vec::with_capacity(total);
         if let [one] = lists.as_slice()
-            && first_unsorted_raw(one).is_none()
+            && first_unsorted_in(one.iter(), one.len()).is_none()
         {
-            out.extend(one.iter().map(|v| v.get()));
+            out = one.to_vec();
         } else if total >= BITMAP_UNION_FROM && largest / 64 <= total.saturating_mul(4) {
             let mut bits = vec![0u64; largest / 64 + 1];
             for list in &lists {
-                for v in list.iter() {
-                    let v = v.get() as usize;
-                    if let Some(word) = bits.get_mut(v / 64) {
-                        *word |= 1 << (v % 64);
+                for (high, run, _) in list.runs() {
+                    for low in run {
+                        let v = (high | u32::from(low.get())) as usize;
+                        if let Some(word) = bits.get_mut(v / 64) {
+                            *word |= 1 << (v % 64);
+                        }
                     }
                 }
             }
@@ -1010,7 +1032,7 @@ impl<'a> TextIndex<'a> {
             }
         } else {
             for list in &lists {
-                out.extend(list.iter().map(|v| v.get()));
+                out.extend(list.iter());
             }
             out.sort_unstable();
             out.dedup();
@@ -1058,8 +1080,8 @@ impl<'a> TextIndex<'a> {
                 too_many = true;
                 return ControlFlow::Break(());
             }
-            for v in postings.raw() {
-                let v = v.get() as usize;
+            for v in postings.iter() {
+                let v = v as usize;
                 if let (Some(word), Some(m)) = (bits.get_mut(v / 64), mask.get(v / 64)) {
                     *word |= m & (1 << (v % 64));
                 }
@@ -1092,7 +1114,7 @@ impl<'a> TextIndex<'a> {
                 return Err(TextError::CorruptWord { value });
             }
             let postings = self.postings_at(value)?;
-            if let Some(index) = first_unsorted_raw(postings.raw()) {
+            if let Some(index) = first_unsorted_in(postings.iter(), postings.len()) {
                 return Err(TextError::CorruptPostings {
                     word: expected as usize,
                     index,
@@ -1110,10 +1132,20 @@ impl<'a> TextIndex<'a> {
     }
 }
 
-pub(crate) fn first_unsorted_raw(v: &[U24]) -> Option<usize> {
-    v.windows(2)
-        .position(|w| w[0].get() >= w[1].get())
-        .map(|i| i + 1)
+/// Where `items` (a list of `len` items) first fails to rise above the
+/// item before it, or falls short of `len` (a chunked list whose chunks'
+/// counts and low halves disagree).
+pub(crate) fn first_unsorted_in(items: impl Iterator<Item = u32>, len: usize) -> Option<usize> {
+    let mut previous = None;
+    let mut n = 0;
+    for item in items {
+        if previous.is_some_and(|p| p >= item) {
+            return Some(n);
+        }
+        previous = Some(item);
+        n += 1;
+    }
+    (n < len).then_some(n)
 }
 
 /// The optimal string alignment distance of `a` and `b` (Levenshtein
@@ -1269,7 +1301,10 @@ mod tests {
             )
             .unwrap();
         // Postings a: [0], b: [0, 1], c: [1]; first words: a of 0, b of 1.
-        assert_eq!(bytes.first_words, vec![0b0101]);
+        // Each list's one-chunk header takes 6 bytes, 3 bits: a's posting
+        // is bit 3, b's bits 7 and 8, c's bit 12.
+        assert_eq!(bytes.first_words, vec![0b1000, 0b1]);
+        assert_eq!(bytes.postings.len(), 3 * 6 + 4 * 2);
         assert_eq!(stats.words, 3);
         assert_eq!(stats.postings, 4);
         assert_eq!(stats.fst_bytes, bytes.fst.len() as u64);

@@ -20,11 +20,11 @@
 
 use std::ops::ControlFlow;
 
-use txmap_format::U24;
+use zerocopy::little_endian::U16;
 
 use crate::error::TextError;
 use crate::fold::{fold, words};
-use crate::index::{Postings, TextIndex, first_unsorted, first_unsorted_raw};
+use crate::index::{Postings, TextIndex, first_unsorted, first_unsorted_in};
 
 /// How query words match the words of a term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -207,14 +207,11 @@ impl<'a> TextIndex<'a> {
                     });
                 }
                 let candidates = match (seed, among) {
-                    (Source::Exact(_, p), Among::Bits(bits)) => p
-                        .raw()
-                        .iter()
-                        .map(|v| v.get())
-                        .filter(|&v| has_bit(bits, v))
-                        .collect(),
+                    (Source::Exact(_, p), Among::Bits(bits)) => {
+                        p.iter().filter(|&v| has_bit(bits, v)).collect()
+                    }
                     (Source::Exact(word, p), _) => {
-                        if let Some(index) = first_unsorted_raw(p.raw()) {
+                        if let Some(index) = first_unsorted_in(p.iter(), p.len()) {
                             return Err(TextError::CorruptPostings { word, index });
                         }
                         p.to_vec()
@@ -244,7 +241,7 @@ impl<'a> TextIndex<'a> {
                 break;
             }
             candidates = match source {
-                Source::Exact(_, p) => intersect(&candidates, p.raw()),
+                Source::Exact(_, p) => intersect(&candidates, p),
                 Source::Prefix(word, _) => self.filter_by_prefix(&candidates, word)?,
             };
         }
@@ -393,7 +390,7 @@ impl<'a> TextIndex<'a> {
             }
             return;
         }
-        mark_intersection(among, p.raw(), |i, j| found(i, &|bits| p.is_first(bits, j)));
+        meet(among, p, |i, j| found(i, &|bits| p.is_first(bits, j)));
     }
 }
 
@@ -464,55 +461,50 @@ fn intersect_sorted(a: &[u32], b: &[u32]) -> Vec<u32> {
     out
 }
 
-pub(crate) fn intersect(a: &[u32], b: &[U24]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(a.len().min(b.len()));
-    if a.len() <= b.len() {
-        let mut j = 0;
-        for &x in a {
-            j = gallop(b, j, x, |v| v.get());
-            match b.get(j) {
-                None => break,
-                Some(v) if v.get() == x => out.push(x),
-                Some(_) => {}
-            }
-        }
-    } else {
-        let mut i = 0;
-        for y in b.iter().map(|v| v.get()) {
-            i = gallop(a, i, y, |&v| v);
-            match a.get(i) {
-                None => break,
-                Some(&v) if v == y => out.push(y),
-                Some(_) => {}
-            }
-        }
-    }
+/// The values of `a` (ascending) among the postings `p`.
+pub(crate) fn intersect(a: &[u32], p: Postings<'_>) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len().min(p.len()));
+    meet(a, p, |i, _| out.push(a[i]));
     out
 }
 
-/// Calls `mark(i, j)` for each candidate `i` found at `list[j]`,
-/// galloping from the shorter side.
-fn mark_intersection(candidates: &[u32], list: &[U24], mut mark: impl FnMut(usize, usize)) {
-    if candidates.len() <= list.len() {
-        let mut j = 0;
-        for (i, &x) in candidates.iter().enumerate() {
-            j = gallop(list, j, x, |v| v.get());
-            match list.get(j) {
-                None => break,
-                Some(v) if v.get() == x => mark(i, j),
-                Some(_) => {}
+/// Calls `found(i, j)` for each `a[i]` (ascending) that is the `j`th
+/// posting of `p`, in order. A run of postings sharing their high half
+/// meets the values of `a` in that half's range, galloping from the
+/// shorter side: over the run's two-byte low halves when it is the
+/// longer, so a long list is searched in its chunk, not walked.
+pub(crate) fn meet(a: &[u32], p: Postings<'_>, mut found: impl FnMut(usize, usize)) {
+    let mut from = 0;
+    for (high, run, first) in p.runs() {
+        // The values of `a` in the run's range: `high` to `high + 0xFFFF`.
+        let rest = a.get(from..).unwrap_or_default();
+        let lo = from + rest.partition_point(|&x| x < high);
+        let rest = a.get(lo..).unwrap_or_default();
+        let hi = lo + rest.partition_point(|&x| x >> 16 <= high >> 16);
+        let key = |l: &U16| high | u32::from(l.get());
+        if hi - lo <= run.len() {
+            let mut j = 0;
+            for (i, &x) in a.iter().enumerate().take(hi).skip(lo) {
+                j = gallop(run, j, x, key);
+                match run.get(j) {
+                    None => break,
+                    Some(l) if key(l) == x => found(i, first + j),
+                    Some(_) => {}
+                }
+            }
+        } else {
+            let mut i = lo;
+            for (j, l) in run.iter().enumerate() {
+                let y = key(l);
+                i = gallop(a, i, y, |&v| v);
+                match a.get(i) {
+                    Some(&v) if i < hi && v == y => found(i, first + j),
+                    Some(_) if i < hi => {}
+                    _ => break,
+                }
             }
         }
-    } else {
-        let mut i = 0;
-        for (j, y) in list.iter().map(|v| v.get()).enumerate() {
-            i = gallop(candidates, i, y, |&v| v);
-            match candidates.get(i) {
-                None => break,
-                Some(&v) if v == y => mark(i, j),
-                Some(_) => {}
-            }
-        }
+        from = hi;
     }
 }
 
@@ -550,8 +542,10 @@ mod tests {
         assert!(constraints("", MatchMode::Prefix).is_empty());
     }
 
-    fn u24s(v: &[u32]) -> Vec<U24> {
-        v.iter().map(|&x| U24::new(x).unwrap()).collect()
+    fn chunked(v: &[u32]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        txmap_format::chunked::chunk(v, &mut bytes).unwrap();
+        bytes
     }
 
     #[test]
@@ -578,18 +572,53 @@ mod tests {
     #[test]
     fn intersections() {
         let a = [1, 3, 5, 7, 9, 11];
-        let b = u24s(&[0, 1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
-        assert_eq!(intersect(&a, &b), [1, 3, 9, 11]);
+        let b_list = [0, 1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 16, 17];
+        let bytes = chunked(&b_list);
+        let b = Postings::of(&bytes).unwrap();
+        assert_eq!(intersect(&a, b), [1, 3, 9, 11]);
         let long: Vec<u32> = (0..1000).collect();
-        assert_eq!(intersect(&long, &u24s(&[5, 500, 999, 1000])), [5, 500, 999]);
-        assert_eq!(intersect(&[], &b), Vec::<u32>::new());
+        let bytes = chunked(&[5, 500, 999, 1000]);
+        assert_eq!(
+            intersect(&long, Postings::of(&bytes).unwrap()),
+            [5, 500, 999]
+        );
+        assert_eq!(intersect(&[], b), Vec::<u32>::new());
         // Each match as (candidate, list) positions, from either side.
         let mut found = Vec::new();
-        mark_intersection(&a, &b, |i, j| found.push((i, j)));
+        meet(&a, b, |i, j| found.push((i, j)));
         assert_eq!(found, [(0, 1), (1, 3), (4, 5), (5, 7)]);
         let mut found = Vec::new();
-        mark_intersection(&long, &b, |i, j| found.push((i, j)));
+        meet(&long, b, |i, j| found.push((i, j)));
         assert_eq!(found.len(), b.len(), "every value of b is in 0..1000");
-        assert!(found.iter().all(|&(i, j)| long[i] == b[j].get()));
+        assert!(found.iter().all(|&(i, j)| long[i] == b_list[j]));
+    }
+
+    #[test]
+    fn meetings_across_chunks_match_a_naive_intersection() {
+        // Lists whose values cross many high halves, met from both sides.
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for round in 0..200 {
+            let spread = [1 << 10, 1 << 17, 1 << 20, 1 << 24][round % 4];
+            let mut list: Vec<u32> = (0..next(300)).map(|_| next(spread) as u32).collect();
+            let mut among: Vec<u32> = (0..next(300)).map(|_| next(spread) as u32).collect();
+            for v in [&mut list, &mut among] {
+                v.sort_unstable();
+                v.dedup();
+            }
+            let bytes = chunked(&list);
+            let p = Postings::of(&bytes).unwrap();
+            let mut found = Vec::new();
+            meet(&among, p, |i, j| found.push((i, j)));
+            let want: Vec<(usize, usize)> = (among.iter().enumerate())
+                .filter_map(|(i, x)| list.binary_search(x).ok().map(|j| (i, j)))
+                .collect();
+            assert_eq!(found, want, "round {round}");
+        }
     }
 }

@@ -129,7 +129,7 @@ fn truncated_sections_are_rejected() {
         })
     ));
     assert!(matches!(
-        TextIndex::open(&b.fst, &b.offsets, &b.postings[..b.postings.len() - 3]),
+        TextIndex::open(&b.fst, &b.offsets, &b.postings[..b.postings.len() - 2]),
         Err(TextError::CorruptOffsets { .. })
     ));
     assert!(matches!(
@@ -153,7 +153,7 @@ fn get_offset(offsets: &[u8], i: usize) -> u32 {
 fn bad_offsets_give_errors() {
     let b = sample();
     let n = b.offsets.len() / 4 - 1;
-    let p = (b.postings.len() / 3) as u32;
+    let p = b.postings.len() as u32;
 
     // First offset not 0, last offset not P.
     let mut o = b.offsets.clone();
@@ -219,8 +219,16 @@ fn unsorted_postings_are_detected() {
             (p.len() >= 3).then(|| (i, get_offset(&b.offsets, i as usize) as usize))
         })
         .unwrap();
+    // Swap its first two low halves, after the chunk headers.
     let mut postings = b.postings.clone();
-    postings[at * 3..at * 3 + 9].reverse();
+    let chunks = usize::from(u16::from_le_bytes([postings[at], postings[at + 1]])) + 1;
+    let lows = at + 2 + 4 * chunks;
+    let (first, second) = (
+        postings[lows..lows + 2].to_vec(),
+        postings[lows + 2..lows + 4].to_vec(),
+    );
+    postings[lows..lows + 2].copy_from_slice(&second);
+    postings[lows + 2..lows + 4].copy_from_slice(&first);
     let index = TextIndex::open(&b.fst, &b.offsets, &postings).unwrap();
     assert!(matches!(
         index.verify(),
