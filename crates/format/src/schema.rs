@@ -161,10 +161,11 @@ section_kinds! {
     /// this list.
     Languages = 61,
 
-    /// `[MemberMetaRecord]`, one per `Members` record in the same order:
-    /// each member's module and effective time. Optional (format 1.3):
-    /// without it, member filters on `moduleId` and `effectiveTime` are
-    /// unanswerable.
+    /// `[U16]`, one per `Members` record in the same order: each member's
+    /// module and effective time, as an index into `MemberMetaTable`
+    /// (format 6; a `MemberMetaRecord` each before). Optional (format
+    /// 1.3): without it, member filters on `moduleId` and `effectiveTime`
+    /// are unanswerable.
     MemberMeta = 62,
     /// `[RefsetRecord]` sorted by refset SCTID, ranges into
     /// `InactiveMembers`: the refsets with inactive members (language
@@ -174,8 +175,8 @@ section_kinds! {
     /// `InactiveRefsets` order, each group sorted by referenced component;
     /// fields in `MemberFieldHeap`. Optional (format 1.3).
     InactiveMembers = 64,
-    /// `[MemberMetaRecord]`, one per `InactiveMembers` record. Optional
-    /// (format 1.3).
+    /// `[U16]`, one per `InactiveMembers` record, as `MemberMeta`.
+    /// Optional (format 1.3).
     InactiveMemberMeta = 65,
     /// `[U64]` ascending: the module SCTIDs that `MemberMetaRecord::module`
     /// indexes. Optional (format 1.3).
@@ -283,6 +284,12 @@ section_kinds! {
     /// [`DescriptionRecord::kind`] indexes (format 6). Checksummed and
     /// copied on open.
     DescriptionKinds = 92,
+    /// `[MemberMetaRecord]`: the distinct (module, effective time) of the
+    /// refset members, active and inactive, numbered in order of first
+    /// appearance, which `MemberMeta` and `InactiveMemberMeta` index
+    /// (format 6): a release has a few hundred, so a member holds two
+    /// bytes for them, not four. Present when they are.
+    MemberMetaTable = 93,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes

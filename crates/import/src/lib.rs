@@ -115,6 +115,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::ConcreteTypesIndex,
     SectionKind::RelationshipKinds,
     SectionKind::DescriptionKinds,
+    SectionKind::MemberMetaTable,
     SectionKind::ConceptModules,
     SectionKind::AcceptabilitySetsIndex,
     SectionKind::AcceptabilitySets,

@@ -2,6 +2,7 @@
 //! name the edition, and the small code tables.
 
 use super::*;
+use crate::numbered::Numbered;
 
 impl Importer<'_> {
     /// Every refset but the language refsets: `Refsets`, `Members`,
@@ -102,9 +103,12 @@ impl Importer<'_> {
                 times.len()
             )));
         }
-        let meta = |m: &MemberOut| MemberMetaRecord {
-            module: U16::new(modules.binary_search(&m.module).unwrap_or(0) as u16),
-            time: U16::new(times.binary_search(&m.effective_time).unwrap_or(0) as u16),
+        // Each member's (module, time) codes, numbered as a pair (format 6).
+        let mut stamps = Numbered::new("(module, effective time) pairs of refset members");
+        let mut meta = |m: &MemberOut| -> Result<U16, ImportError> {
+            let module = modules.binary_search(&m.module).unwrap_or(0) as u16;
+            let time = times.binary_search(&m.effective_time).unwrap_or(0) as u16;
+            stamps.number((module, time)).map(U16::new)
         };
         let out = self.finish(out)?;
         let mut heap = self.stages.detached().ctx("staging refset members")?;
@@ -154,9 +158,10 @@ impl Importer<'_> {
             if m.active == 0 {
                 // After every active member: kept for `{{ M active = 0 }}`,
                 // in no index.
+                let stamp = meta(&m)?;
                 inactive_members
                     .record(&record)
-                    .and_then(|()| inactive_meta.record(&meta(&m)))
+                    .and_then(|()| inactive_meta.record(&stamp))
                     .ctx("staging inactive refset members")?;
                 push_member(&mut inactive, m.refset, inactive_index);
                 inactive_index = inactive_index.checked_add(1).ok_or_else(|| {
@@ -164,9 +169,10 @@ impl Importer<'_> {
                 })?;
                 continue;
             }
+            let stamp = meta(&m)?;
             members
                 .record(&record)
-                .and_then(|()| meta_out.record(&meta(&m)))
+                .and_then(|()| meta_out.record(&stamp))
                 .ctx("staging refset members")?;
             if refsets.last().is_none_or(|r| r.refset.get() != m.refset) {
                 concepts_index.push(U32::new(refset_concepts.count as u32));
@@ -309,6 +315,19 @@ impl Importer<'_> {
         self.stages
             .attach(SectionKind::RefsetConcepts, refset_concepts);
         self.stages.attach(SectionKind::MemberMeta, meta_out);
+        let table: Vec<MemberMetaRecord> = (stamps.values().iter())
+            .map(|&(module, time)| MemberMetaRecord {
+                module: U16::new(module),
+                time: U16::new(time),
+            })
+            .collect();
+        self.stages
+            .put(
+                SectionKind::MemberMetaTable,
+                table.as_bytes(),
+                table.len() as u64,
+            )
+            .ctx("staging refsets")?;
         self.stages
             .attach(SectionKind::InactiveMembers, inactive_members);
         self.stages

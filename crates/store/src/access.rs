@@ -76,6 +76,7 @@ pub fn class(kind: SectionKind) -> Access {
         | RelationshipKinds
         | DescriptionKinds
         | ConceptModules
+        | MemberMetaTable
         | AcceptabilitySetsIndex
         | AcceptabilitySets
         | MemberColumns

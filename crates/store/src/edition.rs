@@ -104,12 +104,20 @@ const SLOTS: usize = {
 struct MemberView<'a> {
     kind: SectionKind,
     active: bool,
-    metas: &'a [MemberMetaRecord],
+    /// Each member's index into `table` (format 6).
+    stamps: &'a [U16],
+    table: &'a [MemberMetaRecord],
     modules: &'a [U64],
     times: &'a [U32],
 }
 
 impl<'a> MemberView<'a> {
+    /// Member `index`'s (module, time) codes; `None` without the section
+    /// (before format 1.3) or, in a damaged file, past the table.
+    fn meta(&self, index: usize) -> Option<&'a MemberMetaRecord> {
+        self.table.get(usize::from(self.stamps.get(index)?.get()))
+    }
+
     fn member(
         &self,
         refset: u64,
@@ -117,8 +125,14 @@ impl<'a> MemberView<'a> {
         m: &MemberRecord,
         fields: &'a str,
     ) -> Result<Member<'a>, StoreError> {
-        let (module, effective_time) = match self.metas.get(index) {
-            Some(r) => {
+        let (module, effective_time) = match self.stamps.get(index) {
+            Some(s) => {
+                let Some(r) = self.table.get(usize::from(s.get())) else {
+                    return Err(StoreError::corrupt(
+                        self.kind,
+                        format!("member {index}: stamp {} out of range", s.get()),
+                    ));
+                };
                 let (module, time) = (r.module.get() as usize, r.time.get() as usize);
                 match (self.modules.get(module), self.times.get(time)) {
                     (Some(m), Some(t)) => (Some(m.get()), Some(t.get())),
@@ -387,7 +401,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         }
         for (members, meta) in [(Members, MemberMeta), (InactiveMembers, InactiveMemberMeta)] {
             let n = self.recs::<MemberRecord>(members)?.len();
-            let m = self.recs::<MemberMetaRecord>(meta)?.len();
+            let m = self.recs::<U16>(meta)?.len();
             if self.present(meta) && m != n {
                 return Err(StoreError::corrupt(
                     meta,
@@ -1768,7 +1782,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
         Ok(MemberView {
             kind,
             active,
-            metas: self.recs(kind)?,
+            stamps: self.recs(kind)?,
+            table: self.recs(MemberMetaTable)?,
             modules: self.recs(MemberModules)?,
             times: self.recs(MemberTimes)?,
         })

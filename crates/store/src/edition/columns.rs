@@ -136,13 +136,13 @@ impl<'e> MemberTable<'e> {
     /// `None` in files before format 1.3. (A damaged file may give an index
     /// past the end.)
     pub fn module_code(&self, i: usize) -> Option<usize> {
-        let m = self.view.metas.get(self.start + i)?;
+        let m = self.view.meta(self.start + i)?;
         Some(m.module.get() as usize)
     }
 
     /// Member `i`'s effective time, as an index into [`times`](Self::times).
     pub fn time_code(&self, i: usize) -> Option<usize> {
-        let m = self.view.metas.get(self.start + i)?;
+        let m = self.view.meta(self.start + i)?;
         Some(m.time.get() as usize)
     }
 
