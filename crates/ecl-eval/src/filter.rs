@@ -1,5 +1,5 @@
 //! Concept and description filters. A block of concept filters is made
-//! once into tests of a concept's 12-byte record (`ConceptTest`: the flag
+//! once into tests of a concept's 7-byte record (`ConceptTest`: the flag
 //! tests a table, modules and times compared without dispatch), so that
 //! `*` under it is one pass over the records; description filters are
 //! tested concept by concept, narrowed through the word index first when

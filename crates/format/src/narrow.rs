@@ -45,6 +45,13 @@ impl U24 {
         Some(U24([a, b, c]))
     }
 
+    /// `v`, or [`U24::MAX`] when it is larger: for ordinals that may be
+    /// none (`u32::MAX`), which then stay out of range.
+    pub fn saturating(v: u32) -> U24 {
+        let [a, b, c, _] = v.min(Self::MAX).to_le_bytes();
+        U24([a, b, c])
+    }
+
     /// The value.
     #[inline]
     pub fn get(self) -> u32 {
@@ -71,6 +78,8 @@ mod tests {
             assert_eq!(x.as_bytes(), &v.to_le_bytes()[..3]);
         }
         assert_eq!(U24::new(U24::MAX + 1), None);
+        assert_eq!(U24::saturating(7).get(), 7);
+        assert_eq!(U24::saturating(u32::MAX).get(), U24::MAX);
         assert_eq!(U24::new(u32::MAX), None);
         // Any three bytes are a value: a reader needs no check.
         let view = <[U24]>::ref_from_bytes(&[0xFF, 0xFF, 0xFF, 1, 0, 0][..]).unwrap();

@@ -255,18 +255,15 @@ section_kinds! {
     /// Optional (format 2.2).
     SearchHeadLists = 84,
     /// `[RelationshipKindRecord]`: the distinct (attribute type,
-    /// characteristic type, group) of the relationship sections, which
-    /// [`RelationshipRecord::kind`] indexes (format 4; the group since 6):
+    /// characteristic type, group) of the relationship sections and of
+    /// `Concrete`, which [`RelationshipRecord::kind`] and
+    /// [`ConcreteRecord::kind`] index (format 4; the group and the concrete
+    /// values since 6):
     /// an edition has a few thousand at most, so a relationship holds two
     /// bytes for them, not seven. Checksummed on open.
     RelationshipKinds = 85,
     // Codes 86 and 87 (`DescriptionModules`, `DescriptionTimes`, format 4)
     // were retired in 6.0 for `DescriptionKinds` (92).
-    /// `[U32]`: the ordinals of the modules of the concepts, which
-    /// [`ConceptRecord::module`] indexes (format 6): a release has a few,
-    /// so a concept holds two bytes for its module, not four. Checksummed
-    /// on open.
-    ConceptModules = 88,
     /// `[U16]` by description ordinal: the number of the description's
     /// *acceptability set*, its active language refset rows (format 6).
     /// Thousands of descriptions share each set — a release has a few
@@ -376,9 +373,12 @@ pub mod concept_flags {
 pub struct ConceptRecord {
     /// RF2 effectiveTime as the integer YYYYMMDD.
     pub effective_time: U32,
-    /// Index into `ConceptModules`: the module concept (since 6.0; a
-    /// `u32` ordinal before).
-    pub module: U16,
+    /// Ordinal of the module concept, in three bytes since 6.0 (`U24::MAX`,
+    /// out of range, when the release lacks it). An ordinal, not a number
+    /// into a table of modules: a concept filter tests thousands of
+    /// records, and the table's dependent load made `{{ C effectiveTime }}`
+    /// half again slower.
+    pub module: crate::U24,
     pub flags: u8,
 }
 
@@ -497,12 +497,12 @@ pub struct RelationshipKindRecord {
 )]
 #[repr(C)]
 pub struct ConcreteRecord {
-    pub type_ord: U32,
-    pub group: U16,
-    pub characteristic_code: u8,
-    pub reserved: u8,
+    /// Index into `RelationshipKinds`: the attribute type, the
+    /// characteristic type and the group (since 6.0).
+    pub kind: U16,
+    /// Where the value starts in `ConcreteHeap`.
     pub value_offset: U32,
-    pub value_len: U32,
+    pub value_len: U16,
 }
 
 #[derive(
@@ -830,14 +830,14 @@ mod tests {
     #[test]
     fn record_sizes_are_part_of_the_format() {
         // Changing any of these is a major format change.
-        assert_eq!(size_of::<ConceptRecord>(), 7);
+        assert_eq!(size_of::<ConceptRecord>(), 8);
         assert_eq!(size_of::<DescriptionRecord>(), 16);
         assert_eq!(size_of::<DescriptionKindRecord>(), 12);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
         assert_eq!(size_of::<RelationshipRecord>(), 5);
         assert_eq!(size_of::<RelationshipKindRecord>(), 7);
-        assert_eq!(size_of::<ConcreteRecord>(), 16);
+        assert_eq!(size_of::<ConcreteRecord>(), 8);
         assert_eq!(size_of::<RefsetRecord>(), 32);
         assert_eq!(size_of::<MemberRecord>(), 16);
         assert_eq!(size_of::<MemberMetaRecord>(), 4);
@@ -868,11 +868,11 @@ mod tests {
 
     #[test]
     fn records_checks_length_only() {
-        let bytes = [0u8; 15];
-        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[..14]).is_ok());
-        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[1..15]).is_ok());
+        let bytes = [0u8; 17];
+        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[..16]).is_ok());
+        assert!(records::<ConceptRecord>(SectionKind::Concepts, &bytes[1..17]).is_ok());
         assert!(matches!(
-            records::<ConceptRecord>(SectionKind::Concepts, &bytes[..13]),
+            records::<ConceptRecord>(SectionKind::Concepts, &bytes[..15]),
             Err(FormatError::RecordSize { .. })
         ));
     }

@@ -116,7 +116,6 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::RelationshipKinds,
     SectionKind::DescriptionKinds,
     SectionKind::MemberMetaTable,
-    SectionKind::ConceptModules,
     SectionKind::AcceptabilitySetsIndex,
     SectionKind::AcceptabilitySets,
     SectionKind::WordFst,
@@ -739,8 +738,9 @@ impl<'a> Importer<'a> {
     fn relationship_and_refset_stages(&mut self) -> Result<(), ImportError> {
         self.relationships()?;
         self.stated()?;
-        self.stage_relationship_kinds()?;
+        // Concrete values number their kinds in the same table.
         self.concrete_values()?;
+        self.stage_relationship_kinds()?;
         self.refsets()
     }
 
@@ -933,7 +933,6 @@ impl<'a> Importer<'a> {
         let mut ids = Vec::with_capacity(latest.len() * 8);
         let mut records = Vec::with_capacity(latest.len());
         let mut active = 0;
-        let mut modules = numbered::Numbered::new("modules of concepts");
         for c in &latest {
             ids.extend_from_slice(U64::new(c.id).as_bytes());
             let module = match self.ordinal(c.module) {
@@ -958,7 +957,8 @@ impl<'a> Importer<'a> {
             self.latest_time = self.latest_time.max(c.effective_time);
             let r = ConceptRecord {
                 effective_time: U32::new(c.effective_time),
-                module: U16::new(modules.number(module)?),
+                // Out of range when the module is no concept here.
+                module: U24::saturating(module),
                 flags,
             };
             records.push(r);
@@ -966,14 +966,6 @@ impl<'a> Importer<'a> {
         let n = latest.len() as u64;
         self.stages
             .put(SectionKind::ConceptIds, &ids, n)
-            .ctx("staging concepts")?;
-        let modules: Vec<U32> = modules.values().iter().map(|&m| U32::new(m)).collect();
-        self.stages
-            .put(
-                SectionKind::ConceptModules,
-                modules.as_bytes(),
-                modules.len() as u64,
-            )
             .ctx("staging concepts")?;
         self.concept_records = records;
         self.count("concepts", n);

@@ -413,14 +413,18 @@ impl Importer<'_> {
             let offset = u32::try_from(heap.len)
                 .map_err(|_| ImportError::Inconsistent("concrete values over 4 GiB".into()))?;
             heap.write_bytes(&buf).ctx("staging concrete values")?;
+            let kind = (r.type_ord, r.characteristic, r.group as u16);
+            let value_len = u16::try_from(r.value_len).map_err(|_| {
+                ImportError::Inconsistent(format!(
+                    "a concrete value of {} bytes: at most 65,535",
+                    r.value_len
+                ))
+            })?;
             staged
                 .record(&ConcreteRecord {
-                    type_ord: U32::new(r.type_ord),
-                    group: U16::new(r.group as u16),
-                    characteristic_code: r.characteristic,
-                    reserved: 0,
+                    kind: U16::new(self.relationship_kinds.number(kind)?),
                     value_offset: U32::new(offset),
-                    value_len: U32::new(r.value_len),
+                    value_len: U16::new(value_len),
                 })
                 .ctx("staging concrete values")?;
             count += 1;

@@ -75,7 +75,6 @@ pub fn class(kind: SectionKind) -> Access {
         | ConcreteTypesIndex
         | RelationshipKinds
         | DescriptionKinds
-        | ConceptModules
         | MemberMetaTable
         | AcceptabilitySetsIndex
         | AcceptabilitySets

@@ -54,7 +54,6 @@ const REQUIRED: &[SectionKind] = &[
     Attributes,
     RelationshipKinds,
     DescriptionKinds,
-    ConceptModules,
     Refsets,
     Members,
     MemberFieldHeap,
@@ -77,7 +76,6 @@ const VERIFIED_ON_OPEN: &[SectionKind] = &[
     RefsetSchemaHeap,
     RelationshipKinds,
     DescriptionKinds,
-    ConceptModules,
     AcceptabilitySetsIndex,
     AcceptabilitySets,
     WordFst,
@@ -199,8 +197,6 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// `DescriptionKinds`, which description records number, copied
     /// and checked on open.
     pub(crate) description_kinds: DescriptionKindTable,
-    /// `ConceptModules`, which concept records index, copied on open.
-    concept_modules: Vec<u32>,
     /// `AcceptabilitySetsIndex` and `AcceptabilitySets`, which
     /// `DescriptionAcceptability` numbers, copied on open: a set's rows
     /// are `rows[index[s]..index[s + 1]]`.
@@ -307,7 +303,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
             codes: Vec::new(),
             relationship_kinds: Vec::new(),
             description_kinds: DescriptionKindTable::default(),
-            concept_modules: Vec::new(),
             acceptability_sets: (Vec::new(), Vec::new()),
             languages: Vec::new(),
             refsets: Vec::new(),
@@ -520,8 +515,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.relationship_kinds = (kinds.iter())
             .map(|k| (k.type_ord.get(), k.characteristic_code, k.group.get()))
             .collect();
-        let modules: &[U32] = self.recs(ConceptModules)?;
-        self.concept_modules = modules.iter().map(|m| m.get()).collect();
         let index: &[U32] = self.recs(AcceptabilitySetsIndex)?;
         self.check_csr::<AcceptabilityRecord>(
             AcceptabilitySetsIndex,
@@ -897,16 +890,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let n = (self.concept_count as usize).min(records.len());
         Ok(ConceptTable {
             records: records.get(..n).unwrap_or_default(),
-            modules: &self.concept_modules,
         })
     }
 
     /// [`concept_at`](Self::concept_at) without the SCTIDs: one record read.
     pub fn concept_facts(&self, ordinal: u32) -> Result<ConceptFacts, StoreError> {
-        Ok(ConceptFacts::of(
-            self.concept_record(ordinal)?,
-            &self.concept_modules,
-        ))
+        Ok(ConceptFacts::of(self.concept_record(ordinal)?))
     }
 
     /// The concepts a refset's active members reference, as sorted, unique
@@ -1056,10 +1045,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             ordinal,
             active: r.flags & concept_flags::ACTIVE != 0,
             defined: r.flags & concept_flags::DEFINED != 0,
-            module: self.id_at(
-                ConceptFacts::of(r, &self.concept_modules).module_ord,
-                Concepts,
-            )?,
+            module: self.id_at(r.module.get(), Concepts)?,
             effective_time: r.effective_time.get(),
         })
     }
@@ -1535,7 +1521,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let (_, rows) = self.csr::<RelationshipRecord>(index, items, ordinal)?;
         rows.iter()
             .map(|r| {
-                let (type_ord, characteristic, group) = self.kind_of(r, items)?;
+                let (type_ord, characteristic, group) = self.kind_of(r.kind.get(), items)?;
                 Ok(Relationship {
                     type_id: self.id_at(type_ord, items)?,
                     target: self.id_at(r.target.get(), items)?,
@@ -1548,14 +1534,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .collect()
     }
 
-    /// The type ordinal, characteristic code and group of relationship
-    /// `r` of section `origin`.
-    fn kind_of(
-        &self,
-        r: &RelationshipRecord,
-        origin: SectionKind,
-    ) -> Result<(u32, u8, u16), StoreError> {
-        let k = r.kind.get();
+    /// The type ordinal, characteristic code and group of kind `k` of a
+    /// relationship or concrete value of section `origin`.
+    fn kind_of(&self, k: u16, origin: SectionKind) -> Result<(u32, u8, u16), StoreError> {
         self.relationship_kinds
             .get(usize::from(k))
             .copied()
@@ -1692,12 +1673,19 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.check_concept(ordinal)?;
         let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
         let heap = self.raw(ConcreteHeap)?;
-        Ok(rows.iter().map(move |r| ConcreteLink {
-            type_ord: r.type_ord.get(),
-            group: r.group.get(),
-            heap,
-            offset: r.value_offset.get(),
-            len: r.value_len.get(),
+        let kinds = &self.relationship_kinds;
+        // As for relationships: a kind out of range gives a type ordinal
+        // out of range.
+        Ok(rows.iter().map(move |r| {
+            let (type_ord, _, group) =
+                (kinds.get(usize::from(r.kind.get())).copied()).unwrap_or((NO_ORDINAL, NO_CODE, 0));
+            ConcreteLink {
+                type_ord,
+                group,
+                heap,
+                offset: r.value_offset.get(),
+                len: u32::from(r.value_len.get()),
+            }
         }))
     }
 
@@ -1706,11 +1694,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let (_, rows) = self.csr::<ConcreteRecord>(ConcreteIndex, Concrete, ordinal)?;
         rows.iter()
             .map(|r| {
+                let (type_ord, characteristic, group) = self.kind_of(r.kind.get(), Concrete)?;
                 Ok(ConcreteValue {
-                    type_id: self.id_at(r.type_ord.get(), Concrete)?,
-                    type_ord: r.type_ord.get(),
-                    group: r.group.get(),
-                    characteristic_type: self.code(r.characteristic_code, Concrete)?,
+                    type_id: self.id_at(type_ord, Concrete)?,
+                    type_ord,
+                    group,
+                    characteristic_type: self.code(characteristic, Concrete)?,
                     value: self.heap_str(
                         ConcreteHeap,
                         r.value_offset.get(),

@@ -490,8 +490,7 @@ impl TestEdition {
             .enumerate()
             .map(|(i, c)| ConceptRecord {
                 effective_time: U32::new(20240101),
-                // Index 0 of `ConceptModules`.
-                module: U16::new(0),
+                module: U24::new(o(CORE)).unwrap(),
                 flags: (if c.active { concept_flags::ACTIVE } else { 0 })
                     | (if c.defined { concept_flags::DEFINED } else { 0 })
                     | (if in_hierarchy(i) {
@@ -502,7 +501,6 @@ impl TestEdition {
             })
             .collect();
         add(Concepts, concept_recs.as_bytes().to_vec(), n);
-        add(ConceptModules, U32::new(o(CORE)).as_bytes().to_vec(), 1);
         for (index, items, lists) in [
             (ParentsIndex, Parents, &parents),
             (ChildrenIndex, Children, &children),
@@ -690,6 +688,8 @@ impl TestEdition {
                 (self.concepts.iter().any(|c| !c.parents.is_empty()))
                     .then(|| kind(IS_A, STATED, 0)),
             )
+            // Concrete values number theirs in the same table.
+            .chain((self.concrete.iter()).map(|c| kind(c.type_id, INFERRED, c.group)))
             .collect();
         kinds.sort_unstable();
         kinds.dedup();
@@ -733,14 +733,18 @@ impl TestEdition {
             add(index, idx.as_bytes().to_vec(), n + 1);
             add(items, flat.as_bytes().to_vec(), flat.len());
         }
-        let kinds: Vec<RelationshipKindRecord> = (kinds.iter())
+        let kind_records: Vec<RelationshipKindRecord> = (kinds.iter())
             .map(|&(type_ord, code, group)| RelationshipKindRecord {
                 type_ord: U32::new(type_ord),
                 characteristic_code: code,
                 group: U16::new(group),
             })
             .collect();
-        add(RelationshipKinds, kinds.as_bytes().to_vec(), kinds.len());
+        add(
+            RelationshipKinds,
+            kind_records.as_bytes().to_vec(),
+            kind_records.len(),
+        );
         if self.with_type_indexes {
             let attribute_pairs = self.attributes.iter().map(|r| (r.type_id, r.source));
             let concrete_pairs = self.concrete.iter().map(|c| (c.type_id, c.source));
@@ -782,13 +786,11 @@ impl TestEdition {
             let mut heap = Vec::new();
             let mut lists = vec![Vec::new(); n];
             for c in &self.concrete {
+                let number = kinds.binary_search(&kind(c.type_id, INFERRED, c.group));
                 lists[o(c.source) as usize].push(ConcreteRecord {
-                    type_ord: U32::new(o(c.type_id)),
-                    group: U16::new(c.group),
-                    characteristic_code: self.code(INFERRED),
-                    reserved: 0,
+                    kind: U16::new(number.expect("a kind") as u16),
                     value_offset: U32::new(heap.len() as u32),
-                    value_len: U32::new(c.value.len() as u32),
+                    value_len: U16::new(c.value.len() as u16),
                 });
                 heap.extend_from_slice(c.value.as_bytes());
             }

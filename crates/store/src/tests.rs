@@ -67,7 +67,7 @@ fn identity_metadata_and_sections() {
     assert!(sections.windows(2).all(|w| w[0].offset < w[1].offset));
     let concepts = sections.iter().find(|s| s.name == "Concepts").unwrap();
     assert_eq!(concepts.code, SectionKind::Concepts as u32);
-    assert_eq!(concepts.len, 18 * 7);
+    assert_eq!(concepts.len, 18 * 8);
     assert_eq!(concepts.count, 18);
     assert!(sections.iter().any(|s| s.name == "Stated"));
     assert!(format!("{e:?}").contains("concepts: 18"));
@@ -1131,7 +1131,7 @@ fn layout_errors_are_caught_on_open() {
         ),
         (
             Concepts,
-            Box::new(|b| b.truncate(b.len() - 7)),
+            Box::new(|b| b.truncate(b.len() - 8)),
             "17 records, expected 18",
         ),
         // Three-byte offsets (format 6).
@@ -1297,12 +1297,12 @@ fn corrupt_values_in_big_sections_are_errors() {
     let err = Edition::open(bytes).unwrap_err();
     assert!(corrupt_in(&err, DescriptionKinds), "{err}");
     exercise(&e);
-    // Concept modules past their table (a 7-byte record: time, module,
+    // Concept modules out of range (an 8-byte record: time, module,
     // flags): an ordinal out of range in the facts, an error where the
     // concept is made, and a moduleId filter that matches nothing.
     let bytes = with_section(Concepts, |b| {
-        b.chunks_exact_mut(7)
-            .for_each(|r| r[4..6].copy_from_slice(&[0xFF, 0xFF]))
+        b.chunks_exact_mut(8)
+            .for_each(|r| r[4..7].copy_from_slice(&[0xFF, 0xFF, 0xFF]))
     });
     let e = Edition::open(bytes).unwrap();
     let o = e.ordinal(MI).unwrap();

@@ -608,8 +608,6 @@ pub struct SearchHit<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct ConceptTable<'a> {
     pub(crate) records: &'a [txmap_format::schema::ConceptRecord],
-    /// `ConceptModules`, which the records index.
-    pub(crate) modules: &'a [u32],
 }
 
 impl ConceptTable<'_> {
@@ -617,7 +615,7 @@ impl ConceptTable<'_> {
     /// `ordinal`; `None` past the last concept.
     #[inline]
     pub fn facts(&self, ordinal: u32) -> Option<ConceptFacts> {
-        (self.records.get(ordinal as usize)).map(|r| ConceptFacts::of(r, self.modules))
+        self.records.get(ordinal as usize).map(ConceptFacts::of)
     }
 
     /// The number of concepts.
@@ -631,7 +629,7 @@ impl ConceptTable<'_> {
 
     /// The ordinals of the concepts whose facts pass `keep`, ascending, in
     /// one pass over the records: a concept filter over every concept is a
-    /// scan of one 12-byte column, not a lookup per ordinal of a set built
+    /// scan of one 7-byte column, not a lookup per ordinal of a set built
     /// first.
     pub fn select(&self, mut keep: impl FnMut(&ConceptFacts) -> bool) -> Vec<u32> {
         // Written whatever the test says and kept by moving on: a branch
@@ -640,7 +638,7 @@ impl ConceptTable<'_> {
         let mut kept = 0;
         for (o, r) in (0u32..).zip(self.records) {
             out[kept] = o;
-            kept += usize::from(keep(&ConceptFacts::of(r, self.modules)));
+            kept += usize::from(keep(&ConceptFacts::of(r)));
         }
         out.truncate(kept);
         if kept < out.capacity() / 4 {
@@ -651,16 +649,15 @@ impl ConceptTable<'_> {
 }
 
 impl ConceptFacts {
+    /// The facts of `r` (a module the release lacks, or a damaged record's,
+    /// is an ordinal out of range, which accessors report).
     #[inline]
-    /// The facts of `r`, its module read from `modules`
-    /// (`ConceptModules`): for an index past the table (a damaged file)
-    /// an ordinal out of range, which accessors report.
-    pub(crate) fn of(r: &txmap_format::schema::ConceptRecord, modules: &[u32]) -> ConceptFacts {
-        use txmap_format::schema::{NO_ORDINAL, concept_flags};
+    pub(crate) fn of(r: &txmap_format::schema::ConceptRecord) -> ConceptFacts {
+        use txmap_format::schema::concept_flags;
         ConceptFacts {
             active: r.flags & concept_flags::ACTIVE != 0,
             defined: r.flags & concept_flags::DEFINED != 0,
-            module_ord: (modules.get(usize::from(r.module.get())).copied()).unwrap_or(NO_ORDINAL),
+            module_ord: r.module.get(),
             effective_time: r.effective_time.get(),
             in_hierarchy: r.flags & concept_flags::IN_HIERARCHY != 0,
         }
