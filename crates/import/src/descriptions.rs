@@ -119,7 +119,8 @@ impl Importer<'_> {
         let mut kinds = Numbered::new("kinds of descriptions (module, time, type, case, language)");
         for (ordinal, d) in out.enumerate() {
             let d = d.ctx("reading sorted descriptions")?;
-            // The word postings hold description ordinals in three bytes.
+            // `DescriptionsById` and the indexes hold description ordinals
+            // in three bytes.
             let ordinal = u32::try_from(ordinal)
                 .ok()
                 .filter(|&o| o <= U24::MAX)

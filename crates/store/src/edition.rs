@@ -190,9 +190,10 @@ pub struct Edition<B: AsRef<[u8]>> {
     description_count: u32,
     /// What one-byte codes in records stand for.
     codes: Vec<u64>,
-    /// `RelationshipKinds`, which relationship records index: the type
-    /// ordinal and characteristic code of each kind, copied on open so
-    /// that a relationship read costs an index, not a section lookup.
+    /// `RelationshipKinds`, which relationship and concrete value records
+    /// index: the type ordinal, characteristic code and group of each
+    /// kind, copied on open so that a relationship read costs an index,
+    /// not a section lookup.
     relationship_kinds: Vec<(u32, u8, u16)>,
     /// `DescriptionKinds`, which description records number, copied
     /// and checked on open.
