@@ -3,7 +3,7 @@
 //! A search in a small scope (a refset of seven thousand members) or a
 //! phrase ("fracture of") matches a short list of descriptions against
 //! the postings of each query word. For a word in half the edition's
-//! terms ("of": 800,000 postings, 3.2 MB) each match is a gallop through
+//! terms ("of": 800,000 postings, 1.6 MB) each match is a gallop through
 //! megabytes — a few cache misses a description, the most of such a
 //! search's time. As a bitmap over the descriptions (200 KB for 1.6
 //! million), with a second for the postings whose word is its term's

@@ -99,7 +99,7 @@ pub enum TextError {
         start: u32,
         /// `offsets[i + 1]`.
         end: u32,
-        /// Number of `u32`s in the postings section.
+        /// Length of the postings section in bytes.
         postings_len: usize,
     },
     /// The fst maps a word to an index `>= word_count`, or the word indexes
@@ -176,7 +176,7 @@ impl fmt::Display for TextError {
                 postings_len,
             } => write!(
                 f,
-                "word index: corrupt offsets for word {word}: {start}..{end} with {postings_len} postings"
+                "word index: corrupt offsets for word {word}: {start}..{end} with {postings_len} bytes of postings"
             ),
             TextError::CorruptFstValue { value, word_count } => write!(
                 f,
