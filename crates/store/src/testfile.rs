@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, MemberColumnsEntry, MemberRecord,
-    MemberValueRecord, NO_CODE, PreferredTermEntry, RefsetKind, RefsetRecord,
+    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, MemberColumnsEntry, MemberMetaRecord,
+    MemberRecord, MemberValueRecord, NO_CODE, PreferredTermEntry, RefsetKind, RefsetRecord,
     RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags,
     description_flags,
 };
@@ -111,6 +111,9 @@ pub struct TestEdition {
     /// Set `IN_HIERARCHY` in concept records (files before format 1.6
     /// lack it).
     pub hierarchy_flags: bool,
+    /// Write the members' modules and effective times (`MemberMeta` and
+    /// its tables: every member in `CORE` at 20240101).
+    pub with_member_meta: bool,
 }
 
 fn concept(id: u64, parents: &[u64]) -> TestConcept {
@@ -395,6 +398,7 @@ impl TestEdition {
             with_type_indexes: true,
             search_sections: true,
             hierarchy_flags: true,
+            with_member_meta: false,
         }
     }
 
@@ -915,6 +919,17 @@ impl TestEdition {
         by_component.sort_by_key(|e| (e.component.get(), e.member.get()));
         add(Refsets, refset_recs.as_bytes().to_vec(), refset_recs.len());
         add(Members, members.as_bytes().to_vec(), members.len());
+        if self.with_member_meta {
+            add(MemberModules, U64::new(CORE).as_bytes().to_vec(), 1);
+            add(MemberTimes, U32::new(20240101).as_bytes().to_vec(), 1);
+            let stamp = MemberMetaRecord {
+                module: U16::new(0),
+                time: U16::new(0),
+            };
+            add(MemberMetaTable, stamp.as_bytes().to_vec(), 1);
+            let stamps = vec![U16::new(0); members.len()];
+            add(MemberMeta, stamps.as_bytes().to_vec(), stamps.len());
+        }
         add(MemberFieldHeap, field_heap.clone(), field_heap.len());
         add(
             ComponentMembers,

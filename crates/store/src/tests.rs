@@ -1104,7 +1104,11 @@ fn missing_required_sections_are_refused() {
 
 /// Writes the tiny edition with one section's bytes replaced.
 fn with_section(kind: SectionKind, f: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
-    let t = TestEdition::tiny();
+    with_section_of(&TestEdition::tiny(), kind, f)
+}
+
+/// Writes `t` with one section's bytes replaced.
+fn with_section_of(t: &TestEdition, kind: SectionKind, f: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.txmap");
     let mut w = txmap_format::FileWriter::create(&path).unwrap();
@@ -1776,4 +1780,32 @@ fn in_hierarchy_is_the_root_and_its_descendants_with_or_without_the_flag() {
         }
         assert!(ed.in_hierarchy(t.concepts.len() as u32).is_err());
     }
+}
+
+#[test]
+fn member_stamps_give_each_members_module_and_time_and_a_damaged_one_is_an_error() {
+    use SectionKind::*;
+    let mut t = TestEdition::tiny();
+    t.with_member_meta = true;
+    let e = Edition::open(t.write()).unwrap();
+    let refset = (e.refsets())
+        .find(|r| r.member_count > 0)
+        .expect("a refset with members")
+        .id;
+    let members = e.members(refset).unwrap();
+    assert!(!members.is_empty());
+    for m in &members {
+        assert_eq!((m.module, m.effective_time), (Some(CORE), Some(20240101)));
+    }
+    // Stamps past `MemberMetaTable`: an error naming `MemberMeta`.
+    let bytes = with_section_of(&t, MemberMeta, |b| b.fill(0xFF));
+    let e = Edition::open(bytes).unwrap();
+    let err = e.members(refset).unwrap_err();
+    assert!(corrupt_in(&err, MemberMeta), "{err}");
+    assert!(err.to_string().contains("stamp 65535"), "{err}");
+    // A stamp whose module is past `MemberModules`: the same.
+    let bytes = with_section_of(&t, MemberMetaTable, |b| b[..2].fill(0xFF));
+    let e = Edition::open(bytes).unwrap();
+    let err = e.members(refset).unwrap_err();
+    assert!(corrupt_in(&err, MemberMeta), "{err}");
 }
