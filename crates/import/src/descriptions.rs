@@ -244,10 +244,7 @@ impl Importer<'_> {
             .ctx("staging description ids")?;
         for e in sorted_ids {
             let e = e.ctx("reading sorted description ids")?;
-            // Ordinals were checked to fit when the descriptions were read.
-            let ordinal = U24::new(e.ordinal).ok_or_else(|| {
-                ImportError::Inconsistent(format!("description ordinal {} too large", e.ordinal))
-            })?;
+            let ordinal = narrow(e.ordinal, "description ordinal")?;
             by_id.record(&ordinal).ctx("staging description ids")?;
             ids.record(&e).ctx("spilling description ids")?;
         }
@@ -401,16 +398,18 @@ impl Importer<'_> {
         let out = self.finish(out)?;
         let mut search = facts.search.clone();
         let mut count = 0;
-        // Each description's rows, numbered as a set (format 6).
-        let mut sets = AcceptabilitySets::default();
-        let mut set_of = vec![sets.number(&[])?; facts.concept.len()];
+        // Each description's rows, (refset, acceptability) codes, numbered
+        // as a set (format 6): a release's million descriptions share a
+        // few dozen.
+        let mut sets = Numbered::new("sets of language refset rows");
+        let mut set_of = vec![sets.number(Vec::new())?; facts.concept.len()];
         let mut set = Vec::new();
         let mut current = None;
         for a in out {
             let a = a.ctx("reading sorted language rows")?;
             if current != Some(a.description) {
                 if let Some(d) = current {
-                    set_of[d as usize] = sets.number(&set)?;
+                    set_of[d as usize] = sets.number(std::mem::take(&mut set))?;
                 }
                 if a.description as usize >= set_of.len() || current > Some(a.description) {
                     return Err(ImportError::Inconsistent(format!(
@@ -421,10 +420,7 @@ impl Importer<'_> {
                 set.clear();
                 current = Some(a.description);
             }
-            set.push(AcceptabilityRecord {
-                refset_code: a.refset as u8,
-                acceptability_code: a.acceptability,
-            });
+            set.push((a.refset as u8, a.acceptability));
             count += 1;
             let d = a.description as usize;
             // What `Edition::is_preferred_synonym` asks: an active synonym
@@ -441,7 +437,7 @@ impl Importer<'_> {
             }
         }
         if let Some(d) = current {
-            set_of[d as usize] = sets.number(&set)?;
+            set_of[d as usize] = sets.number(set)?;
         }
         let set_of: Vec<U16> = set_of.into_iter().map(U16::new).collect();
         self.stages
@@ -451,7 +447,18 @@ impl Importer<'_> {
                 set_of.len() as u64,
             )
             .ctx("staging acceptability")?;
-        let (index, records) = sets.into_csr();
+        // The sets as a CSR index (`sets + 1` offsets) and their rows.
+        let mut index = vec![0];
+        let mut records = Vec::new();
+        for set in sets.values() {
+            records.extend(set.iter().map(|&(refset_code, acceptability_code)| {
+                AcceptabilityRecord {
+                    refset_code,
+                    acceptability_code,
+                }
+            }));
+            index.push(records.len() as u32);
+        }
         self.stages
             .put_index(SectionKind::AcceptabilitySetsIndex, &index)
             .ctx("staging acceptability")?;
@@ -626,10 +633,8 @@ impl Importer<'_> {
                     let header = writer
                         .push(self.vocabulary[w as usize].as_bytes(), &list)
                         .map_err(text_err)?;
-                    first.skip(header).ctx("staging the word index")?;
-                    for &f in &firsts {
-                        first.push(f).ctx("staging the word index")?;
-                    }
+                    (first.push_list(header, firsts.iter().copied()))
+                        .ctx("staging the word index")?;
                 }
                 current = Some(p.key);
                 list.clear();
@@ -652,10 +657,7 @@ impl Importer<'_> {
             let header = writer
                 .push(self.vocabulary[w as usize].as_bytes(), &list)
                 .map_err(text_err)?;
-            first.skip(header).ctx("staging the word index")?;
-            for &f in &firsts {
-                first.push(f).ctx("staging the word index")?;
-            }
+            (first.push_list(header, firsts.iter().copied())).ctx("staging the word index")?;
         }
         let (mut first, bits) = first.finish().ctx("staging the word index")?;
         first.count = bits.div_ceil(8);
@@ -746,47 +748,4 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
         return None;
     }
     hay.windows(needle.len()).position(|w| w == needle)
-}
-
-/// The distinct *acceptability sets* — a description's language refset
-/// rows — numbered in order of first appearance (format 6): a release's
-/// million descriptions share a few dozen, so each holds a two-byte
-/// number instead of an offset and its rows.
-#[derive(Default)]
-struct AcceptabilitySets {
-    numbers: HashMap<Vec<(u8, u8)>, u16>,
-    sets: Vec<Vec<AcceptabilityRecord>>,
-}
-
-impl AcceptabilitySets {
-    /// The number of the set of `rows`, the next one if it is new.
-    fn number(&mut self, rows: &[AcceptabilityRecord]) -> Result<u16, ImportError> {
-        let key: Vec<(u8, u8)> = (rows.iter())
-            .map(|r| (r.refset_code, r.acceptability_code))
-            .collect();
-        if let Some(&n) = self.numbers.get(&key) {
-            return Ok(n);
-        }
-        let n = u16::try_from(self.sets.len()).map_err(|_| {
-            ImportError::Inconsistent(
-                "more than 65,536 distinct sets of language refset rows: \
-                 an edition file numbers them in two bytes"
-                    .into(),
-            )
-        })?;
-        self.numbers.insert(key, n);
-        self.sets.push(rows.to_vec());
-        Ok(n)
-    }
-
-    /// The sets as a CSR index (`sets + 1` offsets) and their rows.
-    fn into_csr(self) -> (Vec<u32>, Vec<AcceptabilityRecord>) {
-        let mut index = vec![0];
-        let mut records = Vec::new();
-        for set in self.sets {
-            records.extend(set);
-            index.push(records.len() as u32);
-        }
-        (index, records)
-    }
 }

@@ -494,6 +494,18 @@ fn search_heads(output: &Path, meta: &Metadata) -> Result<u64, ImportError> {
     Ok(heads.count)
 }
 
+/// `v` in three bytes, as format 6 holds ordinals and member indexes,
+/// or an error naming `what`. The counts are checked where the
+/// components are read, so this is the last word, not the first.
+pub(crate) fn narrow(v: u32, what: &str) -> Result<U24, ImportError> {
+    U24::new(v).ok_or_else(|| {
+        ImportError::Inconsistent(format!(
+            "{what} {v} does not fit in three bytes (at most {})",
+            U24::MAX
+        ))
+    })
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().replace([' ', '\t', '\n'], "_"))

@@ -1,6 +1,8 @@
 //! Values numbered in the order they are first seen, for records that
 //! hold a two-byte number instead of the value: a relationship's (type,
-//! characteristic type) pair, a description's module and effective time.
+//! characteristic type, group), a description's module, effective time,
+//! type, case, language and status, its set of language refset rows, a
+//! member's module and time.
 //! An edition has a few dozen to a few hundred of each, so the numbers
 //! are assigned as the records are staged and the table is staged after
 //! them.
@@ -17,7 +19,7 @@ pub(crate) struct Numbered<K> {
     list: Vec<K>,
 }
 
-impl<K: Ord + Copy> Numbered<K> {
+impl<K: Ord + Clone> Numbered<K> {
     pub(crate) fn new(what: &'static str) -> Self {
         Numbered {
             what,
@@ -37,7 +39,7 @@ impl<K: Ord + Copy> Numbered<K> {
                 self.what
             ))
         })?;
-        self.numbers.insert(value, n);
+        self.numbers.insert(value.clone(), n);
         self.list.push(value);
         Ok(n)
     }

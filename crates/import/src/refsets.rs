@@ -350,7 +350,7 @@ impl Importer<'_> {
             staged
                 .record(&ComponentMemberEntry {
                     component: U64::new(l.component),
-                    member: member_index(l.member)?,
+                    member: narrow(l.member, "active refset member")?,
                 })
                 .ctx("staging refset members")?;
         }
@@ -363,13 +363,18 @@ impl Importer<'_> {
             let t = t.ctx("reading sorted association targets")?;
             staged
                 .record(&AssociationTargetEntry {
-                    target: U24::new(t.target).ok_or_else(|| too_large("target ordinal"))?,
-                    member: member_index(t.member)?,
+                    target: narrow(t.target, "association target ordinal")?,
+                    member: narrow(t.member, "active refset member")?,
+                    // `U24::MAX` says "no concept", so no ordinal may be it.
                     source: match t.source {
-                        NO_ORDINAL => U24::new(U24::MAX),
-                        o => U24::new(o).filter(|_| o < U24::MAX),
-                    }
-                    .ok_or_else(|| too_large("source ordinal"))?,
+                        NO_ORDINAL => U24::saturating(NO_ORDINAL),
+                        o if o < U24::MAX => narrow(o, "association source ordinal")?,
+                        o => {
+                            return Err(ImportError::Inconsistent(format!(
+                                "association source ordinal {o} is the no-concept mark or past it"
+                            )));
+                        }
+                    },
                 })
                 .ctx("staging association targets")?;
         }
@@ -541,17 +546,4 @@ fn refset_kind(kind: FileKind) -> RefsetKind {
         FileKind::RefsetDescriptor => RefsetKind::RefsetDescriptor,
         _ => RefsetKind::Other,
     }
-}
-
-/// A member's index in three bytes, as `ComponentMembers` and
-/// `AssociationTargets` hold it (format 6).
-fn member_index(member: u32) -> Result<U24, ImportError> {
-    U24::new(member).ok_or_else(|| too_large("active refset members"))
-}
-
-fn too_large(what: &str) -> ImportError {
-    ImportError::Inconsistent(format!(
-        "{what}: more than {} (an edition file holds them in three bytes)",
-        U24::MAX
-    ))
 }

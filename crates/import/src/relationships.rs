@@ -268,13 +268,9 @@ impl Importer<'_> {
         for e in sorted {
             let e = e.ctx("reading sorted relationships")?;
             csr.add(e.key).map_err(ImportError::Inconsistent)?;
-            // Ordinals fit: the concepts were counted when read.
-            let target = U24::new(e.other).ok_or_else(|| {
-                ImportError::Inconsistent(format!("concept ordinal {} too large", e.other))
-            })?;
             staged
                 .record(&RelationshipRecord {
-                    target,
+                    target: narrow(e.other, "concept ordinal")?,
                     kind: U16::new(kinds.number((e.type_ord, e.characteristic, e.group as u16))?),
                 })
                 .ctx("staging relationships")?;

@@ -142,7 +142,7 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
     /// ordinals; may be empty, though the importer never has reason to),
     /// as a [chunked](txmap_format::chunked) list. Returns how many bits
     /// of the first-words bitmap the list's header takes
-    /// ([`FirstWordsWriter::skip`]) before its postings' bits.
+    /// ([`FirstWordsWriter::push_list`]) before its postings' bits.
     pub fn push(&mut self, word: &[u8], postings: &[u32]) -> Result<usize, TextError> {
         if word.is_empty() {
             return Err(TextError::EmptyWord);
@@ -249,7 +249,7 @@ impl IndexBytes {
 
 /// Writes the first-words bitmap, least significant bit first: a bit
 /// every two bytes of the postings — for each list the bits of its header
-/// ([`skip`](Self::skip)), then one a posting, set when the posting's word
+/// ([`push_list`](Self::push_list)), then one a posting, set when the posting's word
 /// is the first word of its description's folded term
 /// ([`words`](crate::words()) of [`fold`](crate::fold())).
 #[derive(Debug)]
@@ -268,17 +268,20 @@ impl<W: Write> FirstWordsWriter<W> {
         }
     }
 
-    /// `n` zero bits: those of a list's header, which
-    /// [`IndexWriter::push`] counts.
-    pub fn skip(&mut self, n: usize) -> io::Result<()> {
-        for _ in 0..n {
-            self.push(false)?;
+    /// The bits of one word's list: zero for its header, `header` of them
+    /// as [`IndexWriter::push`] returned, then one a posting.
+    pub fn push_list(
+        &mut self,
+        header: usize,
+        firsts: impl IntoIterator<Item = bool>,
+    ) -> io::Result<()> {
+        for first in std::iter::repeat_n(false, header).chain(firsts) {
+            self.push(first)?;
         }
         Ok(())
     }
 
-    /// The next posting's bit.
-    pub fn push(&mut self, first: bool) -> io::Result<()> {
+    fn push(&mut self, first: bool) -> io::Result<()> {
         self.byte |= u8::from(first) << (self.bits % 8);
         self.bits += 1;
         if self.bits.is_multiple_of(8) {
@@ -375,10 +378,7 @@ impl TermIndexBuilder {
             list.clear();
             list.extend(entries.iter().map(|&e| (e >> 1) as u32));
             let header = writer.push(word.as_bytes(), &list)?;
-            first.skip(header)?;
-            for e in &entries {
-                first.push(e & 1 == 1)?;
-            }
+            first.push_list(header, entries.iter().map(|e| e & 1 == 1))?;
         }
         first.finish()?;
         writer.finish()
