@@ -1,9 +1,12 @@
 //! Concept and description filters. A block of concept filters is made
-//! once into tests of a concept's 7-byte record (`ConceptTest`: the flag
+//! once into tests of a concept's 8-byte record (`ConceptTest`: the flag
 //! tests a table, modules and times compared without dispatch), so that
 //! `*` under it is one pass over the records; description filters are
 //! tested concept by concept, narrowed through the word index first when
-//! they match terms.
+//! they match terms. A block on type, language and dialect alone is
+//! answered from the concept's description profile (format 6.1), tested
+//! once per profile: a byte a concept instead of its description records
+//! spread over the file.
 
 use std::ops::RangeInclusive;
 use std::rc::Rc;
@@ -588,9 +591,18 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         let explicit_active = ds
             .iter()
             .any(|d| matches!(d, DescriptionFilter::Active(..)));
+        let by_profile = !explicit_active
+            && checks.iter().all(|c| {
+                matches!(
+                    c,
+                    RowCheck::Language(_) | RowCheck::Type(_) | RowCheck::Dialects { .. }
+                )
+            });
         let test = Rc::new(RowTest {
             checks,
             explicit_active,
+            by_profile,
+            profiles: std::cell::RefCell::new([0; 256]),
         });
         self.row_tests.insert(key, Rc::clone(&test));
         Ok(Some(test))
@@ -599,6 +611,11 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
     /// Whether one of concept `o`'s descriptions passes `test`.
     fn rows_pass(&mut self, test: &RowTest, o: u32) -> R<bool> {
         let ed = self.ed;
+        if test.by_profile
+            && let Some((p, rows)) = ed.description_profile(o)?
+        {
+            return profile_passes(ed, test, p, rows);
+        }
         let rows = ed.description_rows(o)?;
         self.tick(rows.len())?;
         'rows: for row in rows {
@@ -610,14 +627,7 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
                     RowCheck::Language(pass) => pass[usize::from(row.language()?)],
                     RowCheck::Type(pass) => pass[usize::from(row.type_code()?)],
                     RowCheck::Dialects { equal, entries } => {
-                        let mut found = false;
-                        for r in ed.acceptability_codes(row.ordinal)? {
-                            let (refset, acceptability) = r?;
-                            found |= entries.iter().any(|(refsets, accepts)| {
-                                refsets[usize::from(refset)] && accepts[usize::from(acceptability)]
-                            });
-                        }
-                        found == *equal
+                        dialects_pass(*equal, entries, ed.acceptability_codes(row.ordinal)?)?
                     }
                     RowCheck::Module {
                         equal,
@@ -754,12 +764,77 @@ impl RowCheck {
 /// Whether each of the 256 one-byte codes passes a test.
 type CodeTable = [bool; 256];
 
+/// Whether a description with these language refset rows passes a
+/// dialect check: some row matches an entry (`equal`), or none does.
+fn dialects_pass(
+    equal: bool,
+    entries: &[(CodeTable, CodeTable)],
+    rows: impl Iterator<Item = Result<(u8, u8), StoreError>>,
+) -> R<bool> {
+    let mut found = false;
+    for r in rows {
+        let (refset, acceptability) = r?;
+        found |= entries.iter().any(|(refsets, accepts)| {
+            refsets[usize::from(refset)] && accepts[usize::from(acceptability)]
+        });
+    }
+    Ok(found == equal)
+}
+
+/// Whether a concept of description profile `p` (with `rows`) passes
+/// `test`, a test of type, language and dialect on active descriptions
+/// only: some row passes every check, as one of the concept's active
+/// descriptions with that type, language and acceptability set would.
+/// Found once per profile and evaluation: concepts share a few hundred
+/// profiles, so a filter over a big set reads one byte a concept, not its
+/// description records.
+fn profile_passes<B: AsRef<[u8]>>(
+    ed: &txmap_store::Edition<B>,
+    test: &RowTest,
+    p: u8,
+    rows: &[txmap_store::DescriptionProfileRecord],
+) -> R<bool> {
+    let known = test.profiles.borrow()[usize::from(p)];
+    if known != 0 {
+        return Ok(known == 2);
+    }
+    let mut pass = false;
+    'rows: for row in rows {
+        for check in &test.checks {
+            let ok = match check {
+                RowCheck::Language(pass) => pass[usize::from(row.language)],
+                RowCheck::Type(pass) => pass[usize::from(row.type_code)],
+                RowCheck::Dialects { equal, entries } => dialects_pass(
+                    *equal,
+                    entries,
+                    ed.acceptability_set(row.acceptability_set.get())?,
+                )?,
+                // `by_profile` holds no other check.
+                _ => false,
+            };
+            if !ok {
+                continue 'rows;
+            }
+        }
+        pass = true;
+        break;
+    }
+    test.profiles.borrow_mut()[usize::from(p)] = 1 + u8::from(pass);
+    Ok(pass)
+}
+
 /// A block of description filters compiled for [`Ctx::rows_pass`].
 pub(crate) struct RowTest {
     checks: Vec<RowCheck>,
     /// An `active` filter decides activity; otherwise only active
     /// descriptions count.
     explicit_active: bool,
+    /// Whether the checks read only what a description profile holds
+    /// (type, language, dialect), with active descriptions only: then a
+    /// concept is tested by its profile ([`Ctx::profile_passes`]).
+    by_profile: bool,
+    /// Each profile's answer once found: 0 unknown, 1 fails, 2 passes.
+    profiles: std::cell::RefCell<[u8; 256]>,
 }
 
 enum RowCheck {

@@ -868,6 +868,18 @@ impl Gen<'_> {
                     equal: self.rng.chance(80),
                     dialects: vec![(alias.into(), accept)],
                 });
+                // Type and dialect of one description: tested by the
+                // concept's description profile, row by row.
+                if self.rng.chance(40) {
+                    fs.push(DescriptionFilter::TypeToken {
+                        equal: self.rng.chance(75),
+                        tokens: vec![if self.rng.chance(50) {
+                            DescriptionType::Fsn
+                        } else {
+                            DescriptionType::Synonym
+                        }],
+                    });
+                }
             }
             6 => {
                 let (a, b) = (acceptability(self), acceptability(self));

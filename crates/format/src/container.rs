@@ -21,7 +21,7 @@ pub const MAGIC: [u8; 8] = *b"TXMAPED\0";
 pub const FORMAT_MAJOR: u16 = 6;
 /// Additions that older readers can ignore (new section kinds, new metadata
 /// keys) raise the minor version.
-pub const FORMAT_MINOR: u16 = 0;
+pub const FORMAT_MINOR: u16 = 1;
 /// Sections start at multiples of this, so each can be mapped, advised and
 /// evicted on its own pages.
 pub const ALIGN: u64 = 4096;

@@ -287,6 +287,20 @@ section_kinds! {
     /// (format 6): a release has a few hundred, so a member holds two
     /// bytes for them, not four. Present when they are.
     MemberMetaTable = 93,
+    /// CSR by profile number of `[DescriptionProfileRecord]`, `U32`
+    /// offsets: each *description profile*, the distinct (type, language,
+    /// acceptability set) of a concept's active descriptions, sorted
+    /// (format 6.1). At most 255 profiles; checksummed and copied on open.
+    /// Optional: without these three sections a description filter reads
+    /// each concept's description records.
+    DescriptionProfilesIndex = 94,
+    DescriptionProfiles = 95,
+    /// `[u8]` by concept ordinal: the number of the concept's description
+    /// profile, or [`NO_PROFILE`] for a concept whose profile is not among
+    /// the 255 commonest (format 6.1). A description filter on type,
+    /// language and dialect alone tests a concept's profile, once per
+    /// profile, not its descriptions.
+    ConceptDescriptionProfiles = 96,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -462,6 +476,36 @@ pub struct AcceptabilityRecord {
     pub refset_code: u8,
     /// Code of the acceptability (preferred, acceptable).
     pub acceptability_code: u8,
+}
+
+/// The byte of `ConceptDescriptionProfiles` for a concept whose profile
+/// the file does not number: its descriptions are read instead.
+pub const NO_PROFILE: u8 = u8::MAX;
+
+/// One (type, language, acceptability set) of a description profile.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    FromBytes,
+    IntoBytes,
+    KnownLayout,
+    Immutable,
+    Unaligned,
+)]
+#[repr(C)]
+pub struct DescriptionProfileRecord {
+    /// Code of the description type.
+    pub type_code: u8,
+    /// Index into `Languages`.
+    pub language: u8,
+    /// Number of the acceptability set (`AcceptabilitySetsIndex`).
+    pub acceptability_set: U16,
 }
 
 #[derive(
@@ -834,6 +878,7 @@ mod tests {
         assert_eq!(size_of::<DescriptionRecord>(), 16);
         assert_eq!(size_of::<DescriptionKindRecord>(), 12);
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
+        assert_eq!(size_of::<DescriptionProfileRecord>(), 4);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
         assert_eq!(size_of::<RelationshipRecord>(), 5);
         assert_eq!(size_of::<RelationshipKindRecord>(), 7);

@@ -99,6 +99,7 @@ impl Importer<'_> {
             concept: Vec::new(),
             term_len: Vec::new(),
             flags: Vec::new(),
+            type_language: Vec::new(),
             search: Vec::new(),
         };
         let definition = self.codes.code(ids::DEFINITION)?;
@@ -202,6 +203,7 @@ impl Importer<'_> {
                 .ctx("spilling description ids")?;
             facts.concept.push(d.concept);
             facts.term_len.push(d.term_len as u16);
+            facts.type_language.push((d.type_code, d.language));
             facts.flags.push(
                 (d.active != 0) as u8
                     | (((d.type_code == synonym) as u8) << 1)
@@ -275,6 +277,117 @@ impl Importer<'_> {
         self.count("active_descriptions", active);
         self.done("descriptions", t, rows);
         Ok((facts, heap, ids, ranked))
+    }
+
+    /// The description profiles (format 6.1): each concept's distinct
+    /// (type, language, acceptability set) of its active descriptions,
+    /// sorted, numbered by how many concepts share it, the commonest
+    /// first; the 255 commonest go in the file and the other concepts get
+    /// `NO_PROFILE`. Descriptions are in concept order, so a concept's are
+    /// one run.
+    fn description_profiles(
+        &mut self,
+        facts: &DescriptionFacts,
+        set_of: &[u16],
+    ) -> Result<(), ImportError> {
+        let n = self.concept_ids.len();
+        // Profile keys in order of first appearance, each with its count;
+        // concepts without descriptions have the empty profile.
+        let mut numbers: HashMap<Vec<DescriptionProfileRecord>, u32> = HashMap::new();
+        let mut counts: Vec<u32> = Vec::new();
+        let mut keys: Vec<Vec<DescriptionProfileRecord>> = Vec::new();
+        let mut of_concept = vec![u32::MAX; n];
+        let mut profile = Vec::new();
+        let mut first = 0;
+        while let Some(&concept) = facts.concept.get(first) {
+            // The run of descriptions of one concept (the concepts with
+            // none are numbered below).
+            let end = first
+                + facts.concept[first..]
+                    .iter()
+                    .take_while(|&&c| c == concept)
+                    .count();
+            profile.clear();
+            let active = (facts.flags[first..end].iter()).map(|f| f & 1 != 0);
+            let codes = facts.type_language[first..end].iter();
+            for ((&(type_code, language), &set), _) in codes
+                .zip(&set_of[first..end])
+                .zip(active)
+                .filter(|(_, active)| *active)
+            {
+                profile.push(DescriptionProfileRecord {
+                    type_code,
+                    language,
+                    acceptability_set: U16::new(set),
+                });
+            }
+            profile.sort_unstable();
+            profile.dedup();
+            let number = match numbers.get(&profile) {
+                Some(&k) => k,
+                None => {
+                    let k = keys.len() as u32;
+                    numbers.insert(profile.clone(), k);
+                    keys.push(profile.clone());
+                    counts.push(0);
+                    k
+                }
+            };
+            counts[number as usize] += 1;
+            let slot = of_concept.get_mut(concept as usize).ok_or_else(|| {
+                ImportError::Inconsistent(format!(
+                    "description of concept ordinal {concept} out of range"
+                ))
+            })?;
+            *slot = number;
+            first = end;
+        }
+        let bare = of_concept.iter().filter(|&&k| k == u32::MAX).count() as u32;
+        if bare > 0 {
+            let k = match numbers.get(&Vec::new()) {
+                Some(&k) => k,
+                None => {
+                    keys.push(Vec::new());
+                    counts.push(0);
+                    (keys.len() - 1) as u32
+                }
+            };
+            counts[k as usize] += bare;
+            of_concept
+                .iter_mut()
+                .filter(|k| **k == u32::MAX)
+                .for_each(|x| *x = k);
+        }
+        // Commonest first; ties in first-seen order, so the numbering is
+        // the same on every import.
+        let mut rank: Vec<u32> = (0..keys.len() as u32).collect();
+        rank.sort_by_key(|&k| (std::cmp::Reverse(counts[k as usize]), k));
+        let mut byte_of = vec![NO_PROFILE; keys.len()];
+        let mut index = vec![0u32];
+        let mut records = Vec::new();
+        for (b, &k) in rank.iter().take(usize::from(NO_PROFILE)).enumerate() {
+            byte_of[k as usize] = b as u8;
+            records.extend_from_slice(&keys[k as usize]);
+            index.push(records.len() as u32);
+        }
+        let bytes: Vec<u8> = of_concept.iter().map(|&k| byte_of[k as usize]).collect();
+        let unnumbered = bytes.iter().filter(|&&b| b == NO_PROFILE).count();
+        self.stages
+            .put_index(SectionKind::DescriptionProfilesIndex, &index)
+            .ctx("staging description profiles")?;
+        self.stages
+            .put(
+                SectionKind::DescriptionProfiles,
+                records.as_bytes(),
+                records.len() as u64,
+            )
+            .ctx("staging description profiles")?;
+        self.stages
+            .put(SectionKind::ConceptDescriptionProfiles, &bytes, n as u64)
+            .ctx("staging description profiles")?;
+        self.count("description_profiles", keys.len() as u64);
+        self.count("concepts_without_profile", unnumbered as u64);
+        Ok(())
     }
 
     /// Language refset rows: the `Acceptability` sections, the choice of the
@@ -439,6 +552,7 @@ impl Importer<'_> {
         if let Some(d) = current {
             set_of[d as usize] = sets.number(set)?;
         }
+        self.description_profiles(facts, &set_of)?;
         let set_of: Vec<U16> = set_of.into_iter().map(U16::new).collect();
         self.stages
             .put(

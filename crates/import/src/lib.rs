@@ -70,10 +70,11 @@ use std::time::Instant;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, IdentifierRecord, MemberColumnsEntry,
-    MemberMetaRecord, MemberRecord, MemberValueRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry,
-    RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry,
-    UNCODED, concept_flags, description_flags, identifier_hash,
+    ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
+    IdentifierRecord, MemberColumnsEntry, MemberMetaRecord, MemberRecord, MemberValueRecord,
+    NO_CODE, NO_ORDINAL, NO_PROFILE, PreferredTermEntry, RefsetKind, RefsetRecord,
+    RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags,
+    description_flags, identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind, U24};
 use txmap_rf2::kind::FileKind;
@@ -118,6 +119,8 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::MemberMetaTable,
     SectionKind::AcceptabilitySetsIndex,
     SectionKind::AcceptabilitySets,
+    SectionKind::DescriptionProfilesIndex,
+    SectionKind::DescriptionProfiles,
     SectionKind::WordFst,
     SectionKind::WordPostingsIndex,
     SectionKind::ConceptIds,
@@ -150,6 +153,8 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Children,
     SectionKind::Descriptions,
     SectionKind::DescriptionAcceptability,
+    // Read by description filters only.
+    SectionKind::ConceptDescriptionProfiles,
     SectionKind::Concrete,
     SectionKind::ConcreteHeap,
     SectionKind::DescriptionsById,
@@ -623,6 +628,8 @@ struct DescriptionFacts {
     term_len: Vec<u16>,
     /// Bit 0: active; bit 1: synonym; bit 2: fully specified name.
     flags: Vec<u8>,
+    /// The type code and language index, for the description profiles.
+    type_language: Vec<(u8, u8)>,
     /// The `DescriptionSearch` entry but for `PREFERRED`, which the
     /// language refsets decide.
     search: Vec<u16>,

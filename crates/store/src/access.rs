@@ -78,6 +78,8 @@ pub fn class(kind: SectionKind) -> Access {
         | MemberMetaTable
         | AcceptabilitySetsIndex
         | AcceptabilitySets
+        | DescriptionProfilesIndex
+        | DescriptionProfiles
         | MemberColumns
         | MemberModules
         | MemberTimes

@@ -7,10 +7,10 @@ use std::ops::Range;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, IdentifierRecord, MemberMetaRecord,
-    MemberRecord, NO_CODE, NO_ORDINAL, PreferredTermEntry, RefsetKind, RefsetRecord,
-    RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, concept_flags, description_flags,
-    identifier_hash,
+    ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
+    IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE, NO_ORDINAL, NO_PROFILE,
+    PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord,
+    TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, U24, ids, records};
 use zerocopy::little_endian::{U16, U32, U64};
@@ -81,7 +81,13 @@ const VERIFIED_ON_OPEN: &[SectionKind] = &[
     WordFst,
 ];
 /// Small optional sections parsed at open (format 1.3).
-const VERIFIED_ON_OPEN_IF_PRESENT: &[SectionKind] = &[InactiveRefsets, MemberModules, MemberTimes];
+const VERIFIED_ON_OPEN_IF_PRESENT: &[SectionKind] = &[
+    InactiveRefsets,
+    MemberModules,
+    MemberTimes,
+    DescriptionProfilesIndex,
+    DescriptionProfiles,
+];
 
 /// One slot per section kind code.
 const SLOTS: usize = {
@@ -202,6 +208,10 @@ pub struct Edition<B: AsRef<[u8]>> {
     /// `DescriptionAcceptability` numbers, copied on open: a set's rows
     /// are `rows[index[s]..index[s + 1]]`.
     acceptability_sets: (Vec<u32>, Vec<AcceptabilityRecord>),
+    /// `DescriptionProfilesIndex` and `DescriptionProfiles` (format 6.1),
+    /// copied and checked on open like the acceptability sets; empty when
+    /// the file has no profiles.
+    description_profiles: (Vec<u32>, Vec<DescriptionProfileRecord>),
     languages: Vec<String>,
     /// Ascending by ordinal, hence by SCTID.
     refsets: Vec<RefsetEntry>,
@@ -305,6 +315,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             relationship_kinds: Vec::new(),
             description_kinds: DescriptionKindTable::default(),
             acceptability_sets: (Vec::new(), Vec::new()),
+            description_profiles: (Vec::new(), Vec::new()),
             languages: Vec::new(),
             refsets: Vec::new(),
             inactive_refsets: Vec::new(),
@@ -374,6 +385,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.check_csr::<DescriptionRecord>(ConceptDescriptionsIndex, Descriptions, n)?;
         let sets: &[U16] = self.recs(DescriptionAcceptability)?;
         expect_count(DescriptionAcceptability, sets.len(), d)?;
+        if self.present(ConceptDescriptionProfiles) {
+            let profiles: &[u8] = self.recs(ConceptDescriptionProfiles)?;
+            expect_count(ConceptDescriptionProfiles, profiles.len(), n)?;
+        }
         for (index, items) in [
             (AttributesIndex, Attributes),
             (InboundIndex, Inbound),
@@ -559,6 +574,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
             }
         }
         self.description_kinds = DescriptionKindTable(kinds.to_vec());
+        self.load_description_profiles()?;
         self.refsets = refsets;
         self.inactive_refsets = inactive_refsets;
         self.default_language = Some(self.identity.default_language_refset).filter(|&r| r != 0);
@@ -567,6 +583,65 @@ impl<B: AsRef<[u8]>> Edition<B> {
             Some(root) => self.concept_record(root)?.flags & concept_flags::IN_HIERARCHY != 0,
             None => false,
         };
+        Ok(())
+    }
+
+    /// Copies and checks the description profiles (format 6.1), if the
+    /// file has them: every code, language and acceptability set a
+    /// profile names is in its table, so a filter reads them unchecked.
+    fn load_description_profiles(&mut self) -> Result<(), StoreError> {
+        let present = [
+            DescriptionProfilesIndex,
+            DescriptionProfiles,
+            ConceptDescriptionProfiles,
+        ]
+        .map(|k| self.present(k));
+        if present == [false; 3] {
+            return Ok(());
+        }
+        if present != [true; 3] {
+            return Err(StoreError::corrupt(
+                ConceptDescriptionProfiles,
+                "the three description profile sections are not all present",
+            ));
+        }
+        let index: &[U32] = self.recs(DescriptionProfilesIndex)?;
+        let count = index.len().saturating_sub(1);
+        if count > usize::from(NO_PROFILE) {
+            return Err(StoreError::corrupt(
+                DescriptionProfilesIndex,
+                format!("{count} profiles; at most 255 fit in a byte"),
+            ));
+        }
+        self.check_csr::<DescriptionProfileRecord>(
+            DescriptionProfilesIndex,
+            DescriptionProfiles,
+            count as u32,
+        )?;
+        if index.windows(2).any(|w| w[0].get() > w[1].get()) {
+            return Err(StoreError::corrupt(
+                DescriptionProfilesIndex,
+                "offsets run backwards",
+            ));
+        }
+        let rows: &[DescriptionProfileRecord] = self.recs(DescriptionProfiles)?;
+        let sets = self.acceptability_sets.0.len().saturating_sub(1);
+        for (i, r) in rows.iter().enumerate() {
+            checked_code(r.type_code, self.codes.len(), DescriptionProfiles)?;
+            if usize::from(r.language) >= self.languages.len()
+                || usize::from(r.acceptability_set.get()) >= sets
+            {
+                return Err(StoreError::corrupt(
+                    DescriptionProfiles,
+                    format!(
+                        "row {i}: language {} or acceptability set {} out of range",
+                        r.language,
+                        r.acceptability_set.get()
+                    ),
+                ));
+            }
+        }
+        self.description_profiles = (index.iter().map(|o| o.get()).collect(), rows.to_vec());
         Ok(())
     }
 
@@ -1155,6 +1230,64 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 record,
                 kinds,
             }))
+    }
+
+    /// Concept `ordinal`'s description profile (format 6.1): its number,
+    /// under 255, and its rows, the distinct (type, language,
+    /// acceptability set) of the concept's active descriptions. `None`
+    /// when the file has no profiles or does not number this concept's;
+    /// the concept's descriptions then say the same.
+    pub fn description_profile(
+        &self,
+        ordinal: u32,
+    ) -> Result<Option<(u8, &[DescriptionProfileRecord])>, StoreError> {
+        let (index, rows) = &self.description_profiles;
+        if index.is_empty() {
+            return Ok(None);
+        }
+        self.check_concept(ordinal)?;
+        let bytes: &[u8] = self.recs(ConceptDescriptionProfiles)?;
+        // One byte a concept: checked on open.
+        let p = bytes.get(ordinal as usize).copied().unwrap_or(NO_PROFILE);
+        if p == NO_PROFILE {
+            return Ok(None);
+        }
+        let range = index
+            .get(usize::from(p))
+            .zip(index.get(usize::from(p) + 1))
+            .map(|(&a, &b)| a as usize..b as usize);
+        match range.and_then(|r| rows.get(r)) {
+            Some(rows) => Ok(Some((p, rows))),
+            None => Err(StoreError::corrupt(
+                ConceptDescriptionProfiles,
+                format!("concept {ordinal}: profile {p} past the table"),
+            )),
+        }
+    }
+
+    /// The rows of acceptability set `set` (a description profile's), as
+    /// [`acceptability_codes`](Self::acceptability_codes) gives a
+    /// description's.
+    pub fn acceptability_set(
+        &self,
+        set: u16,
+    ) -> Result<impl ExactSizeIterator<Item = Result<(u8, u8), StoreError>> + '_, StoreError> {
+        let (index, rows) = &self.acceptability_sets;
+        let s = usize::from(set);
+        let range = index
+            .get(s)
+            .zip(index.get(s + 1))
+            .map(|(&a, &b)| a as usize..b as usize);
+        let rows = range.and_then(|r| rows.get(r)).ok_or_else(|| {
+            StoreError::corrupt(AcceptabilitySets, format!("set {set} past the table"))
+        })?;
+        let n = self.codes.len();
+        Ok(rows.iter().map(move |r| {
+            Ok((
+                checked_code(r.refset_code, n, AcceptabilitySets)?,
+                checked_code(r.acceptability_code, n, AcceptabilitySets)?,
+            ))
+        }))
     }
 
     /// The concepts that one-byte codes stand for, by code (description

@@ -40,7 +40,7 @@ pub use edition::{Edition, MemberTable, PREFETCH_MIN, Prefetch};
 pub use error::StoreError;
 pub use scope::ScopeSet;
 pub use search::{SEARCH_MAX_CANDIDATES, Scope, SearchOptions};
-pub use txmap_format::schema::{NO_CODE, RefsetKind};
+pub use txmap_format::schema::{DescriptionProfileRecord, NO_CODE, RefsetKind};
 pub use txmap_format::{Metadata, SectionKind};
 pub use txmap_text::{MatchMode, MatchTier, RankKey};
 pub use types::{

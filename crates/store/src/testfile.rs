@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use txmap_format::schema::{
     AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionKindRecord, DescriptionRecord, MemberColumnsEntry, MemberMetaRecord,
-    MemberRecord, MemberValueRecord, NO_CODE, PreferredTermEntry, RefsetKind, RefsetRecord,
-    RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags,
-    description_flags,
+    ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
+    MemberColumnsEntry, MemberMetaRecord, MemberRecord, MemberValueRecord, NO_CODE,
+    PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord,
+    TypeSourcesEntry, UNCODED, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind, U24};
 use txmap_text::TermIndexBuilder;
@@ -114,6 +114,9 @@ pub struct TestEdition {
     /// Write the members' modules and effective times (`MemberMeta` and
     /// its tables: every member in `CORE` at 20240101).
     pub with_member_meta: bool,
+    /// Write the description profiles (files before format 6.1 lack
+    /// them).
+    pub with_profiles: bool,
 }
 
 fn concept(id: u64, parents: &[u64]) -> TestConcept {
@@ -399,6 +402,7 @@ impl TestEdition {
             search_sections: true,
             hierarchy_flags: true,
             with_member_meta: false,
+            with_profiles: false,
         }
     }
 
@@ -554,6 +558,7 @@ impl TestEdition {
         let mut words = TermIndexBuilder::new();
         let mut search: Vec<U16> = Vec::new();
         let mut pt: Vec<&str> = vec![""; n];
+        let mut desc_languages = Vec::new();
         for (i, d) in descs.iter().enumerate() {
             let language = match languages.iter().position(|&l| l == d.language) {
                 Some(i) => i,
@@ -562,6 +567,7 @@ impl TestEdition {
                     languages.len() - 1
                 }
             };
+            desc_languages.push(language as u8);
             let kind = DescriptionKindRecord {
                 module: U32::new(o(CORE)),
                 effective_time: U32::new(20240101),
@@ -677,6 +683,37 @@ impl TestEdition {
         let (idx, flat) = csr(sets.into_iter());
         add(AcceptabilitySetsIndex, idx.as_bytes().to_vec(), count + 1);
         add(AcceptabilitySets, flat.as_bytes().to_vec(), flat.len());
+        if self.with_profiles {
+            // Each concept's distinct (type, language, set) of its active
+            // descriptions, numbered as first seen.
+            let mut per: Vec<Vec<DescriptionProfileRecord>> = vec![Vec::new(); n];
+            for (i, d) in descs.iter().enumerate().filter(|(_, d)| d.active) {
+                per[o(d.concept) as usize].push(DescriptionProfileRecord {
+                    type_code: self.code(d.type_id),
+                    language: desc_languages[i],
+                    acceptability_set: set_of[i],
+                });
+            }
+            let mut profiles: Vec<Vec<DescriptionProfileRecord>> = Vec::new();
+            let mut bytes = Vec::new();
+            for mut p in per {
+                p.sort_unstable();
+                p.dedup();
+                let number = match profiles.iter().position(|x| *x == p) {
+                    Some(i) => i,
+                    None => {
+                        profiles.push(p);
+                        profiles.len() - 1
+                    }
+                };
+                bytes.push(u8::try_from(number).expect("few profiles"));
+            }
+            let count = profiles.len();
+            let (idx, flat) = csr(profiles.into_iter());
+            add(DescriptionProfilesIndex, idx.as_bytes().to_vec(), count + 1);
+            add(DescriptionProfiles, flat.as_bytes().to_vec(), flat.len());
+            add(ConceptDescriptionProfiles, bytes, n);
+        }
         add(PreferredTermIndex, pt_index.as_bytes().to_vec(), n + 1);
 
         // Relationships, their (type, characteristic, group) in a table.

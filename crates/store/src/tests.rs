@@ -1809,3 +1809,98 @@ fn member_stamps_give_each_members_module_and_time_and_a_damaged_one_is_an_error
     let err = e.members(refset).unwrap_err();
     assert!(corrupt_in(&err, MemberMeta), "{err}");
 }
+
+/// A description profile (format 6.1) is the distinct (type, language,
+/// acceptability rows) of the concept's active descriptions, as its
+/// description records give them; without the sections there is none;
+/// and a damaged profile is refused on open or is an error where read.
+#[test]
+fn description_profiles_hold_each_concepts_active_descriptions() {
+    use SectionKind::*;
+    use std::collections::BTreeSet;
+    let plain = Edition::open(TestEdition::tiny().write()).unwrap();
+    assert!(plain.description_profile(0).unwrap().is_none());
+    let mut t = TestEdition::tiny();
+    t.with_profiles = true;
+    let e = Edition::open(t.write()).unwrap();
+    let rows_of = |set: u16| -> Vec<(u8, u8)> {
+        (e.acceptability_set(set).unwrap())
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let mut with_inactive = 0;
+    for o in 0..e.concept_count() {
+        let mut want = BTreeSet::new();
+        for r in e.description_rows(o).unwrap() {
+            if !r.active() {
+                with_inactive += 1;
+                continue;
+            }
+            let rows: Vec<(u8, u8)> = (e.acceptability_codes(r.ordinal).unwrap())
+                .collect::<Result<_, _>>()
+                .unwrap();
+            want.insert((r.type_code().unwrap(), r.language().unwrap(), rows));
+        }
+        let (_, profile) = e
+            .description_profile(o)
+            .unwrap()
+            .expect("every concept numbered");
+        let got: BTreeSet<_> = (profile.iter())
+            .map(|p| (p.type_code, p.language, rows_of(p.acceptability_set.get())))
+            .collect();
+        assert_eq!(got, want, "concept {o}");
+        assert_eq!(got.len(), profile.len(), "rows are distinct");
+    }
+    assert!(
+        with_inactive > 0,
+        "the edition has an inactive description to leave out"
+    );
+    assert!(e.description_profile(e.concept_count()).is_err());
+
+    // A concept's number past the table: an error where it is read.
+    let bytes = with_section_of(&t, ConceptDescriptionProfiles, |b| b.fill(200));
+    let e = Edition::open(bytes).unwrap();
+    let err = e.description_profile(0).unwrap_err();
+    assert!(corrupt_in(&err, ConceptDescriptionProfiles), "{err}");
+    // `NO_PROFILE`: the descriptions are read instead.
+    let bytes = with_section_of(&t, ConceptDescriptionProfiles, |b| b.fill(0xFF));
+    let e = Edition::open(bytes).unwrap();
+    assert!(e.description_profile(0).unwrap().is_none());
+    // A row's language or set past its table, offsets that run backwards,
+    // a byte too few: refused on open.
+    for (kind, edit) in [
+        (
+            DescriptionProfiles,
+            Box::new(|b: &mut Vec<u8>| b[1] = 200) as Box<dyn Fn(&mut Vec<u8>)>,
+        ),
+        (
+            DescriptionProfiles,
+            Box::new(|b: &mut Vec<u8>| b[2..4].fill(0xFF)),
+        ),
+        (
+            DescriptionProfilesIndex,
+            Box::new(|b: &mut Vec<u8>| b[4..8].fill(0xFF)),
+        ),
+        (
+            ConceptDescriptionProfiles,
+            Box::new(|b: &mut Vec<u8>| {
+                b.pop();
+            }),
+        ),
+    ] {
+        let err = Edition::open(with_section_of(&t, kind, edit)).unwrap_err();
+        assert!(corrupt_in(&err, kind), "{kind:?}: {err}");
+    }
+    // One of the three sections missing: refused on open.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.txmap");
+    let mut w = txmap_format::FileWriter::create(&path).unwrap();
+    for (k, bytes, count) in t.sections() {
+        if k != DescriptionProfiles {
+            w.add_section(k, &bytes, count).unwrap();
+        }
+    }
+    w.finish(&t.metadata).unwrap();
+    let err = Edition::open(std::fs::read(&path).unwrap()).unwrap_err();
+    assert!(corrupt_in(&err, ConceptDescriptionProfiles), "{err}");
+}
