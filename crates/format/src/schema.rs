@@ -301,6 +301,13 @@ section_kinds! {
     /// language and dialect alone tests a concept's profile, once per
     /// profile, not its descriptions.
     ConceptDescriptionProfiles = 96,
+    /// `ceil(n / TARGET_BLOCK) + 1` `U32` indexes into `AssociationTargets`:
+    /// the entries whose target is in block `b` (ordinals `b · 64 ..
+    /// (b + 1) · 64`) are `AssociationTargets[index[b] .. index[b + 1]]`
+    /// (format 6.1). A concept's historical associations are then a
+    /// search of a few dozen entries, not of the whole section. Optional:
+    /// without it readers search `AssociationTargets` whole.
+    AssociationTargetBlocks = 97,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -477,6 +484,9 @@ pub struct AcceptabilityRecord {
     /// Code of the acceptability (preferred, acceptable).
     pub acceptability_code: u8,
 }
+
+/// The concepts (by ordinal) of one block of `AssociationTargetBlocks`.
+pub const TARGET_BLOCK: u32 = 64;
 
 /// The byte of `ConceptDescriptionProfiles` for a concept whose profile
 /// the file does not number: its descriptions are read instead.

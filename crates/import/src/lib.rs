@@ -73,8 +73,8 @@ use txmap_format::schema::{
     ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
     IdentifierRecord, MemberColumnsEntry, MemberMetaRecord, MemberRecord, MemberValueRecord,
     NO_CODE, NO_ORDINAL, NO_PROFILE, PreferredTermEntry, RefsetKind, RefsetRecord,
-    RelationshipKindRecord, RelationshipRecord, TypeSourcesEntry, UNCODED, concept_flags,
-    description_flags, identifier_hash,
+    RelationshipKindRecord, RelationshipRecord, TARGET_BLOCK, TypeSourcesEntry, UNCODED,
+    concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind, U24};
 use txmap_rf2::kind::FileKind;
@@ -163,6 +163,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::RefsetConcepts,
     SectionKind::Members,
     SectionKind::MemberFieldHeap,
+    SectionKind::AssociationTargetBlocks,
     SectionKind::AssociationTargets,
     SectionKind::MemberMeta,
     SectionKind::MemberCodes,

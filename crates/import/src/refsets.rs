@@ -359,8 +359,16 @@ impl Importer<'_> {
             .stages
             .get(SectionKind::AssociationTargets)
             .ctx("staging association targets")?;
+        // Where each block of targets starts: entry `b` is the count of
+        // entries whose target is below block `b`.
+        let blocks = self.concept_ids.len().div_ceil(TARGET_BLOCK as usize);
+        let mut block_starts = Vec::with_capacity(blocks + 1);
         for t in targets {
             let t = t.ctx("reading sorted association targets")?;
+            let block = (t.target / TARGET_BLOCK) as usize;
+            while block_starts.len() <= block.min(blocks) {
+                block_starts.push(staged.count as u32);
+            }
             staged
                 .record(&AssociationTargetEntry {
                     target: narrow(t.target, "association target ordinal")?,
@@ -379,6 +387,10 @@ impl Importer<'_> {
                 .ctx("staging association targets")?;
         }
         let association_targets = staged.count;
+        block_starts.resize(blocks + 1, association_targets as u32);
+        self.stages
+            .put_index(SectionKind::AssociationTargetBlocks, &block_starts)
+            .ctx("staging association targets")?;
         self.count("refsets", n_refsets);
         self.count("association_targets", association_targets);
         self.count("refset_members", u64::from(index));

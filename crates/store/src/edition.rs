@@ -10,7 +10,7 @@ use txmap_format::schema::{
     ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
     IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE, NO_ORDINAL, NO_PROFILE,
     PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord,
-    TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
+    TARGET_BLOCK, TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, U24, ids, records};
 use zerocopy::little_endian::{U16, U32, U64};
@@ -426,6 +426,14 @@ impl<B: AsRef<[u8]>> Edition<B> {
         let _: &[U32] = self.recs(RefsetConcepts)?;
         let _: &[U32] = self.recs(MemberTimes)?;
         let _: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
+        if self.present(AssociationTargetBlocks) {
+            let blocks: &[U32] = self.recs(AssociationTargetBlocks)?;
+            expect_count(
+                AssociationTargetBlocks,
+                blocks.len(),
+                n.div_ceil(TARGET_BLOCK) + 1,
+            )?;
+        }
         let _: &[TypeSourcesEntry] = self.recs(AttributeTypesIndex)?;
         let _: &[U32] = self.recs(AttributeTypeSources)?;
         let _: &[TypeSourcesEntry] = self.recs(ConcreteTypesIndex)?;
@@ -2152,11 +2160,52 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.present(AssociationTargets)
     }
 
+    /// The entries of `entries` (`AssociationTargets`) that can target
+    /// `target`: its block's, from `AssociationTargetBlocks` (format 6.1),
+    /// or, without that section, all of them. The block's bounds are
+    /// checked against the entries beside them (the one before targets an
+    /// earlier block, the one after a later one), so a damaged index is an
+    /// error, not a run missed.
+    fn target_block<'e>(
+        &self,
+        entries: &'e [AssociationTargetEntry],
+        target: u32,
+    ) -> Result<&'e [AssociationTargetEntry], StoreError> {
+        if !self.present(AssociationTargetBlocks) {
+            return Ok(entries);
+        }
+        // No concept, no associations (callers may ask).
+        if target >= self.concept_count {
+            return Ok(&[]);
+        }
+        let index: &[U32] = self.recs(AssociationTargetBlocks)?;
+        let b = (target / TARGET_BLOCK) as usize;
+        let (lo, hi) = (b as u32 * TARGET_BLOCK, (b as u32 + 1) * TARGET_BLOCK);
+        let range = index
+            .get(b)
+            .zip(index.get(b + 1))
+            .map(|(s, e)| s.get() as usize..e.get() as usize);
+        let fits = |r: &std::ops::Range<usize>| {
+            r.start <= r.end
+                && r.end <= entries.len()
+                && (r.start == 0 || entries[r.start - 1].target.get() < lo)
+                && entries.get(r.end).is_none_or(|e| e.target.get() >= hi)
+        };
+        match range.filter(fits) {
+            Some(r) => Ok(&entries[r]),
+            None => Err(StoreError::corrupt(
+                AssociationTargetBlocks,
+                format!("block {b} does not bound its targets' entries"),
+            )),
+        }
+    }
+
     /// The historical associations whose target is concept `target` (an
     /// ordinal): for each, the association refset and the source component
     /// (an SCTID: usually an inactive concept, possibly a description).
     /// Ordered by member, hence by (refset, source). Two binary searches
-    /// over the index, then the matching entries read in place.
+    /// over the target's block of the index (its whole, in files before
+    /// 6.1), then the matching entries read in place.
     ///
     /// Empty if the edition has no `AssociationTargets` section: check
     /// [`has_association_targets`](Self::has_association_targets) first.
@@ -2167,8 +2216,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.check_concept(target)?;
         let entries: &[AssociationTargetEntry] = self.recs(AssociationTargets)?;
         let members: &[MemberRecord] = self.recs(Members)?;
-        let first = entries.partition_point(|e| e.target.get() < target);
-        let rest = entries.get(first..).unwrap_or_default();
+        let block = self.target_block(entries, target)?;
+        let first = block.partition_point(|e| e.target.get() < target);
+        let rest = block.get(first..).unwrap_or_default();
         let run = &rest[..rest.partition_point(|e| e.target.get() == target)];
         // Check the run up front, so the iterator has nothing to report.
         for e in run {
@@ -2204,10 +2254,11 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// its member index falling in one of the few chosen refsets' ranges,
     /// not searched for among every refset (that search and the per-entry
     /// refset lookups were half of `<< X {{ + HISTORY-MIN }}`); a big set
-    /// is met by one pass over the index through a bitmap, a small one by a
-    /// merge of `targets` with the index that gallops over whichever side
-    /// is behind: O(min(t, e) · log(max(t, e) / min(t, e))) for `t`
-    /// targets and `e` entries. Unsorted `targets` give missed answers,
+    /// is met by one pass over the index through a bitmap, a small one
+    /// target by target in its block (`AssociationTargetBlocks`), or, in
+    /// files before 6.1, by a merge of `targets` with the index that
+    /// gallops over whichever side is behind: O(min(t, e) · log(max(t, e)
+    /// / min(t, e))) for `t` targets and `e` entries. Unsorted `targets` give missed answers,
     /// never a panic. Empty if the edition has no `AssociationTargets`
     /// section: check
     /// [`has_association_targets`](Self::has_association_targets) first.
@@ -2261,6 +2312,22 @@ impl<B: AsRef<[u8]>> Edition<B> {
             for e in entries {
                 let t = e.target.get() as usize;
                 if bits.get(t / 64).is_some_and(|w| w & (1 << (t % 64)) != 0) {
+                    take(e)?;
+                }
+            }
+            return Ok(out);
+        }
+        // A few targets and the block index: each target's run searched
+        // in its block, a few dozen entries, read forward as the targets
+        // ascend.
+        if self.present(AssociationTargetBlocks) {
+            for &t in targets {
+                let block = self.target_block(entries, t)?;
+                let first = block.partition_point(|e| e.target.get() < t);
+                for e in block.get(first..).unwrap_or_default() {
+                    if e.target.get() != t {
+                        break;
+                    }
                     take(e)?;
                 }
             }

@@ -9,7 +9,7 @@ use txmap_format::schema::{
     ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
     MemberColumnsEntry, MemberMetaRecord, MemberRecord, MemberValueRecord, NO_CODE,
     PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord,
-    TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    TARGET_BLOCK, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind, U24};
 use txmap_text::TermIndexBuilder;
@@ -103,6 +103,8 @@ pub struct TestEdition {
     pub with_concrete: bool,
     /// Write `AssociationTargets` (files before format 1.1 lack it).
     pub with_association_targets: bool,
+    /// Write `AssociationTargetBlocks` (files before format 6.1 lack it).
+    pub with_target_blocks: bool,
     /// Write the type indexes (files before format 1.2 lack them).
     pub with_type_indexes: bool,
     /// Write `WordFirstWords` and `DescriptionSearch` (files before format
@@ -398,6 +400,7 @@ impl TestEdition {
             with_inbound: true,
             with_concrete: true,
             with_association_targets: true,
+            with_target_blocks: true,
             with_type_indexes: true,
             search_sections: true,
             hierarchy_flags: true,
@@ -981,6 +984,24 @@ impl TestEdition {
                 targets.as_bytes().to_vec(),
                 targets.len(),
             );
+            if self.with_target_blocks {
+                // Entry `b`: how many targets lie below block `b`.
+                let block = TARGET_BLOCK as usize;
+                let starts: Vec<U32> = (0..=n.div_ceil(block))
+                    .map(|b| {
+                        let below = targets
+                            .iter()
+                            .filter(|e| (e.target.get() as usize) < b * block)
+                            .count();
+                        U32::new(below as u32)
+                    })
+                    .collect();
+                add(
+                    AssociationTargetBlocks,
+                    starts.as_bytes().to_vec(),
+                    starts.len(),
+                );
+            }
         }
 
         let codes: Vec<U64> = self.codes.iter().map(|&c| U64::new(c)).collect();

@@ -1904,3 +1904,49 @@ fn description_profiles_hold_each_concepts_active_descriptions() {
     let err = Edition::open(std::fs::read(&path).unwrap()).unwrap_err();
     assert!(corrupt_in(&err, ConceptDescriptionProfiles), "{err}");
 }
+
+/// `AssociationTargetBlocks` (format 6.1) narrows a target's search to its
+/// block: the answers are those of a file without it, and a block index
+/// that does not bound its targets' entries is an error, never a run
+/// missed.
+#[test]
+fn target_blocks_answer_as_the_whole_search() {
+    use SectionKind::*;
+    let t = with_associations();
+    assert!(t.with_target_blocks);
+    let with = Edition::open(t.write()).unwrap();
+    let mut plain = with_associations();
+    plain.with_target_blocks = false;
+    let without = Edition::open(plain.write()).unwrap();
+    let n = with.concept_count();
+    let every: Vec<u64> = with.refsets().map(|r| r.id).collect();
+    let mut found = 0;
+    for o in 0..n {
+        let a: Vec<_> = with.associations_to(o).unwrap().collect();
+        let b: Vec<_> = without.associations_to(o).unwrap().collect();
+        assert_eq!(a, b, "concept {o}");
+        found += a.len();
+        let one = [o];
+        assert_eq!(
+            with.association_sources(&one, &every).unwrap(),
+            without.association_sources(&one, &every).unwrap()
+        );
+    }
+    assert!(found > 0);
+    // A block that starts past its first entry, or ends before its last.
+    for edit in [
+        Box::new(|b: &mut Vec<u8>| b[0..4].copy_from_slice(&1u32.to_le_bytes()))
+            as Box<dyn Fn(&mut Vec<u8>)>,
+        Box::new(|b: &mut Vec<u8>| b[4..8].fill(0)),
+        Box::new(|b: &mut Vec<u8>| b[4..8].fill(0xFF)),
+    ] {
+        let e = Edition::open(with_section_of(&t, AssociationTargetBlocks, edit)).unwrap();
+        let mi = ord(&e, MI);
+        let err = e.associations_to(mi).err().unwrap();
+        assert!(corrupt_in(&err, AssociationTargetBlocks), "{err}");
+    }
+    // An index of the wrong length is refused on open.
+    let bytes = with_section_of(&t, AssociationTargetBlocks, |b| b.extend([0; 4]));
+    let err = Edition::open(bytes).unwrap_err();
+    assert!(corrupt_in(&err, AssociationTargetBlocks), "{err}");
+}
