@@ -195,6 +195,26 @@ fn union_of(lists: &[txmap_store::Ordinals<'_>]) -> Vec<u32> {
     out
 }
 
+/// The most attributes of one group [`Ctx::groups_hold`] counts at once.
+const GROUP_ATTRS: usize = 8;
+
+/// The attributes of a group, when each is a forward concept test
+/// required at least once and there are at most [`GROUP_ATTRS`]: such a
+/// group is counted link by link ([`Ctx::groups_hold`]).
+fn required_in_group<'c, 'x>(inner: &'c Compiled<'x>) -> Option<Vec<&'c Attr<'x>>> {
+    let plain = |c: &'c Compiled<'x>| match c {
+        Compiled::Attr(a) if !a.reverse && a.min >= 1 && matches!(a.test, Test::Concept { .. }) => {
+            Some(a)
+        }
+        _ => None,
+    };
+    let attrs: Option<Vec<&Attr<'x>>> = match inner {
+        Compiled::And(xs) => xs.iter().map(plain).collect(),
+        c => plain(c).map(|a| vec![a]),
+    };
+    attrs.filter(|a| !a.is_empty() && a.len() <= GROUP_ATTRS)
+}
+
 fn cardinality(c: Option<Cardinality>) -> (u32, Option<u32>) {
     c.map_or((1, None), |c| (c.min, c.max))
 }
@@ -804,6 +824,11 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     return self.attr_holds(a, o, true);
                 }
             }
+            Compiled::Group { min, max, inner } => {
+                if let Some(attrs) = required_in_group(inner) {
+                    return self.groups_hold(*min, *max, &attrs, o);
+                }
+            }
             _ => {}
         }
         // One buffer serves every candidate (a nested refinement, tested
@@ -855,6 +880,46 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
         }
         Ok(within(n, a.min, a.max))
+    }
+
+    /// A group of attributes each required at least once (`{ A = V, B =
+    /// W }`, `[1..1] { A = V }`), counted from the candidate's attribute
+    /// links as they are stored, by group: no relationship is copied and
+    /// no concrete value read, since a group of concrete values alone has
+    /// no concept attribute to satisfy. A group counts when each
+    /// attribute's matches in it are within its cardinality.
+    fn groups_hold(&mut self, min: u32, max: Option<u32>, attrs: &[&Attr<'_>], o: u32) -> R<bool> {
+        let links = self.ed.attribute_links(o)?;
+        self.tick(links.len() + 1)?;
+        let mut counts = [0u32; GROUP_ATTRS];
+        let passes = |counts: &[u32; GROUP_ATTRS]| {
+            (attrs.iter().zip(counts)).all(|(a, &n)| within(n, a.min, a.max))
+        };
+        let (mut n, mut current) = (0, None);
+        // Stored sorted by group; ungrouped relationships (group 0) first.
+        for l in links.filter(|l| l.group != 0) {
+            if current != Some(l.group) {
+                if current.is_some() && passes(&counts) {
+                    n += 1;
+                }
+                counts = [0; GROUP_ATTRS];
+                current = Some(l.group);
+            }
+            for (a, count) in attrs.iter().zip(counts.iter_mut()) {
+                let Test::Concept { equal, values } = &a.test else {
+                    continue;
+                };
+                if self.in_set(values, Some(l.target_ord))? == *equal
+                    && self.in_set(&a.types, Some(l.type_ord))?
+                {
+                    *count += 1;
+                }
+            }
+        }
+        if current.is_some() && passes(&counts) {
+            n += 1;
+        }
+        Ok(within(n, min, max))
     }
 
     /// The links whose type is in `types` and whose other end is in
