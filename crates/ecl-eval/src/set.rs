@@ -32,7 +32,15 @@ pub(crate) fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
 }
 
 pub(crate) fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let (mut i, mut j, mut out) = (0, 0, Vec::with_capacity(a.len() + b.len()));
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    union_into(a, b, &mut out);
+    out
+}
+
+/// [`union`] into `out` (cleared first), whose allocation is reused.
+pub(crate) fn union_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
     loop {
         match (a.get(i), b.get(j)) {
             (Some(&x), Some(&y)) => match x.cmp(&y) {
@@ -52,13 +60,13 @@ pub(crate) fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
             },
             (Some(_), None) => {
                 out.extend_from_slice(a.get(i..).unwrap_or_default());
-                return out;
+                return;
             }
             (None, Some(_)) => {
                 out.extend_from_slice(b.get(j..).unwrap_or_default());
-                return out;
+                return;
             }
-            (None, None) => return out,
+            (None, None) => return,
         }
     }
 }
