@@ -539,20 +539,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.relationship_kinds = (kinds.iter())
             .map(|k| (k.type_ord.get(), k.characteristic_code, k.group.get()))
             .collect();
-        let index: &[U32] = self.recs(AcceptabilitySetsIndex)?;
-        self.check_csr::<AcceptabilityRecord>(
-            AcceptabilitySetsIndex,
-            AcceptabilitySets,
-            index.len().saturating_sub(1) as u32,
-        )?;
-        if index.windows(2).any(|w| w[0].get() > w[1].get()) {
-            return Err(StoreError::corrupt(
-                AcceptabilitySetsIndex,
-                "offsets run backwards",
-            ));
-        }
-        let rows: &[AcceptabilityRecord] = self.recs(AcceptabilitySets)?;
-        self.acceptability_sets = (index.iter().map(|o| o.get()).collect(), rows.to_vec());
+        self.acceptability_sets = self.copied_table(AcceptabilitySetsIndex, AcceptabilitySets)?;
 
         let languages = std::str::from_utf8(self.raw(Languages)?)
             .map_err(|e| StoreError::corrupt(Languages, e.to_string()))?
@@ -613,7 +600,10 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 "the three description profile sections are not all present",
             ));
         }
-        let index: &[U32] = self.recs(DescriptionProfilesIndex)?;
+        let (index, rows) = self.copied_table::<DescriptionProfileRecord>(
+            DescriptionProfilesIndex,
+            DescriptionProfiles,
+        )?;
         let count = index.len().saturating_sub(1);
         if count > usize::from(NO_PROFILE) {
             return Err(StoreError::corrupt(
@@ -621,18 +611,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 format!("{count} profiles; at most 255 fit in a byte"),
             ));
         }
-        self.check_csr::<DescriptionProfileRecord>(
-            DescriptionProfilesIndex,
-            DescriptionProfiles,
-            count as u32,
-        )?;
-        if index.windows(2).any(|w| w[0].get() > w[1].get()) {
-            return Err(StoreError::corrupt(
-                DescriptionProfilesIndex,
-                "offsets run backwards",
-            ));
-        }
-        let rows: &[DescriptionProfileRecord] = self.recs(DescriptionProfiles)?;
         let sets = self.acceptability_sets.0.len().saturating_sub(1);
         for (i, r) in rows.iter().enumerate() {
             checked_code(r.type_code, self.codes.len(), DescriptionProfiles)?;
@@ -649,8 +627,28 @@ impl<B: AsRef<[u8]>> Edition<B> {
                 ));
             }
         }
-        self.description_profiles = (index.iter().map(|o| o.get()).collect(), rows.to_vec());
+        self.description_profiles = (index, rows);
         Ok(())
+    }
+
+    /// A small CSR table (`U32` offsets into `items`) checked and copied
+    /// on open: every offset within `items`, none running backwards. Row
+    /// `i` is then `rows[index[i]..index[i + 1]]`, read without a check.
+    fn copied_table<T>(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+    ) -> Result<(Vec<u32>, Vec<T>), StoreError>
+    where
+        T: FromBytes + KnownLayout + Immutable + Unaligned + Clone,
+    {
+        let offsets: &[U32] = self.recs(index)?;
+        self.check_csr::<T>(index, items, offsets.len().saturating_sub(1) as u32)?;
+        if offsets.windows(2).any(|w| w[0].get() > w[1].get()) {
+            return Err(StoreError::corrupt(index, "offsets run backwards"));
+        }
+        let rows: &[T] = self.recs(items)?;
+        Ok((offsets.iter().map(|o| o.get()).collect(), rows.to_vec()))
     }
 
     /// The `RefsetRecord`s of `section` (ascending, disjoint ranges into

@@ -1084,16 +1084,7 @@ fn missing_required_sections_are_refused() {
         SectionKind::WordFst,
         SectionKind::AncestorsIndex,
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.txmap");
-        let mut w = txmap_format::FileWriter::create(&path).unwrap();
-        for (k, bytes, count) in t.sections() {
-            if k != kind {
-                w.add_section(k, &bytes, count).unwrap();
-            }
-        }
-        w.finish(&t.metadata).unwrap();
-        let err = Edition::open(std::fs::read(&path).unwrap()).unwrap_err();
+        let err = Edition::open(without_section(&t, kind)).unwrap_err();
         assert!(
             matches!(err, StoreError::Format(FormatError::MissingSection(k)) if k == kind),
             "{err}"
@@ -1108,6 +1099,20 @@ fn with_section(kind: SectionKind, f: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
 }
 
 /// Writes `t` with one section's bytes replaced.
+/// The bytes of `t`'s file without its section `kind`.
+fn without_section(t: &TestEdition, kind: SectionKind) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.txmap");
+    let mut w = txmap_format::FileWriter::create(&path).unwrap();
+    for (k, bytes, count) in t.sections() {
+        if k != kind {
+            w.add_section(k, &bytes, count).unwrap();
+        }
+    }
+    w.finish(&t.metadata).unwrap();
+    std::fs::read(&path).unwrap()
+}
+
 fn with_section_of(t: &TestEdition, kind: SectionKind, f: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.txmap");
@@ -1892,16 +1897,7 @@ fn description_profiles_hold_each_concepts_active_descriptions() {
         assert!(corrupt_in(&err, kind), "{kind:?}: {err}");
     }
     // One of the three sections missing: refused on open.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("x.txmap");
-    let mut w = txmap_format::FileWriter::create(&path).unwrap();
-    for (k, bytes, count) in t.sections() {
-        if k != DescriptionProfiles {
-            w.add_section(k, &bytes, count).unwrap();
-        }
-    }
-    w.finish(&t.metadata).unwrap();
-    let err = Edition::open(std::fs::read(&path).unwrap()).unwrap_err();
+    let err = Edition::open(without_section(&t, DescriptionProfiles)).unwrap_err();
     assert!(corrupt_in(&err, ConceptDescriptionProfiles), "{err}");
 }
 
