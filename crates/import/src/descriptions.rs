@@ -225,11 +225,7 @@ impl Importer<'_> {
             )
             .collect();
         self.stages
-            .put(
-                SectionKind::DescriptionKinds,
-                kinds.as_bytes(),
-                kinds.len() as u64,
-            )
+            .put_records(SectionKind::DescriptionKinds, &kinds)
             .ctx("staging descriptions")?;
         heap.count = heap.len;
         // The heap is rewritten once preferred terms are known, which need
@@ -376,14 +372,10 @@ impl Importer<'_> {
             .put_index(SectionKind::DescriptionProfilesIndex, &index)
             .ctx("staging description profiles")?;
         self.stages
-            .put(
-                SectionKind::DescriptionProfiles,
-                records.as_bytes(),
-                records.len() as u64,
-            )
+            .put_records(SectionKind::DescriptionProfiles, &records)
             .ctx("staging description profiles")?;
         self.stages
-            .put(SectionKind::ConceptDescriptionProfiles, &bytes, n as u64)
+            .put_records(SectionKind::ConceptDescriptionProfiles, &bytes)
             .ctx("staging description profiles")?;
         self.count("description_profiles", keys.len() as u64);
         self.count("concepts_without_profile", unnumbered as u64);
@@ -555,11 +547,7 @@ impl Importer<'_> {
         self.description_profiles(facts, &set_of)?;
         let set_of: Vec<U16> = set_of.into_iter().map(U16::new).collect();
         self.stages
-            .put(
-                SectionKind::DescriptionAcceptability,
-                set_of.as_bytes(),
-                set_of.len() as u64,
-            )
+            .put_records(SectionKind::DescriptionAcceptability, &set_of)
             .ctx("staging acceptability")?;
         // The sets as a CSR index (`sets + 1` offsets) and their rows.
         let mut index = vec![0];
@@ -577,20 +565,12 @@ impl Importer<'_> {
             .put_index(SectionKind::AcceptabilitySetsIndex, &index)
             .ctx("staging acceptability")?;
         self.stages
-            .put(
-                SectionKind::AcceptabilitySets,
-                records.as_bytes(),
-                records.len() as u64,
-            )
+            .put_records(SectionKind::AcceptabilitySets, &records)
             .ctx("staging acceptability")?;
         self.count("language_members", count);
         let entries: Vec<U16> = search.into_iter().map(U16::new).collect();
         self.stages
-            .put(
-                SectionKind::DescriptionSearch,
-                entries.as_bytes(),
-                entries.len() as u64,
-            )
+            .put_records(SectionKind::DescriptionSearch, &entries)
             .ctx("staging the search entries")?;
 
         self.preferred_terms_first(facts, &pt, terms)?;
@@ -715,11 +695,7 @@ impl Importer<'_> {
             len: U16::new(0),
         });
         self.stages
-            .put(
-                SectionKind::PreferredTermIndex,
-                entries.as_bytes(),
-                entries.len() as u64,
-            )
+            .put_records(SectionKind::PreferredTermIndex, &entries)
             .ctx("staging preferred terms")
     }
 

@@ -1006,11 +1006,7 @@ impl Importer<'_> {
             }
         }
         self.stages
-            .put(
-                SectionKind::Concepts,
-                records.as_bytes(),
-                records.len() as u64,
-            )
+            .put_records(SectionKind::Concepts, &records)
             .ctx("staging concepts")
     }
 

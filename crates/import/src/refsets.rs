@@ -286,19 +286,11 @@ impl Importer<'_> {
             .ctx("staging refsets")?;
         let modules: Vec<U64> = modules.iter().map(|&m| U64::new(m)).collect();
         self.stages
-            .put(
-                SectionKind::MemberModules,
-                modules.as_bytes(),
-                modules.len() as u64,
-            )
+            .put_records(SectionKind::MemberModules, &modules)
             .ctx("staging refsets")?;
         let times: Vec<U32> = times.iter().map(|&t| U32::new(t)).collect();
         self.stages
-            .put(
-                SectionKind::MemberTimes,
-                times.as_bytes(),
-                times.len() as u64,
-            )
+            .put_records(SectionKind::MemberTimes, &times)
             .ctx("staging refsets")?;
         heap.count = heap.len;
         self.stages.attach(SectionKind::MemberFieldHeap, heap);
@@ -322,11 +314,7 @@ impl Importer<'_> {
             })
             .collect();
         self.stages
-            .put(
-                SectionKind::MemberMetaTable,
-                table.as_bytes(),
-                table.len() as u64,
-            )
+            .put_records(SectionKind::MemberMetaTable, &table)
             .ctx("staging refsets")?;
         self.stages
             .attach(SectionKind::InactiveMembers, inactive_members);
@@ -402,7 +390,7 @@ impl Importer<'_> {
     pub(super) fn small_sections(&mut self) -> Result<(), ImportError> {
         let codes: Vec<U64> = self.codes.ids.iter().map(|&i| U64::new(i)).collect();
         self.stages
-            .put(SectionKind::Codes, codes.as_bytes(), codes.len() as u64)
+            .put_records(SectionKind::Codes, &codes)
             .ctx("staging codes")?;
         let mut languages = String::new();
         for l in &self.languages {

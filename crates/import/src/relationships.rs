@@ -291,11 +291,7 @@ impl Importer<'_> {
             })
             .collect();
         self.stages
-            .put(
-                SectionKind::RelationshipKinds,
-                records.as_bytes(),
-                records.len() as u64,
-            )
+            .put_records(SectionKind::RelationshipKinds, &records)
             .ctx("staging relationship kinds")
     }
 

@@ -153,13 +153,22 @@ impl<'t> Stages<'t> {
         Ok(())
     }
 
+    /// Stages a whole section of records from memory, counted as records.
+    pub fn put_records<T: IntoBytes + Immutable>(
+        &mut self,
+        kind: SectionKind,
+        records: &[T],
+    ) -> io::Result<()> {
+        self.put(kind, records.as_bytes(), records.len() as u64)
+    }
+
     /// Stages a CSR index (`n + 1` offsets), in three bytes an offset
     /// when the kind [is narrow](SectionKind::is_narrow_index): an error
     /// names the section when its items pass what three bytes count.
     pub fn put_index(&mut self, kind: SectionKind, offsets: &[u32]) -> io::Result<()> {
         if !kind.is_narrow_index() {
             let le: Vec<U32> = offsets.iter().map(|&o| U32::new(o)).collect();
-            return self.put(kind, le.as_bytes(), offsets.len() as u64);
+            return self.put_records(kind, &le);
         }
         let le = (offsets.iter())
             .map(|&o| U24::new(o))
@@ -174,7 +183,7 @@ impl<'t> Stages<'t> {
                     ),
                 )
             })?;
-        self.put(kind, le.as_bytes(), offsets.len() as u64)
+        self.put_records(kind, &le)
     }
 
     /// Reads a staged section back (used where a later stage needs an

@@ -156,20 +156,14 @@ impl<W1: Write, W2: Write, W3: Write> IndexWriter<W1, W2, W3> {
                 word: word_str.to_owned(),
             });
         }
-        if let Some(index) = first_unsorted(postings) {
-            return Err(TextError::UnsortedPostings {
-                word: word_str.to_owned(),
-                index,
-            });
-        }
         if self.words >= u64::from(u32::MAX) - 1 {
             return Err(TextError::TooLarge { what: "words" });
         }
         self.scratch.clear();
-        // Ascending, as checked above.
+        // The codec checks the postings ascend; the error names where not.
         chunked::chunk(postings, &mut self.scratch).map_err(|_| TextError::UnsortedPostings {
             word: word_str.to_owned(),
-            index: 0,
+            index: first_unsorted(postings).unwrap_or(0),
         })?;
         let bytes = self.total_bytes + self.scratch.len() as u64;
         let end = u32::try_from(bytes).map_err(|_| TextError::TooLarge { what: "postings" })?;
