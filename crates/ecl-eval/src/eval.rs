@@ -123,8 +123,10 @@ pub(crate) struct Ctx<'a, B: AsRef<[u8]>> {
     ids: AddrMap<usize, Rc<Vec<u64>>>,
     /// Search terms folded once, by node address.
     pub(crate) terms: AddrMap<usize, crate::filter::Folded>,
-    /// SCTIDs already looked up (a few: modules, statuses, types).
-    ordinals: Vec<(u64, Option<u32>)>,
+    /// SCTIDs already looked up: the expression's concepts (checked, then
+    /// evaluated), and the few that filters ask for (modules, statuses,
+    /// types). A cell, since the check reads the edition only.
+    ordinals: std::cell::RefCell<Vec<(u64, Option<u32>)>>,
     /// Scratch space for folding texts.
     pub(crate) fold_buf: String,
     /// The language refsets of dialect filters' aliases, by node address.
@@ -178,7 +180,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             bits: AddrMap::default(),
             ids: AddrMap::default(),
             terms: AddrMap::default(),
-            ordinals: Vec::new(),
+            ordinals: std::cell::RefCell::new(Vec::new()),
             fold_buf: String::new(),
             dialects: AddrMap::default(),
             row_tests: AddrMap::default(),
@@ -209,22 +211,24 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     }
 
     pub(crate) fn concept(&self, r: &ConceptRef) -> R<u32> {
-        self.ed.ordinal(r.id).ok_or(EvalError::UnknownConcept {
+        self.ordinal_of(r.id).ok_or(EvalError::UnknownConcept {
             id: r.id,
             span: r.span,
         })
     }
 
-    /// [`Edition::ordinal`], remembering the last few SCTIDs asked for:
-    /// filters ask for the same handful (modules, types) concept after
-    /// concept.
-    pub(crate) fn ordinal_of(&mut self, id: u64) -> Option<u32> {
-        if let Some(&(_, o)) = self.ordinals.iter().find(|(x, _)| *x == id) {
+    /// [`Edition::ordinal`], remembering the first few SCTIDs asked for:
+    /// the check of an expression asks for its concepts before the
+    /// evaluation does, and filters ask for the same handful (modules,
+    /// types) concept after concept.
+    pub(crate) fn ordinal_of(&self, id: u64) -> Option<u32> {
+        let mut known = self.ordinals.borrow_mut();
+        if let Some(&(_, o)) = known.iter().find(|(x, _)| *x == id) {
             return o;
         }
         let o = self.ed.ordinal(id);
-        if self.ordinals.len() < 32 {
-            self.ordinals.push((id, o));
+        if known.len() < 32 {
+            known.push((id, o));
         }
         o
     }
