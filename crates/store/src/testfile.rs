@@ -405,7 +405,7 @@ impl TestEdition {
             search_sections: true,
             hierarchy_flags: true,
             with_member_meta: false,
-            with_profiles: false,
+            with_profiles: true,
         }
     }
 

@@ -1429,6 +1429,13 @@ fn exercise<B: AsRef<[u8]>>(e: &Edition<B>) {
         let _ = e.inbound(o);
         let _ = e.stated(o);
         let _ = e.concrete_values(o);
+        if let Ok(Some((_, profile))) = e.description_profile(o) {
+            for p in profile {
+                if let Ok(rows) = e.acceptability_set(p.acceptability_set.get()) {
+                    rows.for_each(drop);
+                }
+            }
+        }
         if let Ok(rows) = e.description_rows(o) {
             for r in rows {
                 let _ = (r.type_code(), r.language(), r.id(), r.active());
@@ -1823,10 +1830,12 @@ fn member_stamps_give_each_members_module_and_time_and_a_damaged_one_is_an_error
 fn description_profiles_hold_each_concepts_active_descriptions() {
     use SectionKind::*;
     use std::collections::BTreeSet;
-    let plain = Edition::open(TestEdition::tiny().write()).unwrap();
+    let mut plain = TestEdition::tiny();
+    plain.with_profiles = false;
+    let plain = Edition::open(plain.write()).unwrap();
     assert!(plain.description_profile(0).unwrap().is_none());
-    let mut t = TestEdition::tiny();
-    t.with_profiles = true;
+    let t = TestEdition::tiny();
+    assert!(t.with_profiles);
     let e = Edition::open(t.write()).unwrap();
     let rows_of = |set: u16| -> Vec<(u8, u8)> {
         (e.acceptability_set(set).unwrap())
