@@ -785,8 +785,9 @@ fn dialects_pass(
 /// `test`, a test of type, language and dialect on active descriptions
 /// only: some row passes every check, as one of the concept's active
 /// descriptions with that type, language and acceptability set would.
-/// Found once per profile and evaluation: concepts share a few hundred
-/// profiles, so a filter over a big set reads one byte a concept, not its
+/// Found once per profile and evaluation: concepts share few profiles
+/// (8 on the International-scale synthetic edition, at most 255 numbered),
+/// so a filter over a big set reads one byte a concept, not its
 /// description records.
 fn profile_passes<B: AsRef<[u8]>>(
     ed: &txmap_store::Edition<B>,
@@ -831,7 +832,7 @@ pub(crate) struct RowTest {
     explicit_active: bool,
     /// Whether the checks read only what a description profile holds
     /// (type, language, dialect), with active descriptions only: then a
-    /// concept is tested by its profile ([`Ctx::profile_passes`]).
+    /// concept is tested by its profile ([`profile_passes`]).
     by_profile: bool,
     /// Each profile's answer once found: 0 unknown, 1 fails, 2 passes.
     profiles: std::cell::RefCell<[u8; 256]>,

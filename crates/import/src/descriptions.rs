@@ -304,19 +304,14 @@ impl Importer<'_> {
                     .take_while(|&&c| c == concept)
                     .count();
             profile.clear();
-            let active = (facts.flags[first..end].iter()).map(|f| f & 1 != 0);
-            let codes = facts.type_language[first..end].iter();
-            for ((&(type_code, language), &set), _) in codes
-                .zip(&set_of[first..end])
-                .zip(active)
-                .filter(|(_, active)| *active)
-            {
-                profile.push(DescriptionProfileRecord {
+            profile.extend((first..end).filter(|&d| facts.flags[d] & 1 != 0).map(|d| {
+                let (type_code, language) = facts.type_language[d];
+                DescriptionProfileRecord {
                     type_code,
                     language,
-                    acceptability_set: U16::new(set),
-                });
-            }
+                    acceptability_set: U16::new(set_of[d]),
+                }
+            }));
             profile.sort_unstable();
             profile.dedup();
             let number = match numbers.get(&profile) {
