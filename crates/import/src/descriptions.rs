@@ -353,21 +353,19 @@ impl Importer<'_> {
         // the same on every import.
         let mut rank: Vec<u32> = (0..keys.len() as u32).collect();
         rank.sort_by_key(|&k| (std::cmp::Reverse(counts[k as usize]), k));
+        rank.truncate(usize::from(NO_PROFILE));
         let mut byte_of = vec![NO_PROFILE; keys.len()];
-        let mut index = vec![0u32];
-        let mut records = Vec::new();
-        for (b, &k) in rank.iter().take(usize::from(NO_PROFILE)).enumerate() {
+        for (b, &k) in rank.iter().enumerate() {
             byte_of[k as usize] = b as u8;
-            records.extend_from_slice(&keys[k as usize]);
-            index.push(records.len() as u32);
         }
         let bytes: Vec<u8> = of_concept.iter().map(|&k| byte_of[k as usize]).collect();
         let unnumbered = bytes.iter().filter(|&&b| b == NO_PROFILE).count();
         self.stages
-            .put_index(SectionKind::DescriptionProfilesIndex, &index)
-            .ctx("staging description profiles")?;
-        self.stages
-            .put_records(SectionKind::DescriptionProfiles, &records)
+            .put_table(
+                SectionKind::DescriptionProfilesIndex,
+                SectionKind::DescriptionProfiles,
+                rank.iter().map(|&k| keys[k as usize].iter().copied()),
+            )
             .ctx("staging description profiles")?;
         self.stages
             .put_records(SectionKind::ConceptDescriptionProfiles, &bytes)
@@ -545,22 +543,19 @@ impl Importer<'_> {
             .put_records(SectionKind::DescriptionAcceptability, &set_of)
             .ctx("staging acceptability")?;
         // The sets as a CSR index (`sets + 1` offsets) and their rows.
-        let mut index = vec![0];
-        let mut records = Vec::new();
-        for set in sets.values() {
-            records.extend(set.iter().map(|&(refset_code, acceptability_code)| {
-                AcceptabilityRecord {
+        let set_rows = sets.values().iter().map(|set| {
+            set.iter()
+                .map(|&(refset_code, acceptability_code)| AcceptabilityRecord {
                     refset_code,
                     acceptability_code,
-                }
-            }));
-            index.push(records.len() as u32);
-        }
+                })
+        });
         self.stages
-            .put_index(SectionKind::AcceptabilitySetsIndex, &index)
-            .ctx("staging acceptability")?;
-        self.stages
-            .put_records(SectionKind::AcceptabilitySets, &records)
+            .put_table(
+                SectionKind::AcceptabilitySetsIndex,
+                SectionKind::AcceptabilitySets,
+                set_rows,
+            )
             .ctx("staging acceptability")?;
         self.count("language_members", count);
         let entries: Vec<U16> = search.into_iter().map(U16::new).collect();

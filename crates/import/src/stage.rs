@@ -162,6 +162,34 @@ impl<'t> Stages<'t> {
         self.put(kind, records.as_bytes(), records.len() as u64)
     }
 
+    /// Stages a small table of rows as a CSR index (`rows + 1` `U32`
+    /// offsets, in `index`) and the rows' records one after another (in
+    /// `items`): the numbered sets that records refer to by number.
+    pub fn put_table<T, R>(
+        &mut self,
+        index: SectionKind,
+        items: SectionKind,
+        rows: impl IntoIterator<Item = R>,
+    ) -> io::Result<()>
+    where
+        T: IntoBytes + Immutable,
+        R: IntoIterator<Item = T>,
+    {
+        let (mut offsets, mut records) = (vec![0u32], Vec::new());
+        for row in rows {
+            records.extend(row);
+            let end = u32::try_from(records.len()).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: too many rows", items.name()),
+                )
+            })?;
+            offsets.push(end);
+        }
+        self.put_index(index, &offsets)?;
+        self.put_records(items, &records)
+    }
+
     /// Stages a CSR index (`n + 1` offsets), in three bytes an offset
     /// when the kind [is narrow](SectionKind::is_narrow_index): an error
     /// names the section when its items pass what three bytes count.
