@@ -532,7 +532,7 @@ pub struct RelationshipRecord {
     pub kind: U16,
 }
 
-/// One (attribute type, characteristic type) pair of `RelationshipKinds`.
+/// One (attribute type, characteristic type, group) of `RelationshipKinds`.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
 )]

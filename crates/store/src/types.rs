@@ -184,6 +184,38 @@ impl DescriptionKindTable {
     }
 }
 
+/// A small table of rows (the acceptability sets, the description
+/// profiles), copied from its CSR sections on open, where every offset is
+/// checked to lie within the rows and none to run backwards: row `i` is
+/// `rows[index[i]..index[i + 1]]`.
+#[derive(Debug)]
+pub(crate) struct CopiedTable<T> {
+    pub(crate) index: Vec<u32>,
+    pub(crate) rows: Vec<T>,
+}
+
+impl<T> Default for CopiedTable<T> {
+    fn default() -> Self {
+        CopiedTable {
+            index: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+}
+
+impl<T> CopiedTable<T> {
+    /// How many rows the table has.
+    pub(crate) fn len(&self) -> usize {
+        self.index.len().saturating_sub(1)
+    }
+
+    /// Row `i`; `None` past the table.
+    pub(crate) fn row(&self, i: usize) -> Option<&[T]> {
+        let (&start, &end) = self.index.get(i).zip(self.index.get(i + 1))?;
+        self.rows.get(start as usize..end as usize)
+    }
+}
+
 /// `code` if it indexes a table of `codes` entries or is `NO_CODE`.
 pub(crate) fn checked_code(code: u8, codes: usize, origin: SectionKind) -> Result<u8, StoreError> {
     if code == txmap_format::schema::NO_CODE || usize::from(code) < codes {
