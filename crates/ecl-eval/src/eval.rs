@@ -191,9 +191,19 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
     }
 
-    /// Counts `n` units of work against the budget.
+    /// Counts `n` units of work against the budget: inlined, with the
+    /// limits' tests out of line, since a walk ticks once a concept.
+    #[inline]
     pub(crate) fn tick(&mut self, n: usize) -> R<()> {
         self.work = self.work.saturating_add(n as u64);
+        if self.work >= self.next_check || self.work > self.budget.max_work {
+            return self.check_budget();
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn check_budget(&mut self) -> R<()> {
         if self.work > self.budget.max_work {
             return Err(EvalError::TooCostly {
                 why: format!("work limit of {} units exceeded", self.budget.max_work),
@@ -773,10 +783,16 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             // another, which costs less than sorting them all together
             // (the sort was two thirds of `> (<< X)` on ten members).
             if order.len() <= MERGE_LISTS {
+                // Biggest closure first, so a member already in the union
+                // (an ancestor or descendant of one merged) brings nothing.
+                order.sort_unstable_by(|a, b| b.cmp(a));
                 let (mut out, mut next, mut list) = (Vec::new(), Vec::new(), Vec::new());
                 for key in order {
+                    if out.binary_search(&(key as u32)).is_ok() {
+                        continue;
+                    }
                     list.clear();
-                    list.extend(get(key as u32)?.iter());
+                    get(key as u32)?.append_to(&mut list);
                     union_into(&out, &list, &mut next);
                     std::mem::swap(&mut out, &mut next);
                 }
@@ -784,7 +800,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
             let mut out = Vec::with_capacity(total);
             for key in order {
-                out.extend(get(key as u32)?.iter());
+                get(key as u32)?.append_to(&mut out);
             }
             return Ok(normalize(out));
         }
@@ -809,9 +825,12 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
     /// The proper ancestors of a big set, by a walk up `Parents`: each
     /// concept that goes into the union has its parents read once, and a
     /// parent already in it is not walked again. No member's (packed)
-    /// ancestors are decoded.
+    /// ancestors are decoded. The parent lists are one view, found once
+    /// (`Edition::parent_lists`): a section lookup a concept was a quarter
+    /// of the walk, and the view halved `> (<< X)` of a few thousand.
     fn ancestors_of_big_set(&mut self, set: &[u32]) -> R<Vec<u32>> {
         let ed = self.ed;
+        let lists = ed.parent_lists()?;
         let mut bits = Bits::new(ed.concept_count());
         let mut stack = Vec::new();
         for &o in set {
@@ -822,7 +841,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
             }
             stack.push(o);
             while let Some(x) = stack.pop() {
-                let parents = ed.parents(x)?;
+                let parents = lists.get(x)?;
                 self.tick(parents.len() + 1)?;
                 for p in parents.iter() {
                     if !bits.contains(p) {

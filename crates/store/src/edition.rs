@@ -1544,6 +1544,30 @@ impl<B: AsRef<[u8]>> Edition<B> {
 
     // ----- hierarchy --------------------------------------------------------
 
+    fn adjacency(
+        &self,
+        index: SectionKind,
+        items: SectionKind,
+    ) -> Result<Adjacency<'_>, StoreError> {
+        Ok(Adjacency {
+            index,
+            concepts: self.concept_count,
+            offsets: self.offsets(index)?,
+            items: self.recs(items)?,
+        })
+    }
+
+    /// Every concept's parents, with the sections found once: a walk up
+    /// the hierarchy reads a list a concept without a section lookup each.
+    pub fn parent_lists(&self) -> Result<Adjacency<'_>, StoreError> {
+        self.adjacency(ParentsIndex, Parents)
+    }
+
+    /// Every concept's children, as [`Edition::parent_lists`].
+    pub fn child_lists(&self) -> Result<Adjacency<'_>, StoreError> {
+        self.adjacency(ChildrenIndex, Children)
+    }
+
     fn ordinals(
         &self,
         index: SectionKind,
@@ -2503,10 +2527,56 @@ pub(crate) fn str_in(
         .map_err(|e| StoreError::corrupt(kind, format!("string at {start}: {e}")))
 }
 
+/// One list of concepts a concept (parents or children), viewed in place
+/// ([`Edition::parent_lists`], [`Edition::child_lists`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Adjacency<'a> {
+    index: SectionKind,
+    concepts: u32,
+    offsets: Offsets<'a>,
+    items: &'a [U32],
+}
+
+impl<'a> Adjacency<'a> {
+    /// Concept `ordinal`'s list; an ordinal past the last concept, or an
+    /// entry that does not lie in the items, is an error.
+    #[inline]
+    pub fn get(&self, ordinal: u32) -> Result<Ordinals<'a>, StoreError> {
+        if ordinal >= self.concepts {
+            return Err(StoreError::OutOfRange {
+                what: "concept",
+                ordinal,
+                count: self.concepts,
+            });
+        }
+        if self.offsets.bytes.is_empty() {
+            return Ok(Ordinals::new(&[])); // an absent optional index
+        }
+        match self.offsets.pair(ordinal as usize) {
+            Some((s, e)) if s <= e => match self.items.get(s as usize..e as usize) {
+                Some(l) => Ok(Ordinals::new(l)),
+                None => Err(StoreError::corrupt(
+                    self.index,
+                    format!(
+                        "entry {ordinal} spans {s}..{e} of {} items",
+                        self.items.len()
+                    ),
+                )),
+            },
+            pair => Err(Offsets::bad_entry(
+                self.index,
+                ordinal,
+                pair,
+                self.offsets.len(),
+            )),
+        }
+    }
+}
+
 /// A CSR index's offsets: three bytes each for the indexes of records,
 /// four for the byte offsets into the closures' lists (see
 /// [`SectionKind::is_narrow_index`]), read from the bytes as they lie.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Offsets<'a> {
     bytes: &'a [u8],
     narrow: bool,

@@ -283,6 +283,34 @@ fn hierarchy() {
 }
 
 #[test]
+fn adjacency_views_read_what_parents_and_children_read() {
+    let e = tiny();
+    let (parents, children) = (e.parent_lists().unwrap(), e.child_lists().unwrap());
+    for o in 0..e.concept_count() {
+        assert_eq!(
+            parents.get(o).unwrap().to_vec(),
+            e.parents(o).unwrap().to_vec()
+        );
+        assert_eq!(
+            children.get(o).unwrap().to_vec(),
+            e.children(o).unwrap().to_vec()
+        );
+    }
+    assert_eq!(ids(&e, parents.get(ord(&e, MI)).unwrap()), vec![DISEASE]);
+    // Past the last concept: the error `parents` gives, not the next
+    // index entry (the index holds one offset more than concepts).
+    let past = e.concept_count();
+    assert!(matches!(
+        parents.get(past),
+        Err(StoreError::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        children.get(past),
+        Err(StoreError::OutOfRange { .. })
+    ));
+}
+
+#[test]
 fn relationships() {
     let e = tiny();
     let (mi, heart) = (ord(&e, MI), ord(&e, HEART));
