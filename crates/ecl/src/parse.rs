@@ -340,7 +340,11 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 self.ws()?;
                 let refinement = self.refinement()?;
-                Expr::Refined(Box::new(first), refinement, Span::new(start, self.pos))
+                Expr::Refined(
+                    Box::new(first),
+                    Box::new(refinement),
+                    Span::new(start, self.pos),
+                )
             }
             "." => {
                 let mut attributes = Vec::new();
@@ -496,6 +500,11 @@ impl<'a> Parser<'a> {
         ];
         if let Some(&(_, op)) = OPERATORS.iter().find(|(s, _)| self.eat(s)) {
             return Some(op);
+        }
+        // Most foci are SCTIDs: a digit starts no long operator, and
+        // trying all ten read the whole number ten times.
+        if !self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
+            return None;
         }
         let &(_, op) = LONG.iter().find(|(k, _)| self.long_keyword(k))?;
         Some(op)

@@ -168,7 +168,11 @@ fn expr(rng: &mut Rng, depth: u32) -> Expr {
             Box::new(Expr::Sub(sub(rng, d))),
             span(),
         ),
-        3 => Expr::Refined(Box::new(sub(rng, d)), refinement(rng, d, true), span()),
+        3 => Expr::Refined(
+            Box::new(sub(rng, d)),
+            Box::new(refinement(rng, d, true)),
+            span(),
+        ),
         4 => Expr::Dotted(Box::new(sub(rng, d)), rng.many(1, 3, |r| sub(r, d)), span()),
         _ => Expr::Sub(sub(rng, depth)),
     }

@@ -143,7 +143,7 @@ pub fn minus(a: Expr, b: Expr) -> Expr {
 }
 
 pub fn refined(s: SubExpr, r: Refinement) -> Expr {
-    Expr::Refined(Box::new(s), r, Span::default())
+    Expr::Refined(Box::new(s), Box::new(r), Span::default())
 }
 
 pub fn dotted(s: SubExpr, attrs: Vec<SubExpr>) -> Expr {
