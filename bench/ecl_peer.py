@@ -8,9 +8,17 @@ and makes the release; this script does the measuring:
    and reports the size of each result (txmap's edition file, the peer's
    index directory);
 2. evaluates every expression of the corpus in both, warm, in one run:
-   txmap in process (`txmap bench ecl`, EVALS evaluations each, median),
-   the peer in its `batch` mode (one store open, EVALS evaluations each,
-   the median of its own parse_ms + eval_ms);
+   txmap in process (`txmap bench ecl --with-parse`, EVALS evaluations
+   each of the text's parse and evaluation, median), the peer in its
+   `batch` mode (one store open, EVALS evaluations each, the median of its
+   own parse_ms + eval_ms); and evaluation alone on both sides (txmap
+   without `--with-parse`, the peer's eval_ms). Each side evaluates an
+   expression once untimed before its timed runs: the peer's first query
+   asks for the codes, txmap's is `--warmup 1`. Both hold their data in
+   the heap: the peer reads its index files whole, txmap is `--load read`
+   (a mapped file's pages idle for a minute are paged out on a host that
+   reclaims proactively, as this one's DAMON does, while the peer's heap
+   stays: that would time page faults on one side only);
 3. checks that both give the same codes for every expression both answer
    (txmap's through `txmap ecl --json`, the peer's from one batch query
    with codes), and lists every disagreement with both sizes and a sample
@@ -96,10 +104,12 @@ def read_corpus(path):
     return out
 
 
-def txmap_times(txmap, edition, corpus, evals):
+def txmap_times(txmap, edition, corpus, evals, with_parse):
+    parse = ["--with-parse"] if with_parse else []
     with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
         subprocess.run([txmap, "bench", "ecl", "--edition", edition, "--corpus", corpus,
-                        "--runs", str(evals), "--budget-ms", "10000", "--out", f.name],
+                        "--load", "read", "--runs", str(evals), "--warmup", "1", *parse,
+                        "--budget-ms", "10000", "--out", f.name],
                        check=True, capture_output=True)
         return json.load(open(f.name))["expressions"]
 
@@ -129,7 +139,8 @@ def peer_run(peer, index, exprs, evals):
         if "error" in first:
             out.append({"error": f"{first['error']}: {first.get('message', '')}"})
             continue
-        ms = [a["parse_ms"] + a["eval_ms"] for a in timed_ if "error" not in a]
+        ok = [a for a in timed_ if "error" not in a]
+        ms = [a["parse_ms"] + a["eval_ms"] for a in ok]
         # Codes, or (dotted and field projections) typed values or rows:
         # their concepts.
         codes = set(first.get("codes", []))
@@ -138,7 +149,8 @@ def peer_run(peer, index, exprs, evals):
                   if isinstance(v, dict) and v.get("type") == "concept"}
         out.append({"codes": codes, "total": len(codes),
                     "reported_total": first["total"],
-                    "median_us": statistics.median(ms) * 1000})
+                    "median_us": statistics.median(ms) * 1000,
+                    "eval_median_us": statistics.median(a["eval_ms"] for a in ok) * 1000})
     return out
 
 
@@ -160,19 +172,23 @@ def main():
         imported, edition_file, index = imports(txmap, peer, zip_path, edition, work, runs)
 
     exprs = read_corpus(corpus)
-    ours = txmap_times(txmap, edition_file, corpus, evals)
+    ours = txmap_times(txmap, edition_file, corpus, evals, with_parse=True)
+    ours_eval = txmap_times(txmap, edition_file, corpus, evals, with_parse=False)
     assert [e["text"] for e in ours] == [e["text"] for e in exprs]
+    assert [e["text"] for e in ours_eval] == [e["text"] for e in exprs]
     theirs = peer_run(peer, index, exprs, evals)
     rows = []
-    for e, o, t in zip(exprs, ours, theirs):
+    for e, o, oe, t in zip(exprs, ours, ours_eval, theirs):
         codes, err = txmap_codes(txmap, edition_file, e["text"])
         row = {"line": e["line"], "category": e["category"], "text": e["text"],
                "txmap_outcome": o["outcome"], "txmap_us": o.get("median_us"),
+               "txmap_eval_us": oe.get("median_us"),
                "txmap_size": len(codes) if codes is not None else None}
         if "error" in t:
             row["peer_error"] = t["error"]
         else:
-            row.update(peer_us=t["median_us"], peer_size=t["total"])
+            row.update(peer_us=t["median_us"], peer_eval_us=t["eval_median_us"],
+                       peer_size=t["total"])
         if codes is not None and "codes" in t:
             row["agree"] = codes == t["codes"]
             if not row["agree"]:
@@ -187,6 +203,8 @@ def main():
     def summary(rs):
         both = [r for r in rs if r.get("agree") and r["txmap_outcome"] == "answered"]
         ratios = [r["peer_us"] / max(r["txmap_us"], 0.1) for r in both]
+        eval_ratios = [max(r["peer_eval_us"], 0.001) / max(r["txmap_eval_us"], 0.1) for r in both
+                       if r.get("txmap_eval_us") is not None]
         return {
             "n": len(rs),
             "compared": len(both),
@@ -197,6 +215,8 @@ def main():
             "peer_median_us": statistics.median([r["peer_us"] for r in both]) if both else None,
             "geomean_ratio": geomean(ratios),
             "slower": sum(1 for x in ratios if x < 1),
+            "eval_only_geomean_ratio": geomean(eval_ratios),
+            "eval_only_slower": sum(1 for x in eval_ratios if x < 1),
         }
 
     cats = list(dict.fromkeys(r["category"] for r in rows))
@@ -229,6 +249,10 @@ def main():
         print(f"| {c} | {s['n']} | {s['compared']} | {s['disagree']} | {s['peer_refused']} | "
               f"{s['txmap_refused']} | {f(s['txmap_median_us'])} | {f(s['peer_median_us'])} | "
               f"{s['geomean_ratio']:.2f}× | {s['slower']} |")
+    o = result["overall"]
+    print(f"\nEvaluation alone (txmap's `evaluate`, the peer's eval_ms; the table above "
+          f"times parse and evaluation on both sides): geomean {o['eval_only_geomean_ratio']:.2f}×, "
+          f"{o['eval_only_slower']} expressions slower.")
     dis = [r for r in rows if r.get("agree") is False]
     if dis:
         print("\nDisagreements:\n")

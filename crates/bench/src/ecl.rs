@@ -14,9 +14,12 @@
 //! does not answer (too costly, not supported, an error) is not run again:
 //! its outcome does not depend on the run, and a too-costly one would only
 //! spend the budget again. Times cover `evaluate` alone (the reference
-//! check and the evaluation); parsing is timed separately, once over the
-//! whole corpus. The edition should be warm: [`warm`] reads it through
-//! once (`verify`, which checksums every section) before timing.
+//! check and the evaluation), or with `with_parse` the parse of the text
+//! and `evaluate`; parsing is also timed once over the whole corpus. The edition should be warm: [`warm`] reads it through
+//! once (`verify`, which checksums every section) before timing, and
+//! `warmup` untimed evaluations of each expression may come before its
+//! timed ones (a first run after other expressions finds its lists out of
+//! the CPU caches, and is the slowest by some times).
 //!
 //! The summary is over the answered expressions' medians: median, p95
 //! (nearest rank) and max, overall and per category, with the median
@@ -112,6 +115,13 @@ pub fn warm<B: AsRef<[u8]>>(ed: &Edition<B>) -> Result<(), BenchError> {
 pub struct EclOptions {
     /// Timed evaluations per answered expression (the median is kept).
     pub runs: usize,
+    /// Whether each timed run parses the expression's text too, as a
+    /// request does (and as a peer that reports `parse + eval` is timed).
+    pub with_parse: bool,
+    /// Untimed evaluations of each expression before its timed ones: a
+    /// comparison whose other side answers each expression once untimed
+    /// first (bench/ecl_peer.py's peer) gives txmap the same.
+    pub warmup: usize,
     /// Wall-clock budget of one evaluation.
     pub budget: Duration,
     /// Work cap of one evaluation (the server's `ecl_max_work`).
@@ -122,6 +132,8 @@ impl Default for EclOptions {
     fn default() -> Self {
         EclOptions {
             runs: 5,
+            with_parse: false,
+            warmup: 0,
             budget: Duration::from_secs(1),
             max_work: 50_000_000,
         }
@@ -187,13 +199,30 @@ pub fn run<B: AsRef<[u8]>>(
     for (entry, expr) in corpus.iter().zip(exprs) {
         let mut runs_ns = Vec::with_capacity(runs);
         let mut outcome = None;
+        for _ in 0..options.warmup {
+            let budget = Budget {
+                deadline: Some(Instant::now() + options.budget),
+                max_work: options.max_work,
+            };
+            if txmap_ecl_eval::evaluate(ed, expr, &budget).is_err() {
+                break;
+            }
+        }
         for _ in 0..runs {
             let start = Instant::now();
             let budget = Budget {
                 deadline: Some(start + options.budget),
                 max_work: options.max_work,
             };
-            let answer = txmap_ecl_eval::evaluate(ed, expr, &budget);
+            let answer = if options.with_parse {
+                // The corpus parsed once already: a text that fails now
+                // is not the text that was checked.
+                let parsed = txmap_ecl::parse(&entry.text)
+                    .map_err(|e| BenchError::new(format!("line {}: {e}", entry.line)))?;
+                txmap_ecl_eval::evaluate(ed, &parsed, &budget)
+            } else {
+                txmap_ecl_eval::evaluate(ed, expr, &budget)
+            };
             let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
             runs_ns.push(ns);
             let this = match answer {
@@ -288,8 +317,10 @@ impl Stats {
     }
 }
 
+/// To 10 ns: half the corpus answers in under a microsecond, where a
+/// tenth of one was a third of the time.
 fn round(us: f64) -> f64 {
-    (us * 10.0).round() / 10.0
+    (us * 100.0).round() / 100.0
 }
 
 impl EclReport {
@@ -352,6 +383,8 @@ impl EclReport {
             .collect();
         json!({
             "runs": self.options.runs,
+            "warmup": self.options.warmup,
+            "with_parse": self.options.with_parse,
             "budget_ms": self.options.budget.as_secs_f64() * 1e3,
             "max_work": self.options.max_work,
             "parse_total_us": round(self.parse_total.as_secs_f64() * 1e6),

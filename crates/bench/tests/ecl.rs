@@ -47,6 +47,8 @@ fn corpus_runs_and_reports() {
 
     let options = EclOptions {
         runs: 2,
+        warmup: 1,
+        with_parse: true,
         ..Default::default()
     };
     let mut seen = 0;
@@ -69,6 +71,10 @@ fn corpus_runs_and_reports() {
     assert!(rows[4]["size"].as_u64().unwrap() >= 1, "{json}");
     assert_eq!(rows[6]["outcome"], "not-supported", "{json}");
     assert_eq!(rows[6]["runs_us"].as_array().unwrap().len(), 1);
+    // The warm-up evaluation is not among the timed runs.
+    assert_eq!(rows[0]["runs_us"].as_array().unwrap().len(), 2);
+    assert_eq!(json["warmup"], 1, "{json}");
+    assert_eq!(json["with_parse"], true, "{json}");
     assert_eq!(json["overall"]["n"], 7);
     assert_eq!(json["overall"]["not_supported"], 1);
     assert!(json["categories"]["refinement"].is_object(), "{json}");

@@ -76,15 +76,25 @@ pub enum BenchCommand {
 
 #[derive(Debug, Args)]
 pub struct EclArgs {
-    /// The edition file (mapped and read through once before timing).
+    /// The edition file (loaded and read through once before timing).
     #[arg(long, value_name = "FILE")]
     edition: PathBuf,
+    /// How the edition is loaded: mmap, read (into the heap, as a peer that
+    /// reads its index does), prewarm or prewarm-hot.
+    #[arg(long, value_name = "MODE", default_value = "mmap")]
+    load: LoadMode,
     /// The corpus: one expression per line, `# category: NAME` headers.
     #[arg(long, value_name = "FILE")]
     corpus: PathBuf,
     /// Timed evaluations per expression (the median is kept).
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Untimed evaluations per expression before the timed ones.
+    #[arg(long, default_value_t = 0)]
+    warmup: usize,
+    /// Time the parse of each expression's text with its evaluation.
+    #[arg(long)]
+    with_parse: bool,
     /// Deadline of one evaluation, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     budget_ms: u64,
@@ -452,12 +462,14 @@ fn run_ecl(a: EclArgs) -> Result<()> {
     let corpus = ecl::read_corpus(&text);
     let (exprs, parse_total) =
         ecl::parse_corpus(&corpus).with_context(|| a.corpus.display().to_string())?;
-    eprintln!("{}: mapping and reading through once", ctx());
-    let loaded = txmap_load::load(&a.edition, LoadMode::Mmap).with_context(ctx)?;
+    eprintln!("{}: loading ({}) and reading through once", ctx(), a.load);
+    let loaded = txmap_load::load(&a.edition, a.load).with_context(ctx)?;
     let edition = Edition::open(loaded.bytes).with_context(ctx)?;
     ecl::warm(&edition)?;
     let options = EclOptions {
         runs: a.runs,
+        warmup: a.warmup,
+        with_parse: a.with_parse,
         budget: Duration::from_millis(a.budget_ms),
         max_work: a.max_work,
     };
@@ -468,7 +480,9 @@ fn run_ecl(a: EclArgs) -> Result<()> {
         a.budget_ms
     );
     let report = ecl::run(&edition, &corpus, &exprs, parse_total, &options, |_| {})?;
-    let json = serde_json::to_string_pretty(&report.to_json())?;
+    let mut json = report.to_json();
+    json["load"] = a.load.as_str().into();
+    let json = serde_json::to_string_pretty(&json)?;
     std::fs::write(&a.out, json + "\n").with_context(|| format!("{}: writing", a.out.display()))?;
     out!("{}", report.markdown());
     Ok(())
