@@ -451,7 +451,7 @@ impl<'a> Reference<'a> {
             Refinement::Or(xs) => RR::Or(xs.iter().map(|x| self.compile(x)).collect()),
             Refinement::Group(g) => RR::Group(g.cardinality, Box::new(self.compile(&g.attributes))),
             Refinement::Attribute(a) => RR::Attr(
-                Box::new(a.clone()),
+                a.clone(),
                 self.names(&a.name),
                 match &a.comparison {
                     Comparison::Concept { value, .. } => self.names(value),
@@ -989,13 +989,13 @@ impl Gen<'_> {
                     value: true,
                 },
             };
-            return Refinement::Attribute(Attribute {
+            return Refinement::Attribute(Box::new(Attribute {
                 cardinality,
                 reverse: false,
                 name: if self.rng.chance(90) { c(ty) } else { any() },
                 comparison,
                 span: Span::default(),
-            });
+            }));
         }
         let value = match self.rng.below(20) {
             0..=7 => c(target),

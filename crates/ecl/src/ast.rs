@@ -163,16 +163,14 @@ pub struct ConceptRef {
 // ----- refinements ----------------------------------------------------------
 
 /// A refinement: attributes and groups joined by conjunction or
-/// disjunction.
+/// disjunction. An attribute is boxed: inline (300-odd bytes, its name and
+/// value sub-expressions) it was moved whole through the parser's results,
+/// most of the time of parsing a refinement.
 #[derive(Clone, Debug, PartialEq)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "attributes are the common case; boxing them would change the tree's shape for its users"
-)]
 pub enum Refinement {
     And(Vec<Refinement>),
     Or(Vec<Refinement>),
-    Attribute(Attribute),
+    Attribute(Box<Attribute>),
     /// `[m..n] { attribute set }`.
     Group(Group),
 }

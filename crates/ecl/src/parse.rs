@@ -501,11 +501,6 @@ impl<'a> Parser<'a> {
         if let Some(&(_, op)) = OPERATORS.iter().find(|(s, _)| self.eat(s)) {
             return Some(op);
         }
-        // Most foci are SCTIDs: a digit starts no long operator, and
-        // trying all ten read the whole number ten times.
-        if !self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
-            return None;
-        }
         let &(_, op) = LONG.iter().find(|(k, _)| self.long_keyword(k))?;
         Some(op)
     }
@@ -514,6 +509,16 @@ impl<'a> Parser<'a> {
     /// and not the scheme of an alternate identifier (`top#1`): the long
     /// syntax's operators, `memberOf`, `ANY`, `reverseOf`.
     fn long_keyword(&mut self, keyword: &str) -> bool {
+        // Most words here are SCTIDs: a first letter that differs ends the
+        // test before the word is read (ten operators and `memberOf` read
+        // a focus's whole number eleven times).
+        let first = keyword.as_bytes().first();
+        if !self
+            .peek()
+            .is_some_and(|c| first.is_some_and(|f| c.eq_ignore_ascii_case(f)))
+        {
+            return false;
+        }
         let word = self.word();
         let yes = word.eq_ignore_ascii_case(keyword)
             && !matches!(self.b.get(self.pos + word.len()), Some(b'#' | b'-' | b'_'));
@@ -727,7 +732,9 @@ impl<'a> Parser<'a> {
         let start = self.pos;
         let cardinality = self.cardinality()?;
         if self.peek() != Some(b'{') {
-            return Ok(Refinement::Attribute(self.attribute(start, cardinality)?));
+            return Ok(Refinement::Attribute(Box::new(
+                self.attribute(start, cardinality)?,
+            )));
         }
         self.enter()?;
         self.pos += 1;
@@ -749,7 +756,9 @@ impl<'a> Parser<'a> {
         }
         let start = self.pos;
         let cardinality = self.cardinality()?;
-        Ok(Refinement::Attribute(self.attribute(start, cardinality)?))
+        Ok(Refinement::Attribute(Box::new(
+            self.attribute(start, cardinality)?,
+        )))
     }
 
     fn bracketed(&mut self, inner: fn(&mut Self) -> Result<Refinement>) -> Result<Refinement> {

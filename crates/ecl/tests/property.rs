@@ -235,7 +235,7 @@ fn refinement(rng: &mut Rng, depth: u32, groups: bool) -> Refinement {
                 span: span(),
             })
         } else {
-            Refinement::Attribute(attribute(rng, depth))
+            Refinement::Attribute(Box::new(attribute(rng, depth)))
         }
     };
     if depth == 0 || rng.chance(40) {
@@ -245,7 +245,9 @@ fn refinement(rng: &mut Rng, depth: u32, groups: bool) -> Refinement {
     let items = rng.many(2, 3, |r| {
         if r.chance(30) {
             // A bracketed list of the other kind.
-            let inner = r.many(2, 3, |r| Refinement::Attribute(attribute(r, depth - 1)));
+            let inner = r.many(2, 3, |r| {
+                Refinement::Attribute(Box::new(attribute(r, depth - 1)))
+            });
             if or {
                 Refinement::And(inner)
             } else {

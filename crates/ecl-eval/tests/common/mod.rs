@@ -162,13 +162,13 @@ pub fn attr(
     equal: bool,
     value: SubExpr,
 ) -> Refinement {
-    Refinement::Attribute(Attribute {
+    Refinement::Attribute(Box::new(Attribute {
         cardinality,
         reverse,
         name,
         comparison: Comparison::Concept { equal, value },
         span: Span::default(),
-    })
+    }))
 }
 
 /// `name = value`
