@@ -517,20 +517,15 @@ impl<B: AsRef<[u8]>> Ctx<'_, B> {
         let ed = self.ed;
         let codes: Vec<u64> = ed.code_ids().to_vec();
         // A table over every code: `f` of the concept the code stands for
-        // (`NO_CODE`, none, stands for 0).
+        // (`NO_CODE`, none, stands for 0). Only the edition's codes are
+        // asked (a few dozen): the 256 slots each took a call, most of the
+        // time of a dialect filter on a few concepts.
         let table = |cx: &mut Self, f: &mut dyn FnMut(&mut Self, u64) -> R<bool>| -> R<CodeTable> {
             let mut t = [false; 256];
-            for (c, slot) in t.iter_mut().enumerate() {
-                let id = if c == usize::from(NO_CODE) {
-                    0
-                } else {
-                    match codes.get(c) {
-                        Some(&id) => id,
-                        None => continue,
-                    }
-                };
+            for (slot, &id) in t.iter_mut().zip(&codes).take(usize::from(NO_CODE)) {
                 *slot = f(cx, id)?;
             }
+            t[usize::from(NO_CODE)] = f(cx, 0)?;
             Ok(t)
         };
         let mut checks = Vec::new();
