@@ -1563,11 +1563,6 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.adjacency(ParentsIndex, Parents)
     }
 
-    /// Every concept's children, as [`Edition::parent_lists`].
-    pub fn child_lists(&self) -> Result<Adjacency<'_>, StoreError> {
-        self.adjacency(ChildrenIndex, Children)
-    }
-
     fn ordinals(
         &self,
         index: SectionKind,
@@ -2527,8 +2522,7 @@ pub(crate) fn str_in(
         .map_err(|e| StoreError::corrupt(kind, format!("string at {start}: {e}")))
 }
 
-/// One list of concepts a concept (parents or children), viewed in place
-/// ([`Edition::parent_lists`], [`Edition::child_lists`]).
+/// Every concept's parents, viewed in place ([`Edition::parent_lists`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Adjacency<'a> {
     index: SectionKind,
