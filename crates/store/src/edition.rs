@@ -751,14 +751,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// whole section as records).
     #[inline]
     fn csr_range(&self, index: SectionKind, i: u32) -> Result<Range<usize>, StoreError> {
-        let offsets = self.offsets(index)?;
-        if offsets.bytes.is_empty() {
-            return Ok(0..0); // an absent optional index
-        }
-        match offsets.pair(i as usize) {
-            Some((s, e)) if s <= e => Ok(s as usize..e as usize),
-            pair => Err(Offsets::bad_entry(index, i, pair, offsets.len())),
-        }
+        self.offsets(index)?.range(index, i)
     }
 
     /// The items of CSR entry `i`, and the index of the first.
@@ -773,18 +766,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     {
         let range = self.csr_range(index, i)?;
         let values: &[T] = self.recs(items)?;
-        match values.get(range.clone()) {
-            Some(v) => Ok((range.start, v)),
-            None => Err(StoreError::corrupt(
-                index,
-                format!(
-                    "entry {i} spans {}..{} of {} items",
-                    range.start,
-                    range.end,
-                    values.len()
-                ),
-            )),
-        }
+        Ok((range.start, items_at(index, i, range, values)?))
     }
 
     pub(crate) fn heap_str(
@@ -815,15 +797,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     fn check_concept(&self, ordinal: u32) -> Result<(), StoreError> {
-        if ordinal < self.concept_count {
-            Ok(())
-        } else {
-            Err(StoreError::OutOfRange {
-                what: "concept",
-                ordinal,
-                count: self.concept_count,
-            })
-        }
+        concept_in_range(ordinal, self.concept_count)
     }
 
     fn check_description(&self, ordinal: u32) -> Result<(), StoreError> {
@@ -2536,34 +2510,46 @@ impl<'a> Adjacency<'a> {
     /// entry that does not lie in the items, is an error.
     #[inline]
     pub fn get(&self, ordinal: u32) -> Result<Ordinals<'a>, StoreError> {
-        if ordinal >= self.concepts {
-            return Err(StoreError::OutOfRange {
-                what: "concept",
-                ordinal,
-                count: self.concepts,
-            });
-        }
-        if self.offsets.bytes.is_empty() {
-            return Ok(Ordinals::new(&[])); // an absent optional index
-        }
-        match self.offsets.pair(ordinal as usize) {
-            Some((s, e)) if s <= e => match self.items.get(s as usize..e as usize) {
-                Some(l) => Ok(Ordinals::new(l)),
-                None => Err(StoreError::corrupt(
-                    self.index,
-                    format!(
-                        "entry {ordinal} spans {s}..{e} of {} items",
-                        self.items.len()
-                    ),
-                )),
-            },
-            pair => Err(Offsets::bad_entry(
-                self.index,
-                ordinal,
-                pair,
-                self.offsets.len(),
-            )),
-        }
+        concept_in_range(ordinal, self.concepts)?;
+        let range = self.offsets.range(self.index, ordinal)?;
+        items_at(self.index, ordinal, range, self.items).map(Ordinals::new)
+    }
+}
+
+/// `Ok` if `ordinal` is one of `count` concepts.
+#[inline]
+fn concept_in_range(ordinal: u32, count: u32) -> Result<(), StoreError> {
+    if ordinal < count {
+        Ok(())
+    } else {
+        Err(StoreError::OutOfRange {
+            what: "concept",
+            ordinal,
+            count,
+        })
+    }
+}
+
+/// The items of CSR entry `i` of `index`, `range` of `items`: an entry
+/// that does not lie in the items is an error.
+#[inline]
+fn items_at<T>(
+    index: SectionKind,
+    i: u32,
+    range: Range<usize>,
+    items: &[T],
+) -> Result<&[T], StoreError> {
+    match items.get(range.clone()) {
+        Some(v) => Ok(v),
+        None => Err(StoreError::corrupt(
+            index,
+            format!(
+                "entry {i} spans {}..{} of {} items",
+                range.start,
+                range.end,
+                items.len()
+            ),
+        )),
     }
 }
 
@@ -2593,6 +2579,19 @@ impl Offsets<'_> {
         self.bytes
             .get(at..at.checked_add(w)?)
             .map(|b| Self::read(b, self.narrow))
+    }
+
+    /// Entry `i` as a range of items (`0..0` for an absent optional
+    /// index); `index` names the section in an error.
+    #[inline]
+    fn range(self, index: SectionKind, i: u32) -> Result<Range<usize>, StoreError> {
+        if self.bytes.is_empty() {
+            return Ok(0..0);
+        }
+        match self.pair(i as usize) {
+            Some((s, e)) if s <= e => Ok(s as usize..e as usize),
+            pair => Err(Self::bad_entry(index, i, pair, self.len())),
+        }
     }
 
     /// Offsets `i` and `i + 1`.
