@@ -292,6 +292,22 @@ impl Importer<'_> {
         let mut numbers: HashMap<Vec<DescriptionProfileRecord>, u32> = HashMap::new();
         let mut counts: Vec<u32> = Vec::new();
         let mut keys: Vec<Vec<DescriptionProfileRecord>> = Vec::new();
+        // The number of `profile`, given on first sight, counted `by` more
+        // concepts.
+        let mut number_of = |profile: &[DescriptionProfileRecord], by: u32| {
+            let k = match numbers.get(profile) {
+                Some(&k) => k,
+                None => {
+                    let k = keys.len() as u32;
+                    numbers.insert(profile.to_vec(), k);
+                    keys.push(profile.to_vec());
+                    counts.push(0);
+                    k
+                }
+            };
+            counts[k as usize] += by;
+            k
+        };
         let mut of_concept = vec![u32::MAX; n];
         let mut profile = Vec::new();
         let mut first = 0;
@@ -314,17 +330,7 @@ impl Importer<'_> {
             }));
             profile.sort_unstable();
             profile.dedup();
-            let number = match numbers.get(&profile) {
-                Some(&k) => k,
-                None => {
-                    let k = keys.len() as u32;
-                    numbers.insert(profile.clone(), k);
-                    keys.push(profile.clone());
-                    counts.push(0);
-                    k
-                }
-            };
-            counts[number as usize] += 1;
+            let number = number_of(&profile, 1);
             let slot = of_concept.get_mut(concept as usize).ok_or_else(|| {
                 ImportError::Inconsistent(format!(
                     "description of concept ordinal {concept} out of range"
@@ -335,15 +341,7 @@ impl Importer<'_> {
         }
         let bare = of_concept.iter().filter(|&&k| k == u32::MAX).count() as u32;
         if bare > 0 {
-            let k = match numbers.get(&Vec::new()) {
-                Some(&k) => k,
-                None => {
-                    keys.push(Vec::new());
-                    counts.push(0);
-                    (keys.len() - 1) as u32
-                }
-            };
-            counts[k as usize] += bare;
+            let k = number_of(&[], bare);
             of_concept
                 .iter_mut()
                 .filter(|k| **k == u32::MAX)
