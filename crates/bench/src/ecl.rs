@@ -15,11 +15,12 @@
 //! its outcome does not depend on the run, and a too-costly one would only
 //! spend the budget again. Times cover `evaluate` alone (the reference
 //! check and the evaluation), or with `with_parse` the parse of the text
-//! and `evaluate`; parsing is also timed once over the whole corpus. The edition should be warm: [`warm`] reads it through
-//! once (`verify`, which checksums every section) before timing, and
-//! `warmup` untimed evaluations of each expression may come before its
-//! timed ones (a first run after other expressions finds its lists out of
-//! the CPU caches, and is the slowest by some times).
+//! and `evaluate`; parsing is also timed once over the whole corpus. The
+//! edition should be warm: [`warm`] reads it through once (`verify`,
+//! which checksums every section) before timing, and `warmup` untimed
+//! evaluations of each expression may come before its timed ones (a first
+//! run after other expressions finds its lists out of the CPU caches, and
+//! is the slowest by some times).
 //!
 //! The summary is over the answered expressions' medians: median, p95
 //! (nearest rank) and max, overall and per category, with the median
