@@ -2233,9 +2233,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// target by target in its block (`AssociationTargetBlocks`), or, in
     /// files before 6.1, by a merge of `targets` with the index that
     /// gallops over whichever side is behind: O(min(t, e) · log(max(t, e)
-    /// / min(t, e))) for `t` targets and `e` entries. Unsorted `targets` give missed answers,
-    /// never a panic. Empty if the edition has no `AssociationTargets`
-    /// section: check
+    /// / min(t, e))) for `t` targets and `e` entries. Unsorted `targets`
+    /// give missed answers, never a panic. Empty if the edition has no
+    /// `AssociationTargets` section: check
     /// [`has_association_targets`](Self::has_association_targets) first.
     pub fn association_sources(
         &self,
