@@ -281,8 +281,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
     }
 
-    /// Every SCTID of `memo_sub(s)`, sorted (ordinals follow SCTIDs), made
-    /// once per evaluation: for tests of values given by SCTID (refset
+    /// Every SCTID of `memo_sub(s)`, sorted, made once per evaluation: for tests of values given by SCTID (refset
     /// fields, modules), which search them, or walk them with a cursor in
     /// SCTID order, instead of searching every concept of the edition for
     /// each value.
@@ -293,11 +292,12 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
         let v = self.memo_sub(s)?;
         self.tick(v.len())?;
-        let ids = Rc::new(
-            v.iter()
-                .map(|&o| self.ed.sctid(o))
-                .collect::<Result<Vec<u64>, _>>()?,
-        );
+        let mut ids = (v.iter())
+            .map(|&o| self.ed.sctid(o))
+            .collect::<Result<Vec<u64>, _>>()?;
+        // Ordinals do not follow SCTIDs (format 7).
+        ids.sort_unstable();
+        let ids = Rc::new(ids);
         self.ids.insert(key, Rc::clone(&ids));
         Ok(ids)
     }
@@ -957,10 +957,10 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 .iter()
                 .map(|c| self.coded(c, &table))
                 .collect::<R<Vec<_>>>()?;
-            // Members come by component, ascending (the active, then the
-            // inactive): the passing ones' ordinals are found in a walk
-            // each, the active ones' in step with the refset's concepts.
-            let (mut components, mut inactive_components) = (Vec::new(), Vec::new());
+            // The passing active members' concepts are read by member
+            // (`MemberConcepts`); the inactive ones' are searched for,
+            // their components coming in ascending order.
+            let (mut concepts, mut inactive_components) = (Vec::new(), Vec::new());
             let mut projected = Vec::new();
             // `^ [fields]` over coded columns marks the values it uses, and
             // reads each used value once, after the scan.
@@ -1002,7 +1002,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     continue;
                 }
                 match m {
-                    MemberOf::Components => components.extend(table.component(i)),
+                    MemberOf::Components => concepts.extend(table.concept(i)?),
                     MemberOf::Refsets => {}
                     MemberOf::Fields(_)
                         if mark_used(&table, i, &fields, &mut dictionaries, &mut projected) => {}
@@ -1034,7 +1034,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                 }
             }
             for concepts in [
-                ed.member_ordinals_of(id, components)?,
+                txmap_store::sorted_unique(concepts, ed.concept_count()),
                 ed.ordinals_of_sorted(inactive_components)?,
                 ed.ordinals_of_sorted(normalize_ids(projected))?,
             ] {

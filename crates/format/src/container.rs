@@ -18,10 +18,10 @@ use crate::{FormatError, SectionKind};
 /// The first eight bytes of every edition file.
 pub const MAGIC: [u8; 8] = *b"TXMAPED\0";
 /// Readers refuse files with another major version.
-pub const FORMAT_MAJOR: u16 = 6;
+pub const FORMAT_MAJOR: u16 = 7;
 /// Additions that older readers can ignore (new section kinds, new metadata
 /// keys) raise the minor version.
-pub const FORMAT_MINOR: u16 = 1;
+pub const FORMAT_MINOR: u16 = 0;
 /// Sections start at multiples of this, so each can be mapped, advised and
 /// evicted on its own pages.
 pub const ALIGN: u64 = 4096;

@@ -3,8 +3,10 @@
 //! Everything is little-endian and unaligned (zerocopy's byte-order types),
 //! so a record view over a section is a length check, whatever the address
 //! of the buffer. Concepts are numbered by *ordinal*: their index in
-//! [`SectionKind::ConceptIds`], which is sorted by SCTID. Descriptions have
-//! ordinals too, their index in [`SectionKind::Descriptions`].
+//! [`SectionKind::ConceptIds`], in depth-first order of the is-a hierarchy
+//! (format 7), and [`SectionKind::ConceptIdIndex`] finds an SCTID's.
+//! Descriptions have ordinals too, their index in
+//! [`SectionKind::Descriptions`].
 //!
 //! Indexed lists use one layout throughout ("CSR"): an `*Index` section of
 //! `n + 1` offsets and a section of items, where the items of entry `i`
@@ -47,8 +49,10 @@ macro_rules! section_kinds {
 }
 
 section_kinds! {
-    /// `[U64]`: every concept's SCTID, ascending. A concept's ordinal is its
-    /// index here.
+    /// `[U64]`: every concept's SCTID, by ordinal. A concept's ordinal is
+    /// its index here. Since format 7 concepts are numbered depth-first
+    /// down the is-a hierarchy, so a hierarchy's concepts are neighbours
+    /// in every section by ordinal; before, ordinals followed SCTIDs.
     ConceptIds = 10,
     /// `[ConceptRecord]`, by ordinal.
     Concepts = 11,
@@ -198,12 +202,14 @@ section_kinds! {
     /// `[U24]` description ordinals, ascending per word (three bytes each,
     /// since 6.0).
     WordPostings = 72,
-    /// `[U32; refsets + 1]` offsets into `RefsetConcepts`, one per
-    /// `Refsets` entry. Optional (format 1.3).
+    /// `[U32; refsets + 1]` byte offsets into `RefsetConcepts`, one per
+    /// `Refsets` entry (entry offsets before format 7). Optional (format
+    /// 1.3).
     RefsetConceptsIndex = 73,
-    /// `[U32]` concept ordinals, ascending per refset: the concepts among a
-    /// refset's active members, so that `^ R` is a slice, not a lookup of
-    /// every member's SCTID.
+    /// The concepts among each refset's active members, each once, as a
+    /// [chunked](crate::chunked) list of ordinals (format 7; plain `U32`s
+    /// before), so that `^ R` is a copy, not a lookup of every member's
+    /// SCTID.
     RefsetConcepts = 74,
     /// `[MemberColumnsEntry; refsets + 1]`, one per `Refsets` entry: where
     /// the refset's codes start in `MemberCodes` and its first column's
@@ -308,6 +314,17 @@ section_kinds! {
     /// search of a few dozen entries, not of the whole section. Optional:
     /// without it readers search `AssociationTargets` whole.
     AssociationTargetBlocks = 97,
+    /// `[U64]`: every concept's SCTID, ascending, and
+    /// `ConceptIdOrdinals`, `[U24]`: the ordinal of each. An SCTID's
+    /// ordinal is a binary search of the first and one read of the second
+    /// (format 7, when ordinals stopped following SCTIDs).
+    ConceptIdIndex = 98,
+    ConceptIdOrdinals = 99,
+    /// `[U24]` by active member (`Members` order): the ordinal of the
+    /// member's referenced component, or `U24::MAX` when that is no
+    /// concept of the edition (format 7). A member filter keeps members,
+    /// and their concepts are read here, not searched for by SCTID.
+    MemberConcepts = 88,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes

@@ -31,7 +31,7 @@ impl Importer<'_> {
         &mut self,
     ) -> Result<(DescriptionFacts, Staged, Staged, Sorted<Pair32>), ImportError> {
         let t = Instant::now();
-        let n = self.concept_ids.len();
+        let n = self.concepts.len();
         let mut sorter = self.sorter::<DescriptionIn>();
         let mut spill = Spill::new(self.temp).ctx("creating a spill file")?;
         let kinds = [FileKind::Description, FileKind::TextDefinition];
@@ -286,7 +286,7 @@ impl Importer<'_> {
         facts: &DescriptionFacts,
         set_of: &[u16],
     ) -> Result<(), ImportError> {
-        let n = self.concept_ids.len();
+        let n = self.concepts.len();
         // Profile keys in order of first appearance, each with its count;
         // concepts without descriptions have the empty profile.
         let mut numbers: HashMap<Vec<DescriptionProfileRecord>, u32> = HashMap::new();
@@ -382,7 +382,7 @@ impl Importer<'_> {
         ids: Staged,
     ) -> Result<(), ImportError> {
         let t = Instant::now();
-        let n = self.concept_ids.len();
+        let n = self.concepts.len();
         let mut sorter = self.sorter::<LanguageIn>();
         let rows = self.read(
             "language refsets",
@@ -584,7 +584,7 @@ impl Importer<'_> {
         pt: &[(u8, u32)],
         all_terms: Staged,
     ) -> Result<(), ImportError> {
-        let n = self.concept_ids.len();
+        let n = self.concepts.len();
         let mut terms = all_terms.into_reader().ctx("reading terms back")?;
 
         // First pass: each concept's carrier (a description ordinal).

@@ -55,6 +55,7 @@ mod identifiers;
 pub mod identity;
 pub mod memory;
 mod numbered;
+mod order;
 mod records;
 mod refsets;
 pub use refsets::{MEMBER_DICTIONARY_BYTES, MEMBER_DICTIONARY_MAX};
@@ -123,6 +124,8 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::DescriptionProfiles,
     SectionKind::WordFst,
     SectionKind::WordPostingsIndex,
+    SectionKind::ConceptIdIndex,
+    SectionKind::ConceptIdOrdinals,
     SectionKind::ConceptIds,
     SectionKind::Concepts,
     SectionKind::ConceptDescriptionsIndex,
@@ -162,6 +165,7 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::Descendants,
     SectionKind::RefsetConcepts,
     SectionKind::Members,
+    SectionKind::MemberConcepts,
     SectionKind::MemberFieldHeap,
     SectionKind::AssociationTargetBlocks,
     SectionKind::AssociationTargets,
@@ -573,12 +577,16 @@ struct Importer<'a> {
     counts: BTreeMap<String, u64>,
     skipped_rows: u64,
     first_problems: Vec<String>,
+    /// Set while a pass reads rows that a later pass reads again and
+    /// reports on (the hierarchy order's pass over relationships): its
+    /// problems are skipped silently, not counted twice.
+    quiet: bool,
     spilled_runs: usize,
     /// Memory per sorter: the options' share, halved while two stages run
     /// at once.
     sort_cap: usize,
-    /// Every concept's SCTID, ascending: ordinal = index.
-    concept_ids: Vec<u64>,
+    /// Every concept's SCTID and ordinal ([`order`]: depth-first).
+    concepts: order::ConceptNumbers,
     /// Whether each concept (by ordinal) is active, for `DescriptionSearch`.
     concept_active: Vec<bool>,
     /// Every concept's record, staged once the hierarchy has added
@@ -655,9 +663,10 @@ impl<'a> Importer<'a> {
             counts: BTreeMap::new(),
             skipped_rows: 0,
             first_problems: Vec::new(),
+            quiet: false,
             spilled_runs: 0,
             sort_cap: options.sort_cap(),
-            concept_ids: Vec::new(),
+            concepts: order::ConceptNumbers::default(),
             concept_active: Vec::new(),
             concept_records: Vec::new(),
             in_hierarchy: Vec::new(),
@@ -710,7 +719,7 @@ impl<'a> Importer<'a> {
         }
         let background = Background(self.observer);
         let mut side = Importer::new(self.options, &background, releases, self.temp);
-        side.concept_ids = self.concept_ids.clone();
+        side.concepts = self.concepts.clone();
         if self.options.sort_buffer.is_none() {
             side.sort_cap /= 2;
             self.sort_cap /= 2;
@@ -787,6 +796,9 @@ impl<'a> Importer<'a> {
 
     /// A problem that stops a strict import and is counted by a lenient one.
     fn problem(&mut self, error: ImportError) -> Result<(), ImportError> {
+        if self.quiet {
+            return Ok(());
+        }
         if !self.options.lenient {
             return Err(error);
         }
@@ -800,7 +812,7 @@ impl<'a> Importer<'a> {
     }
 
     fn ordinal(&self, id: u64) -> Option<u32> {
-        self.concept_ids.binary_search(&id).ok().map(|i| i as u32)
+        self.concepts.ordinal(id)
     }
 
     /// The ordinal of a concept a row refers to, or a problem.
@@ -948,12 +960,21 @@ impl<'a> Importer<'a> {
                 U24::MAX
             )));
         }
-        self.concept_ids = latest.iter().map(|c| c.id).collect();
-        self.concept_active = latest.iter().map(|c| c.active != 0).collect();
+        let sorted: Vec<u64> = latest.iter().map(|c| c.id).collect();
+        self.done("concepts", t, rows);
+        // Positions in `latest` while the hierarchy order is found, then
+        // the ordinals it gives.
+        self.concepts = order::ConceptNumbers::by_sctid(sorted.clone());
+        let order = self.hierarchy_order()?;
+        self.concepts = order::ConceptNumbers::new(sorted, &order);
+        self.concept_active = order
+            .iter()
+            .map(|&i| latest[i as usize].active != 0)
+            .collect();
         let mut ids = Vec::with_capacity(latest.len() * 8);
         let mut records = Vec::with_capacity(latest.len());
         let mut active = 0;
-        for c in &latest {
+        for c in order.iter().map(|&i| &latest[i as usize]) {
             ids.extend_from_slice(U64::new(c.id).as_bytes());
             let module = match self.ordinal(c.module) {
                 Some(m) => m,
@@ -983,6 +1004,13 @@ impl<'a> Importer<'a> {
             };
             records.push(r);
         }
+        let (sorted, ordinals): (Vec<U64>, Vec<U24>) = (self.concepts.by_id())
+            .map(|(id, o)| (U64::new(id), U24::saturating(o)))
+            .unzip();
+        self.stages
+            .put_records(SectionKind::ConceptIdIndex, &sorted)
+            .and_then(|()| (self.stages).put_records(SectionKind::ConceptIdOrdinals, &ordinals))
+            .ctx("staging concepts")?;
         let n = latest.len() as u64;
         self.stages
             .put(SectionKind::ConceptIds, &ids, n)
@@ -990,8 +1018,64 @@ impl<'a> Importer<'a> {
         self.concept_records = records;
         self.count("concepts", n);
         self.count("active_concepts", active);
-        self.done("concepts", t, rows);
         Ok(())
+    }
+
+    /// The order concepts are numbered in ([`order`]), while they are
+    /// still numbered by SCTID: one pass over the relationship files that
+    /// keeps the latest row of each is-a relationship. `order[o]` is the
+    /// SCTID position of the concept numbered `o`.
+    fn hierarchy_order(&mut self) -> Result<Vec<u32>, ImportError> {
+        let t = Instant::now();
+        let mut sorter = self.sorter::<RelationshipIn>();
+        // Problems are reported by the relationship stage, which reads
+        // these rows again.
+        self.quiet = true;
+        let is_a = ids::IS_A.to_string();
+        let rows = self.read(
+            "hierarchy order",
+            &[FileKind::Relationship],
+            |_, ctx, row| {
+                // Most rows are attributes: only is-a rows are parsed.
+                if row.get(7) != Some(is_a.as_bytes()) {
+                    return Ok(());
+                }
+                let Ok(r) = RelationshipRow::parse(row) else {
+                    return Ok(());
+                };
+                if r.type_id != ids::IS_A {
+                    return Ok(());
+                }
+                sorter
+                    .push(RelationshipIn {
+                        id: r.id,
+                        effective_time: r.effective_time,
+                        source: ctx.source,
+                        from: r.source,
+                        to: r.destination,
+                        type_id: r.type_id,
+                        characteristic: r.characteristic_type,
+                        group: r.group,
+                        active: r.active as u8,
+                        pad: [0; 3],
+                    })
+                    .ctx("spilling is-a relationships")
+            },
+        );
+        self.quiet = false;
+        let rows = rows?;
+        let mut edges = Vec::new();
+        for r in Latest::new(self.finish(sorter)?) {
+            let r = r?;
+            if r.active != 0
+                && let (Some(child), Some(parent)) = (self.ordinal(r.from), self.ordinal(r.to))
+            {
+                edges.push((child, parent));
+            }
+        }
+        let order = order::depth_first(self.concepts.len(), edges, self.ordinal(ids::ROOT));
+        self.done("hierarchy order", t, rows);
+        Ok(order)
     }
 }
 

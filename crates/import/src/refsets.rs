@@ -122,12 +122,16 @@ impl Importer<'_> {
         let staging = |imp: &Self| imp.stages.detached().ctx("staging refset members");
         let (mut members, mut meta_out) = (staging(self)?, staging(self)?);
         let (mut inactive_members, mut inactive_meta) = (staging(self)?, staging(self)?);
-        // The concept ordinals of each refset's active members, ascending
-        // (members come by component SCTID, and ordinals follow SCTIDs),
-        // with one offset per refset.
+        // The concept ordinals of each refset's active members, chunked,
+        // with one byte offset per refset. Members come by component
+        // SCTID, which is not ordinal order: a refset's are gathered, then
+        // sorted (at most one per concept).
         let mut refset_concepts = staging(self)?;
         let mut concepts_index: Vec<U32> = Vec::new();
-        let mut last_concept: Option<usize> = None;
+        let mut ordinals: Vec<u32> = Vec::new();
+        let mut chunked: Vec<u8> = Vec::new();
+        // Each active member's concept ordinal, in member order.
+        let mut member_concepts = staging(self)?;
         // Each refset's fields as columns (`MemberColumns` and friends).
         let mut coder = ColumnCoder {
             max: self
@@ -175,8 +179,8 @@ impl Importer<'_> {
                 .and_then(|()| meta_out.record(&stamp))
                 .ctx("staging refset members")?;
             if refsets.last().is_none_or(|r| r.refset.get() != m.refset) {
-                concepts_index.push(U32::new(refset_concepts.count as u32));
-                last_concept = None;
+                flush_ordinals(&mut ordinals, &mut chunked, &mut refset_concepts)?;
+                concepts_index.push(U32::new(u32_count(refset_concepts.len, "refset concepts")?));
                 coder.flush(&mut dictionary_index, &mut dictionary)?;
                 columns.push(MemberColumnsEntry {
                     codes: U32::new(u32_count(member_codes.count, "member codes")?),
@@ -195,16 +199,11 @@ impl Importer<'_> {
             }
             // The component's ordinal, if it is a concept here (ordinals
             // fit in u32: checked when concepts are read).
-            let ordinal = self.concept_ids.binary_search(&m.component).ok();
-            // Once each: a component may be a member in several rows (maps).
-            if let Some(o) = ordinal
-                && last_concept != Some(o)
-            {
-                refset_concepts
-                    .record(&U32::new(o as u32))
-                    .ctx("staging refset members")?;
-                last_concept = Some(o);
-            }
+            let ordinal = self.ordinal(m.component);
+            ordinals.extend(ordinal);
+            member_concepts
+                .record(&U24::saturating(ordinal.unwrap_or(u32::MAX)))
+                .ctx("staging refset members")?;
             links
                 .push(ComponentLink {
                     component: m.component,
@@ -224,13 +223,12 @@ impl Importer<'_> {
                 }
             };
             if is_association
-                && let Some(target) =
-                    association_target(&buf).and_then(|t| self.concept_ids.binary_search(&t).ok())
+                && let Some(target) = association_target(&buf).and_then(|t| self.ordinal(t))
             {
-                let source = ordinal.map_or(NO_ORDINAL, |o| o as u32);
+                let source = ordinal.unwrap_or(NO_ORDINAL);
                 targets
                     .push(AssociationLink {
-                        target: target as u32,
+                        target,
                         member: index,
                         source,
                         pad: 0,
@@ -295,7 +293,9 @@ impl Importer<'_> {
         heap.count = heap.len;
         self.stages.attach(SectionKind::MemberFieldHeap, heap);
         self.stages.attach(SectionKind::Members, members);
-        concepts_index.push(U32::new(refset_concepts.count as u32));
+        flush_ordinals(&mut ordinals, &mut chunked, &mut refset_concepts)?;
+        concepts_index.push(U32::new(u32_count(refset_concepts.len, "refset concepts")?));
+        refset_concepts.count = refset_concepts.len;
         let n_index = concepts_index.len() as u64;
         self.stages
             .put(
@@ -306,6 +306,8 @@ impl Importer<'_> {
             .ctx("staging refsets")?;
         self.stages
             .attach(SectionKind::RefsetConcepts, refset_concepts);
+        self.stages
+            .attach(SectionKind::MemberConcepts, member_concepts);
         self.stages.attach(SectionKind::MemberMeta, meta_out);
         let table: Vec<MemberMetaRecord> = (stamps.values().iter())
             .map(|&(module, time)| MemberMetaRecord {
@@ -349,7 +351,7 @@ impl Importer<'_> {
             .ctx("staging association targets")?;
         // Where each block of targets starts: entry `b` is the count of
         // entries whose target is below block `b`.
-        let blocks = self.concept_ids.len().div_ceil(TARGET_BLOCK as usize);
+        let blocks = self.concepts.len().div_ceil(TARGET_BLOCK as usize);
         let mut block_starts = Vec::with_capacity(blocks + 1);
         for t in targets {
             let t = t.ctx("reading sorted association targets")?;
@@ -489,6 +491,24 @@ impl ColumnCoder {
 
 /// The columns after `referencedComponentId` in a refset's schema
 /// (`pattern TAB header…`), as the store counts them.
+/// Writes one refset's concept ordinals as a chunked list, ascending
+/// and once each (a component may be a member in several rows: maps), and
+/// empties them; `buf` is scratch.
+fn flush_ordinals(
+    ordinals: &mut Vec<u32>,
+    buf: &mut Vec<u8>,
+    out: &mut Staged,
+) -> Result<(), ImportError> {
+    ordinals.sort_unstable();
+    ordinals.dedup();
+    buf.clear();
+    txmap_format::chunked::chunk(ordinals, buf)
+        .map_err(|_| ImportError::Inconsistent("refset concepts not ascending".into()))?;
+    out.write_bytes(buf).ctx("staging refset members")?;
+    ordinals.clear();
+    Ok(())
+}
+
 fn field_count(schema: &str) -> usize {
     let columns: Vec<&str> = schema.split('\t').skip(1).collect();
     match columns.iter().position(|&c| c == "referencedComponentId") {

@@ -37,7 +37,7 @@ impl Importer<'_> {
 
     pub(super) fn relationships(&mut self) -> Result<(), ImportError> {
         let t = Instant::now();
-        let n = self.concept_ids.len();
+        let n = self.concepts.len();
         let (rows, sorted) = self.relationship_rows("relationships", FileKind::Relationship)?;
         let mut isa: Vec<(u32, u32)> = Vec::new();
         let mut out = self.sorter::<Edge>();
@@ -80,7 +80,7 @@ impl Importer<'_> {
         let ancestors = graph::ancestors(&parents).map_err(|c| {
             ImportError::Inconsistent(format!(
                 "is-a cycle through concept {}",
-                self.concept_ids[c as usize]
+                self.concepts.id(c)
             ))
         })?;
         self.count("closure", ancestors.items.len() as u64);
@@ -261,7 +261,7 @@ impl Importer<'_> {
         index: SectionKind,
         items: SectionKind,
     ) -> Result<(), ImportError> {
-        let n = self.concept_ids.len();
+        let n = self.concepts.len();
         let mut csr = CsrBuilder::new(n);
         let staged = self.stages.get(items).ctx("staging relationships")?;
         let kinds = &mut self.relationship_kinds;
@@ -323,7 +323,7 @@ impl Importer<'_> {
 
     pub(super) fn concrete_values(&mut self) -> Result<(), ImportError> {
         let t = Instant::now();
-        let n = self.concept_ids.len();
+        let n = self.concepts.len();
         let mut sorter = self.sorter::<ConcreteIn>();
         let mut spill = Spill::new(self.temp).ctx("creating a spill file")?;
         let rows = self.read(

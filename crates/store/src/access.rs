@@ -52,7 +52,9 @@ pub enum Access {
 pub fn class(kind: SectionKind) -> Access {
     use SectionKind::*;
     match kind {
-        ConceptIds
+        ConceptIdIndex
+        | ConceptIdOrdinals
+        | ConceptIds
         | Concepts
         | PreferredTermIndex
         | DescendantsIndex

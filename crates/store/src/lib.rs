@@ -36,7 +36,7 @@ mod scope;
 mod search;
 mod types;
 
-pub use edition::{Adjacency, Edition, MemberTable, PREFETCH_MIN, Prefetch};
+pub use edition::{Adjacency, Edition, MemberTable, PREFETCH_MIN, Prefetch, sorted_unique};
 pub use error::StoreError;
 pub use scope::ScopeSet;
 pub use search::{SEARCH_MAX_CANDIDATES, Scope, SearchOptions};

@@ -6,8 +6,8 @@
 //! memory bounded whatever the user types. The store then filters the
 //! candidates (active, not a text definition, ...) and sorts them by how
 //! well the term matches ([`txmap_text::rank`]), then preferred terms
-//! first, then by concept and description SCTID so that results are
-//! deterministic.
+//! first, then by concept ordinal (the hierarchy's depth-first order,
+//! format 7) and description SCTID so that results are deterministic.
 
 use txmap_format::SectionKind::{
     ConceptDescriptionsIndex, Concepts, DescriptionSearch, Descriptions, TermHeap, WordFirstWords,
@@ -629,9 +629,8 @@ pub(crate) struct Ranked {
 }
 
 impl Ranked {
-    /// The documented order: match, preferred first, concept SCTID,
-    /// description SCTID (concept ordinals follow concept SCTIDs, and a
-    /// concept's descriptions are in SCTID order).
+    /// The documented order: match, preferred first, concept ordinal,
+    /// description SCTID (a concept's descriptions are in SCTID order).
     fn key(&self) -> (RankKey, bool, u32, u32) {
         (self.rank, self.not_preferred, self.concept, self.ordinal)
     }

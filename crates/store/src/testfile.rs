@@ -432,8 +432,12 @@ impl TestEdition {
     /// Every section: (kind, bytes, count).
     pub fn sections(&self) -> Vec<(SectionKind, Vec<u8>, u64)> {
         use SectionKind::*;
-        let ids: Vec<u64> = self.concepts.iter().map(|c| c.id).collect();
-        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(self.concepts.windows(2).all(|w| w[0].id < w[1].id));
+        // Numbered in reverse SCTID order: readers must find ordinals
+        // through `ConceptIdIndex` and never take them to follow SCTIDs
+        // (format 7 numbers concepts depth-first).
+        let concepts: Vec<&TestConcept> = self.concepts.iter().rev().collect();
+        let ids: Vec<u64> = concepts.iter().map(|c| c.id).collect();
         let ord: BTreeMap<u64, u32> = ids
             .iter()
             .enumerate()
@@ -458,11 +462,15 @@ impl TestEdition {
 
         let id_recs: Vec<U64> = ids.iter().map(|&i| U64::new(i)).collect();
         add(ConceptIds, id_recs.as_bytes().to_vec(), n);
+        let sorted: Vec<U64> = ord.keys().map(|&id| U64::new(id)).collect();
+        let ordinals: Vec<U24> = (ord.values())
+            .map(|&o| U24::new(o).expect("small test data"))
+            .collect();
+        add(ConceptIdIndex, sorted.as_bytes().to_vec(), n);
+        add(ConceptIdOrdinals, ordinals.as_bytes().to_vec(), n);
 
         // Hierarchy.
-        let mut parents: Vec<Vec<u32>> = self
-            .concepts
-            .iter()
+        let mut parents: Vec<Vec<u32>> = (concepts.iter())
             .map(|c| c.parents.iter().map(|&p| o(p)).collect())
             .collect();
         parents.iter_mut().for_each(|p| p.sort_unstable());
@@ -495,9 +503,7 @@ impl TestEdition {
                     .get(&ROOT)
                     .is_some_and(|&r| c == r as usize || ancestors[c].contains(&r))
         };
-        let concept_recs: Vec<ConceptRecord> = self
-            .concepts
-            .iter()
+        let concept_recs: Vec<ConceptRecord> = (concepts.iter())
             .enumerate()
             .map(|(i, c)| ConceptRecord {
                 effective_time: U32::new(20240101),
@@ -959,6 +965,14 @@ impl TestEdition {
         by_component.sort_by_key(|e| (e.component.get(), e.member.get()));
         add(Refsets, refset_recs.as_bytes().to_vec(), refset_recs.len());
         add(Members, members.as_bytes().to_vec(), members.len());
+        let member_concepts: Vec<U24> = (members.iter())
+            .map(|m| U24::saturating(ord.get(&m.component.get()).copied().unwrap_or(u32::MAX)))
+            .collect();
+        add(
+            MemberConcepts,
+            member_concepts.as_bytes().to_vec(),
+            member_concepts.len(),
+        );
         if self.with_member_meta {
             add(MemberModules, U64::new(CORE).as_bytes().to_vec(), 1);
             add(MemberTimes, U32::new(20240101).as_bytes().to_vec(), 1);

@@ -127,6 +127,44 @@ fn read_naive(sources: &[PathBuf]) -> Naive {
     n
 }
 
+/// The concepts in the order FORMAT.md gives them ordinals: a pre-order
+/// walk down the active is-a relationships from the root, children in
+/// SCTID order, each concept where it is first reached; then from each
+/// concept without an active parent, in SCTID order; then whatever is
+/// left (cycles), in SCTID order.
+fn depth_first(n: &Naive) -> Vec<u64> {
+    let mut children: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    let mut has_parent = BTreeSet::new();
+    for (_, _, r) in n.relationships.values() {
+        if r.active
+            && r.type_id == IS_A
+            && r.source != r.destination
+            && n.concepts.contains_key(&r.source)
+            && n.concepts.contains_key(&r.destination)
+        {
+            children.entry(r.destination).or_default().insert(r.source);
+            has_parent.insert(r.source);
+        }
+    }
+    let all: BTreeSet<u64> = n.concepts.keys().copied().collect();
+    let starts = (all.contains(&ROOT).then_some(ROOT).into_iter())
+        .chain(all.iter().copied().filter(|c| !has_parent.contains(c)))
+        .chain(all.iter().copied());
+    let (mut order, mut seen) = (Vec::new(), BTreeSet::new());
+    for start in starts {
+        let mut stack = vec![start];
+        while let Some(c) = stack.pop() {
+            if !seen.insert(c) {
+                continue;
+            }
+            order.push(c);
+            let kids = children.get(&c).into_iter().flatten().rev();
+            stack.extend(kids.filter(|k| !seen.contains(*k)));
+        }
+    }
+    order
+}
+
 /// Compares everything the naive reader found with the store.
 pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
     let n = read_naive(sources);
@@ -145,6 +183,17 @@ pub fn compare(sources: &[PathBuf], bytes: &[u8]) {
         assert_eq!(s.effective_time, c.effective_time, "{id}");
         assert_eq!(s.defined, c.definition_status == 900000000000073002, "{id}");
     }
+
+    // Numbered depth-first down the is-a hierarchy (FORMAT.md,
+    // "Ordinals").
+    let numbered: Vec<u64> = (0..e.concept_count())
+        .map(|o| e.sctid(o).unwrap())
+        .collect();
+    assert_eq!(
+        numbered,
+        depth_first(&n),
+        "concepts not numbered depth-first"
+    );
 
     // Descriptions, active or not, with their active language rows.
     assert_eq!(e.description_count() as usize, n.descriptions.len());

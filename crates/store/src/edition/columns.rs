@@ -7,6 +7,7 @@
 //! `MemberCodes`, `MemberDictionaryIndex`, `MemberDictionary`); the
 //! members' module and effective time were coded since 1.3.
 
+use txmap_format::U24;
 use txmap_format::schema::{MemberColumnsEntry, MemberRecord, MemberValueRecord, UNCODED};
 use zerocopy::little_endian::{U16, U32};
 
@@ -21,6 +22,9 @@ pub struct MemberTable<'e> {
     /// Index of the first member in `Members`.
     start: usize,
     records: &'e [MemberRecord],
+    /// The members' concept ordinals (`MemberConcepts`), one a record.
+    concepts: &'e [U24],
+    concept_count: u32,
     view: MemberView<'e>,
     /// The refset's codes, `records.len() × stride`, row-major; empty with
     /// `stride` 0 in files before format 1.4.
@@ -42,10 +46,23 @@ impl<B: AsRef<[u8]>> Edition<B> {
             Some(e) => self.member_records(e, MemberList::Active)?,
             None => (0, &[][..]),
         };
+        let all: &[U24] = self.recs(MemberConcepts)?;
+        let concepts = all.get(start..start + records.len()).ok_or_else(|| {
+            StoreError::corrupt(
+                MemberConcepts,
+                format!(
+                    "{} entries, members to {}",
+                    all.len(),
+                    start + records.len()
+                ),
+            )
+        })?;
         let mut table = MemberTable {
             refset,
             start,
             records,
+            concepts,
+            concept_count: self.concept_count(),
             view: self.member_view(MemberList::Active)?,
             codes: &[],
             stride: 0,
@@ -105,6 +122,21 @@ impl<'e> MemberTable<'e> {
     /// The SCTID of member `i`'s referenced component.
     pub fn component(&self, i: usize) -> Option<u64> {
         self.records.get(i).map(|m| m.component.get())
+    }
+
+    /// The ordinal of member `i`'s referenced component, if that is a
+    /// concept of the edition (an ordinal out of range, from a damaged
+    /// file, is an error).
+    pub fn concept(&self, i: usize) -> Result<Option<u32>, StoreError> {
+        match self.concepts.get(i).map(|o| o.get()) {
+            None | Some(U24::MAX) => Ok(None),
+            Some(o) if o < self.concept_count => Ok(Some(o)),
+            Some(o) => Err(StoreError::OutOfRange {
+                what: "concept",
+                ordinal: o,
+                count: self.concept_count,
+            }),
+        }
     }
 
     /// Member `i`, whole.
