@@ -1113,8 +1113,14 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         if !inactive && concepts.len().saturating_mul(ratio) < total {
             // The filters' tests, per refset (its columns), made once.
             let mut checks: BTreeMap<u64, Vec<MemberCheck<'_>>> = BTreeMap::new();
-            for &c in concepts {
-                let members = ed.component_refsets(ed.sctid(c)?)?;
+            // In SCTID order, so that the searches of `ComponentMembers`
+            // go one way through it (ordinals do not follow SCTIDs).
+            let mut ids = (concepts.iter())
+                .map(|&c| ed.sctid(c))
+                .collect::<Result<Vec<u64>, _>>()?;
+            ids.sort_unstable();
+            for id in ids {
+                let members = ed.component_refsets(id)?;
                 self.tick(members.len() + 1)?;
                 for member in &members {
                     if !filters.is_empty() {

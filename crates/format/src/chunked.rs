@@ -164,6 +164,20 @@ impl<'a> Chunked<'a> {
             })
     }
 
+    /// The index of the first item for which `f` holds, run by run: a
+    /// loop over each chunk's low halves, not an iterator that asks at
+    /// every item whether its chunk has ended.
+    pub fn position(&self, mut f: impl FnMut(u32) -> bool) -> Option<usize> {
+        let mut at = 0;
+        for (high, run) in self.runs() {
+            if let Some(i) = run.iter().position(|l| f(high | u32::from(l.get()))) {
+                return Some(at + i);
+            }
+            at += run.len();
+        }
+        None
+    }
+
     /// Appends the items to `out`: each chunk is one loop of joins, which
     /// the compiler vectorises.
     pub fn append_to(&self, out: &mut Vec<u32>) {
@@ -306,7 +320,9 @@ mod tests {
             }
             assert_eq!(with[1..], expected, "{p} into {items:?}");
         }
+        assert_eq!(c.position(|_| false), None);
         for &i in items {
+            assert_eq!(c.position(|x| x >= i), items.iter().position(|&x| x >= i));
             assert!(c.contains(i));
             for near in [i.wrapping_sub(1), i.wrapping_add(1), i ^ 0x1_0000] {
                 assert_eq!(c.contains(near), items.binary_search(&near).is_ok());

@@ -515,7 +515,7 @@ impl<'a> Ordinals<'a> {
         match self.repr {
             Repr::Plain(items) => items.iter().position(|o| f(o.get())),
             Repr::Packed(p) => p.iter().position(f),
-            Repr::Chunked(c) => c.iter().position(f),
+            Repr::Chunked(c) => c.position(f),
         }
     }
 
