@@ -314,17 +314,15 @@ section_kinds! {
     /// search of a few dozen entries, not of the whole section. Optional:
     /// without it readers search `AssociationTargets` whole.
     AssociationTargetBlocks = 97,
-    /// `[U64]`: every concept's SCTID, ascending, and
-    /// `ConceptIdOrdinals`, `[U24]`: the ordinal of each. An SCTID's
-    /// ordinal is a binary search of the first and one read of the second
-    /// (format 7, when ordinals stopped following SCTIDs).
+    /// `[ConceptIdEntry]` sorted by SCTID, one per concept: an SCTID's
+    /// ordinal is a binary search here, whose last probe reads it (format
+    /// 7, when ordinals stopped following SCTIDs).
     ConceptIdIndex = 98,
-    ConceptIdOrdinals = 99,
     /// `[U24]` by active member (`Members` order): the ordinal of the
     /// member's referenced component, or `U24::MAX` when that is no
     /// concept of the edition (format 7). A member filter keeps members,
     /// and their concepts are read here, not searched for by SCTID.
-    MemberConcepts = 88,
+    MemberConcepts = 99,
 
     /// A compiled code system other than SNOMED CT (format 2.1; metadata
     /// `content = "codesystem"`): `[CsConceptRecord]` sorted by the bytes
@@ -477,6 +475,16 @@ pub struct DescriptionKindRecord {
     /// Index into `Languages`.
     pub language: u8,
     pub flags: u8,
+}
+
+/// A concept's SCTID and ordinal (`ConceptIdIndex`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct ConceptIdEntry {
+    pub id: U64,
+    pub ordinal: crate::U24,
 }
 
 /// A concept's preferred term in `TermHeap` (`PreferredTermIndex`).
@@ -907,6 +915,7 @@ mod tests {
         assert_eq!(size_of::<AcceptabilityRecord>(), 2);
         assert_eq!(size_of::<DescriptionProfileRecord>(), 4);
         assert_eq!(size_of::<PreferredTermEntry>(), 6);
+        assert_eq!(size_of::<ConceptIdEntry>(), 11);
         assert_eq!(size_of::<RelationshipRecord>(), 5);
         assert_eq!(size_of::<RelationshipKindRecord>(), 7);
         assert_eq!(size_of::<ConcreteRecord>(), 8);

@@ -70,12 +70,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use txmap_format::schema::{
-    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
-    IdentifierRecord, MemberColumnsEntry, MemberMetaRecord, MemberRecord, MemberValueRecord,
-    NO_CODE, NO_ORDINAL, NO_PROFILE, PreferredTermEntry, RefsetKind, RefsetRecord,
-    RelationshipKindRecord, RelationshipRecord, TARGET_BLOCK, TypeSourcesEntry, UNCODED,
-    concept_flags, description_flags, identifier_hash,
+    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptIdEntry,
+    ConceptRecord, ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord,
+    DescriptionRecord, IdentifierRecord, MemberColumnsEntry, MemberMetaRecord, MemberRecord,
+    MemberValueRecord, NO_CODE, NO_ORDINAL, NO_PROFILE, PreferredTermEntry, RefsetKind,
+    RefsetRecord, RelationshipKindRecord, RelationshipRecord, TARGET_BLOCK, TypeSourcesEntry,
+    UNCODED, concept_flags, description_flags, identifier_hash,
 };
 use txmap_format::{FileWriter, FormatError, Metadata, SectionKind, U24};
 use txmap_rf2::kind::FileKind;
@@ -125,7 +125,6 @@ pub const LAYOUT: &[SectionKind] = &[
     SectionKind::WordFst,
     SectionKind::WordPostingsIndex,
     SectionKind::ConceptIdIndex,
-    SectionKind::ConceptIdOrdinals,
     SectionKind::ConceptIds,
     SectionKind::Concepts,
     SectionKind::ConceptDescriptionsIndex,
@@ -1004,12 +1003,14 @@ impl<'a> Importer<'a> {
             };
             records.push(r);
         }
-        let (sorted, ordinals): (Vec<U64>, Vec<U24>) = (self.concepts.by_id())
-            .map(|(id, o)| (U64::new(id), U24::saturating(o)))
-            .unzip();
+        let index: Vec<ConceptIdEntry> = (self.concepts.by_id())
+            .map(|(id, o)| ConceptIdEntry {
+                id: U64::new(id),
+                ordinal: U24::saturating(o),
+            })
+            .collect();
         self.stages
-            .put_records(SectionKind::ConceptIdIndex, &sorted)
-            .and_then(|()| (self.stages).put_records(SectionKind::ConceptIdOrdinals, &ordinals))
+            .put_records(SectionKind::ConceptIdIndex, &index)
             .ctx("staging concepts")?;
         let n = latest.len() as u64;
         self.stages

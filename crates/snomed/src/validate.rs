@@ -266,11 +266,17 @@ pub fn validate_code<B: AsRef<[u8]>>(
         });
         return Ok((out, Target::Expression(subject(ed, &expr))));
     }
-    let Some(ord) = code.parse::<u64>().ok().and_then(|id| ed.ordinal(id)) else {
+    // `concept` takes the SCTID from the index entry that found it: a cold
+    // call reads no page of `ConceptIds`.
+    let found = match code.parse::<u64>() {
+        Ok(id) => ed.concept(id).stored()?,
+        Err(_) => None,
+    };
+    let Some(concept) = found else {
         out.issues.push(unknown(code));
         return Ok((out, Target::None));
     };
-    let concept = ed.concept_at(ord).stored()?;
+    let ord = concept.ordinal;
     out.code = concept.id.to_string();
     out.valid = true;
     let preferred = language.wanted.display(ed, ord)?.map(str::to_owned);

@@ -53,7 +53,6 @@ pub fn class(kind: SectionKind) -> Access {
     use SectionKind::*;
     match kind {
         ConceptIdIndex
-        | ConceptIdOrdinals
         | ConceptIds
         | Concepts
         | PreferredTermIndex

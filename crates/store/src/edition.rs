@@ -6,11 +6,12 @@ use std::fmt;
 use std::ops::Range;
 
 use txmap_format::schema::{
-    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
-    IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE, NO_ORDINAL, NO_PROFILE,
-    PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord,
-    TARGET_BLOCK, TypeSourcesEntry, concept_flags, description_flags, identifier_hash,
+    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptIdEntry,
+    ConceptRecord, ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord,
+    DescriptionRecord, IdentifierRecord, MemberMetaRecord, MemberRecord, NO_CODE, NO_ORDINAL,
+    NO_PROFILE, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
+    RelationshipRecord, TARGET_BLOCK, TypeSourcesEntry, concept_flags, description_flags,
+    identifier_hash,
 };
 use txmap_format::{Container, Metadata, SectionEntry, SectionKind, U24, ids, records};
 use zerocopy::little_endian::{U16, U32, U64};
@@ -34,7 +35,6 @@ pub use columns::MemberTable;
 const REQUIRED: &[SectionKind] = &[
     ConceptIds,
     ConceptIdIndex,
-    ConceptIdOrdinals,
     Concepts,
     PreferredTermIndex,
     ParentsIndex,
@@ -369,10 +369,8 @@ impl<B: AsRef<[u8]>> Edition<B> {
             .ok_or_else(|| StoreError::corrupt(ConceptIds, "more concepts than u32 ordinals"))?;
         let concepts: &[ConceptRecord] = self.recs(Concepts)?;
         expect_count(Concepts, concepts.len(), n)?;
-        let index: &[U64] = self.recs(ConceptIdIndex)?;
+        let index: &[ConceptIdEntry] = self.recs(ConceptIdIndex)?;
         expect_count(ConceptIdIndex, index.len(), n)?;
-        let ordinals: &[U24] = self.recs(ConceptIdOrdinals)?;
-        expect_count(ConceptIdOrdinals, ordinals.len(), n)?;
         let descriptions: &[DescriptionRecord] = self.recs(Descriptions)?;
         let d = u32::try_from(descriptions.len())
             .ok()
@@ -875,19 +873,17 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.description_count
     }
 
-    /// A concept's ordinal: a binary search of `ConceptIdIndex` and a
-    /// read of `ConceptIdOrdinals`. An ordinal out of range (a damaged
-    /// file) finds nothing.
+    /// A concept's ordinal: a binary search of `ConceptIdIndex`. An
+    /// ordinal out of range (a damaged file) finds nothing.
     pub fn ordinal(&self, sctid: u64) -> Option<u32> {
-        let index: &[U64] = self.recs(ConceptIdIndex).ok()?;
-        let i = index.binary_search_by(|id| id.get().cmp(&sctid)).ok()?;
-        self.ordinal_at(i).ok()
+        let index: &[ConceptIdEntry] = self.recs(ConceptIdIndex).ok()?;
+        let i = index.binary_search_by(|e| e.id.get().cmp(&sctid)).ok()?;
+        self.ordinal_in(&index[i]).ok()
     }
 
-    /// The ordinal of the `i`th SCTID of `ConceptIdIndex`.
-    fn ordinal_at(&self, i: usize) -> Result<u32, StoreError> {
-        let ordinals: &[U24] = self.recs(ConceptIdOrdinals)?;
-        let o = ordinals.get(i).map_or(u32::MAX, |o| o.get());
+    /// The ordinal an entry of `ConceptIdIndex` gives, checked.
+    fn ordinal_in(&self, e: &ConceptIdEntry) -> Result<u32, StoreError> {
+        let o = e.ordinal.get();
         if o < self.concept_count {
             Ok(o)
         } else {
@@ -904,9 +900,12 @@ impl<B: AsRef<[u8]>> Edition<B> {
         self.id_at(ordinal, ConceptIds)
     }
 
+    /// Concept `sctid`, if the edition has it: its record and the index
+    /// entry that found it (not `ConceptIds`, a page more in a cold
+    /// lookup).
     pub fn concept(&self, sctid: u64) -> Result<Option<Concept>, StoreError> {
         match self.ordinal(sctid) {
-            Some(o) => self.concept_at(o).map(Some),
+            Some(o) => self.concept_with_id(o, sctid).map(Some),
             None => Ok(None),
         }
     }
@@ -1059,7 +1058,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
         &self,
         sctids: impl IntoIterator<Item = u64>,
     ) -> Result<Vec<u32>, StoreError> {
-        let index: &[U64] = self.recs(ConceptIdIndex)?;
+        let index: &[ConceptIdEntry] = self.recs(ConceptIdIndex)?;
         let mut out = Vec::new();
         let (mut at, mut previous) = (0usize, 0u64);
         for c in sctids {
@@ -1068,9 +1067,9 @@ impl<B: AsRef<[u8]>> Edition<B> {
             }
             previous = c;
             // Gallop from the last one: sorted ids are usually close together.
-            let i = at + gallop(index.get(at..).unwrap_or_default(), |id| id.get() < c);
-            if index.get(i).is_some_and(|id| id.get() == c) {
-                out.push(self.ordinal_at(i)?);
+            let i = at + gallop(index.get(at..).unwrap_or_default(), |e| e.id.get() < c);
+            if let Some(e) = index.get(i).filter(|e| e.id.get() == c) {
+                out.push(self.ordinal_in(e)?);
             }
             at = i;
         }
@@ -1079,9 +1078,13 @@ impl<B: AsRef<[u8]>> Edition<B> {
     }
 
     pub fn concept_at(&self, ordinal: u32) -> Result<Concept, StoreError> {
+        self.concept_with_id(ordinal, self.id_at(ordinal, ConceptIds)?)
+    }
+
+    fn concept_with_id(&self, ordinal: u32, id: u64) -> Result<Concept, StoreError> {
         let r = self.concept_record(ordinal)?;
         Ok(Concept {
-            id: self.id_at(ordinal, ConceptIds)?,
+            id,
             ordinal,
             active: r.flags & concept_flags::ACTIVE != 0,
             defined: r.flags & concept_flags::DEFINED != 0,

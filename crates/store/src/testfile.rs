@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use txmap_format::schema::{
-    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptRecord,
-    ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord, DescriptionRecord,
-    MemberColumnsEntry, MemberMetaRecord, MemberRecord, MemberValueRecord, NO_CODE,
-    PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord, RelationshipRecord,
-    TARGET_BLOCK, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
+    AcceptabilityRecord, AssociationTargetEntry, ComponentMemberEntry, ConceptIdEntry,
+    ConceptRecord, ConcreteRecord, DescriptionKindRecord, DescriptionProfileRecord,
+    DescriptionRecord, MemberColumnsEntry, MemberMetaRecord, MemberRecord, MemberValueRecord,
+    NO_CODE, PreferredTermEntry, RefsetKind, RefsetRecord, RelationshipKindRecord,
+    RelationshipRecord, TARGET_BLOCK, TypeSourcesEntry, UNCODED, concept_flags, description_flags,
 };
 use txmap_format::{FileWriter, Metadata, SectionKind, U24};
 use txmap_text::TermIndexBuilder;
@@ -462,12 +462,13 @@ impl TestEdition {
 
         let id_recs: Vec<U64> = ids.iter().map(|&i| U64::new(i)).collect();
         add(ConceptIds, id_recs.as_bytes().to_vec(), n);
-        let sorted: Vec<U64> = ord.keys().map(|&id| U64::new(id)).collect();
-        let ordinals: Vec<U24> = (ord.values())
-            .map(|&o| U24::new(o).expect("small test data"))
+        let index: Vec<ConceptIdEntry> = (ord.iter())
+            .map(|(&id, &o)| ConceptIdEntry {
+                id: U64::new(id),
+                ordinal: U24::new(o).expect("small test data"),
+            })
             .collect();
-        add(ConceptIdIndex, sorted.as_bytes().to_vec(), n);
-        add(ConceptIdOrdinals, ordinals.as_bytes().to_vec(), n);
+        add(ConceptIdIndex, index.as_bytes().to_vec(), n);
 
         // Hierarchy.
         let mut parents: Vec<Vec<u32>> = (concepts.iter())
