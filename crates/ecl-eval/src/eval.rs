@@ -1005,7 +1005,7 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
                     MemberOf::Components => concepts.extend(table.concept(i)?),
                     MemberOf::Refsets => {}
                     MemberOf::Fields(_)
-                        if mark_used(&table, i, &fields, &mut dictionaries, &mut projected) => {}
+                        if mark_used(&table, i, &fields, &mut dictionaries, &mut concepts) => {}
                     _ => {
                         let member = match row {
                             Some(member) => member,
@@ -2036,19 +2036,23 @@ struct UsedValues<'e> {
 }
 
 /// `^ [fields]` for member `i` from the coded columns: marks the values
-/// it uses (the referenced component goes straight in). `false` when a
-/// value is not coded: then the row is projected whole (values already
-/// marked come out once all the same).
+/// it uses (the referenced component's concept goes straight in, read by
+/// member). `false` when a value is not coded: then the row is projected
+/// whole (values already marked come out once all the same).
 fn mark_used(
     table: &txmap_store::MemberTable<'_>,
     i: usize,
     fields: &[(&String, Column)],
     dictionaries: &mut [Option<UsedValues<'_>>],
-    ids: &mut Vec<u64>,
+    concepts: &mut Vec<u32>,
 ) -> bool {
     for (&(_, column), d) in fields.iter().zip(dictionaries.iter_mut()) {
         match (column, d) {
-            (Column::Component, _) => ids.extend(table.component(i)),
+            // The member's concept, read by member (`MemberConcepts`).
+            (Column::Component, _) => match table.concept(i) {
+                Ok(c) => concepts.extend(c),
+                Err(_) => return false,
+            },
             (_, Some(d)) => match table.code(i, d.column).and_then(|k| d.used.get_mut(k)) {
                 Some(u) => *u = true,
                 None => return false,

@@ -2371,13 +2371,14 @@ fn source_ordinal(e: &AssociationTargetEntry) -> Option<u32> {
     Some(e.source.get()).filter(|&o| o != U24::MAX)
 }
 
-/// `ordinals` (each below `count`) ascending, each once. A list of more
-/// than a sixteenth of the concepts is put in order through a bitmap of
-/// them (`count` bits, read back word by word), in time linear in both,
-/// which is several times quicker than sorting a hundred thousand
-/// ordinals; a shorter one is sorted.
+/// `ordinals` (each below `count`) ascending, each once. A list of a
+/// thousand or more, and more than one in 512 of the concepts, is put in
+/// order through a bitmap of them (`count` bits, read back word by word),
+/// in time linear in both, which is several times quicker than sorting
+/// (15,000 ordinals of 535,000 concepts: 0.15 ms less); a shorter one is
+/// sorted.
 pub fn sorted_unique(mut ordinals: Vec<u32>, count: u32) -> Vec<u32> {
-    if ordinals.len() < 4096 || ordinals.len() < count as usize / 16 {
+    if ordinals.len() < 1024 || ordinals.len() < count as usize / 512 {
         ordinals.sort_unstable();
         ordinals.dedup();
         return ordinals;

@@ -655,7 +655,7 @@ fn gallop_finds_the_partition_point() {
 #[test]
 fn sorted_unique_sorts_short_and_long_lists_alike() {
     // A pseudo-random list with repeats, cut at lengths either side of the
-    // bitmap's threshold (4,096 and a sixteenth of the count).
+    // bitmap's threshold (1,024, and one in 512 of the count).
     let mut x = 0x2545_f491_u32;
     let list: Vec<u32> = (0..20_000)
         .map(|_| {
@@ -665,12 +665,18 @@ fn sorted_unique_sorts_short_and_long_lists_alike() {
             x % 50_000
         })
         .collect();
-    for len in [0, 1, 100, 4095, 4096, 10_000, 20_000] {
+    for len in [0, 1, 97, 98, 100, 1023, 1024, 4096, 20_000] {
         let v = list[..len].to_vec();
         let mut want = v.clone();
         want.sort_unstable();
         want.dedup();
-        assert_eq!(super::edition::sorted_unique(v, 50_000), want, "len {len}");
+        assert_eq!(
+            super::edition::sorted_unique(v.clone(), 50_000),
+            want,
+            "len {len}"
+        );
+        let few = 2_000_000; // 1,024 of 2 million is below one in 512
+        assert_eq!(super::edition::sorted_unique(v, few), want, "len {len}");
     }
 }
 
