@@ -281,10 +281,10 @@ impl<'a, B: AsRef<[u8]>> Ctx<'a, B> {
         }
     }
 
-    /// Every SCTID of `memo_sub(s)`, sorted, made once per evaluation: for tests of values given by SCTID (refset
-    /// fields, modules), which search them, or walk them with a cursor in
-    /// SCTID order, instead of searching every concept of the edition for
-    /// each value.
+    /// Every SCTID of `memo_sub(s)`, sorted, made once per evaluation: for
+    /// tests of values given by SCTID (refset fields, modules), which
+    /// search them, or walk them with a cursor in SCTID order, instead of
+    /// searching every concept of the edition for each value.
     fn sorted_sub_ids(&mut self, s: &SubExpr) -> R<Rc<Vec<u64>>> {
         let key = std::ptr::from_ref(s) as usize;
         if let Some(ids) = self.ids.get(&key) {

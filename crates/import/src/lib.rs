@@ -1044,9 +1044,6 @@ impl<'a> Importer<'a> {
                 let Ok(r) = RelationshipRow::parse(row) else {
                     return Ok(());
                 };
-                if r.type_id != ids::IS_A {
-                    return Ok(());
-                }
                 sorter
                     .push(RelationshipIn {
                         id: r.id,

@@ -489,8 +489,6 @@ impl ColumnCoder {
     }
 }
 
-/// The columns after `referencedComponentId` in a refset's schema
-/// (`pattern TAB header…`), as the store counts them.
 /// Writes one refset's concept ordinals as a chunked list, ascending
 /// and once each (a component may be a member in several rows: maps), and
 /// empties them; `buf` is scratch.
@@ -509,6 +507,8 @@ fn flush_ordinals(
     Ok(())
 }
 
+/// The columns after `referencedComponentId` in a refset's schema
+/// (`pattern TAB header…`), as the store counts them.
 fn field_count(schema: &str) -> usize {
     let columns: Vec<&str> = schema.split('\t').skip(1).collect();
     match columns.iter().position(|&c| c == "referencedComponentId") {

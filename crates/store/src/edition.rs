@@ -2371,9 +2371,9 @@ fn source_ordinal(e: &AssociationTargetEntry) -> Option<u32> {
     Some(e.source.get()).filter(|&o| o != U24::MAX)
 }
 
-/// `ordinals` (each below `count`) ascending, each once. A list of a
-/// thousand or more, and more than one in 512 of the concepts, is put in
-/// order through a bitmap of them (`count` bits, read back word by word),
+/// `ordinals` (each below `count`) ascending, each once. A list of 1,024
+/// or more, and at least one in 512 of the concepts, is put in order
+/// through a bitmap of them (`count` bits, read back word by word),
 /// in time linear in both, which is several times quicker than sorting
 /// (15,000 ordinals of 535,000 concepts: 0.15 ms less); a shorter one is
 /// sorted.
