@@ -70,6 +70,24 @@ pub struct RelationshipIn {
     pub pad: [u8; 3],
 }
 ordered_by!(RelationshipIn, |r| (r.id, r.effective_time, r.source));
+impl RelationshipIn {
+    /// The record of a relationship row of package `source`.
+    pub fn of(r: &txmap_rf2::parse::RelationshipRow, source: u32) -> RelationshipIn {
+        RelationshipIn {
+            id: r.id,
+            effective_time: r.effective_time,
+            source,
+            from: r.source,
+            to: r.destination,
+            type_id: r.type_id,
+            characteristic: r.characteristic_type,
+            group: r.group,
+            active: r.active as u8,
+            pad: [0; 3],
+        }
+    }
+}
+
 impl Versioned for RelationshipIn {
     type Id = u64;
     fn component(&self) -> u64 {

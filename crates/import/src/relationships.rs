@@ -17,18 +17,7 @@ impl Importer<'_> {
                 return Ok(());
             };
             sorter
-                .push(RelationshipIn {
-                    id: r.id,
-                    effective_time: r.effective_time,
-                    source: ctx.source,
-                    from: r.source,
-                    to: r.destination,
-                    type_id: r.type_id,
-                    characteristic: r.characteristic_type,
-                    group: r.group,
-                    active: r.active as u8,
-                    pad: [0; 3],
-                })
+                .push(RelationshipIn::of(&r, ctx.source))
                 .ctx("spilling relationships")
         })?;
         let sorted = self.finish(sorter)?;
