@@ -884,15 +884,7 @@ impl<B: AsRef<[u8]>> Edition<B> {
     /// The ordinal an entry of `ConceptIdIndex` gives, checked.
     fn ordinal_in(&self, e: &ConceptIdEntry) -> Result<u32, StoreError> {
         let o = e.ordinal.get();
-        if o < self.concept_count {
-            Ok(o)
-        } else {
-            Err(StoreError::OutOfRange {
-                what: "concept",
-                ordinal: o,
-                count: self.concept_count,
-            })
-        }
+        self.check_concept(o).map(|()| o)
     }
 
     pub fn sctid(&self, ordinal: u32) -> Result<u64, StoreError> {

@@ -11,7 +11,9 @@ use txmap_format::U24;
 use txmap_format::schema::{MemberColumnsEntry, MemberRecord, MemberValueRecord, UNCODED};
 use zerocopy::little_endian::{U16, U32};
 
-use super::{Edition, MemberList, MemberView, SectionKind::*, refset_index, str_in};
+use super::{
+    Edition, MemberList, MemberView, SectionKind::*, concept_in_range, refset_index, str_in,
+};
 use crate::{Member, StoreError};
 
 /// The active members of one refset by column; see the module doc. Member
@@ -130,12 +132,7 @@ impl<'e> MemberTable<'e> {
     pub fn concept(&self, i: usize) -> Result<Option<u32>, StoreError> {
         match self.concepts.get(i).map(|o| o.get()) {
             None | Some(U24::MAX) => Ok(None),
-            Some(o) if o < self.concept_count => Ok(Some(o)),
-            Some(o) => Err(StoreError::OutOfRange {
-                what: "concept",
-                ordinal: o,
-                count: self.concept_count,
-            }),
+            Some(o) => concept_in_range(o, self.concept_count).map(|()| Some(o)),
         }
     }
 
