@@ -961,10 +961,7 @@ impl<'a> Importer<'a> {
         }
         let sorted: Vec<u64> = latest.iter().map(|c| c.id).collect();
         self.done("concepts", t, rows);
-        // Positions in `latest` while the hierarchy order is found, then
-        // the ordinals it gives.
-        self.concepts = order::ConceptNumbers::by_sctid(sorted.clone());
-        let order = self.hierarchy_order()?;
+        let order = self.hierarchy_order(&sorted)?;
         self.concepts = order::ConceptNumbers::new(sorted, &order);
         self.concept_active = order
             .iter()
@@ -1022,11 +1019,11 @@ impl<'a> Importer<'a> {
         Ok(())
     }
 
-    /// The order concepts are numbered in ([`order`]), while they are
-    /// still numbered by SCTID: one pass over the relationship files that
-    /// keeps the latest row of each is-a relationship. `order[o]` is the
-    /// SCTID position of the concept numbered `o`.
-    fn hierarchy_order(&mut self) -> Result<Vec<u32>, ImportError> {
+    /// The order concepts are numbered in ([`order`]), from one pass over
+    /// the relationship files that keeps the latest row of each is-a
+    /// relationship: `order[o]` is the position in `sorted` (every
+    /// concept's SCTID, ascending) of the concept numbered `o`.
+    fn hierarchy_order(&mut self, sorted: &[u64]) -> Result<Vec<u32>, ImportError> {
         let t = Instant::now();
         let mut sorter = self.sorter::<RelationshipIn>();
         // Problems are reported by the relationship stage, which reads
@@ -1051,16 +1048,17 @@ impl<'a> Importer<'a> {
         );
         self.quiet = false;
         let rows = rows?;
+        let position = |id: u64| sorted.binary_search(&id).ok().map(|i| i as u32);
         let mut edges = Vec::new();
         for r in Latest::new(self.finish(sorter)?) {
             let r = r?;
             if r.active != 0
-                && let (Some(child), Some(parent)) = (self.ordinal(r.from), self.ordinal(r.to))
+                && let (Some(child), Some(parent)) = (position(r.from), position(r.to))
             {
                 edges.push((child, parent));
             }
         }
-        let order = order::depth_first(self.concepts.len(), edges, self.ordinal(ids::ROOT));
+        let order = order::depth_first(sorted.len(), edges, position(ids::ROOT));
         self.done("hierarchy order", t, rows);
         Ok(order)
     }
